@@ -1,0 +1,443 @@
+/* tracewriter.h -- the public interface of libtracewriter
+ *
+ * tracewriter writes Chrome Trace Event Format JSON (what Perfetto,
+ * chrome://tracing and Chrome DevTools open) incrementally to a file.  The
+ * file is a complete, strictly valid JSON document again at every commit
+ * point, so a process that crashes or is killed leaves a trace that opens,
+ * and memory stays bounded however long the process runs.
+ *
+ * Conventions, for every function below unless its paragraph says otherwise:
+ *
+ *  - Functions that can fail return 0 on success or a negative error code:
+ *    the negated errno for system errors (-ENOSPC, -EIO, ...) or one of the
+ *    TW_E* codes below.  tw_strerror() turns a code into a message.
+ *  - A NULL writer is a valid, disabled writer: every call on it returns 0
+ *    (or does nothing) at once.  tw_global() returns NULL when tracing is
+ *    off, so instrumented code needs no "if".
+ *  - The library never prints, exits or aborts, and allocates only in
+ *    tw_open*, not per event (one per-thread scratch buffer grows, at most
+ *    to max_event bytes, the first time a thread emits an event larger than
+ *    4 KiB).
+ *  - All strings are NUL-terminated UTF-8 unless a length is given.
+ *
+ * Thread safety: any number of threads may emit events on one writer at
+ * once; the events of one thread appear in the file in the order they were
+ * emitted.  tw_close() must not race with other calls on the same writer.
+ * Nothing here is async-signal-safe.
+ */
+#ifndef TRACEWRITER_H
+#define TRACEWRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+# define TW_EXTERN
+#elif defined(__GNUC__) && __GNUC__ >= 4
+# define TW_EXTERN __attribute__((visibility("default")))
+#else
+# define TW_EXTERN
+#endif
+
+#define TW_VERSION_MAJOR 0
+#define TW_VERSION_MINOR 1
+#define TW_VERSION_PATCH 0
+#define TW_VERSION_STRING "0.1.0"
+
+/* The version of the library actually linked, as "MAJOR.MINOR.PATCH". */
+TW_EXTERN const char *tw_version(void);
+
+/* ------------------------------------------------------------------------
+ * Error codes
+ *
+ * System errors are the negated errno.  The library's own codes sit below
+ * -1000 so they never collide with an errno.  TW_ERRNO_MAP is the one table
+ * that generates the enum, tw_strerror() and tw_err_name().
+ */
+#define TW_ERRNO_MAP(XX)                                                      \
+  XX(EOPTION,   -1001, "invalid option key or value")                        \
+  XX(EVERSION,  -1002, "options or stats struct from an incompatible version")\
+  XX(EEVENT,    -1003, "invalid event: missing or wrong field for its phase")\
+  XX(EUTF8,     -1004, "string is not valid UTF-8")                          \
+  XX(ENONFINITE,-1005, "number is NaN or infinite")                          \
+  XX(ETOOLONG,  -1006, "string longer than max_string")                      \
+  XX(ETOOBIG,   -1007, "event larger than max_event once formatted")         \
+  XX(EJSON,     -1008, "raw JSON argument is not valid JSON")                \
+  XX(ETOOMANY,  -1009, "too many arguments (more than TW_MAX_ARGS)")         \
+  XX(EFORKED,   -1010, "writer belongs to the parent process (after fork)")  \
+  XX(ESINK,     -1011, "sink not available for this output")                \
+  XX(EZLIB,     -1012, "zlib error")                                         \
+  XX(ECLOSED,   -1013, "writer is closing")
+
+typedef enum tw_errno {
+#define TW__ERR_ENUM(name, value, msg) TW_##name = (value),
+  TW_ERRNO_MAP(TW__ERR_ENUM)
+#undef TW__ERR_ENUM
+  TW_ERRNO_END_ = -2000
+} tw_errno;
+
+/* A static, human-readable message for an error code (0 gives "success";
+ * a negated errno gives strerror's text; an unknown code gives "unknown
+ * error").  Thread-safe; the string is never freed. */
+TW_EXTERN const char *tw_strerror(int code);
+
+/* The symbolic name of an error code: "TW_EEVENT", "ENOSPC", "0" ... or
+ * "UNKNOWN".  Thread-safe; static string. */
+TW_EXTERN const char *tw_err_name(int code);
+
+/* ------------------------------------------------------------------------
+ * Options
+ */
+
+/* Layout of the file: a bare array (the default; Perfetto opens a truncated
+ * array, which matters after a crash) or {"traceEvents":[...]}. */
+enum tw_format { TW_FORMAT_ARRAY = 0, TW_FORMAT_OBJECT = 1 };
+
+/* Where the bytes go.  AUTO picks FILE for tw_open / tw_open_fd and STREAM
+ * for tw_open_stream. */
+enum tw_sink { TW_SINK_AUTO = 0, TW_SINK_FILE = 1, TW_SINK_MMAP = 2,
+               TW_SINK_GZIP = 3 };
+
+/* Bits of tw_options.flags: strict behaviour is opt-in per kind of bad
+ * input; the defaults replace and go on. */
+#define TW_OPT_REJECT_INVALID_UTF8 0x01u /* TW_EUTF8 instead of U+FFFD */
+#define TW_OPT_REJECT_NONFINITE    0x02u /* TW_ENONFINITE instead of null */
+#define TW_OPT_REJECT_LONG_STRINGS 0x04u /* TW_ETOOLONG instead of cutting */
+
+#define TW_DEFAULT_BUFFER_SIZE   (64u * 1024u)
+#define TW_MIN_BUFFER_SIZE       256u
+#define TW_DEFAULT_MAX_STRING    (64u * 1024u)
+#define TW_DEFAULT_MAX_EVENT     (1024u * 1024u)
+#define TW_MAX_ARGS              1024u
+#define TW_MAX_JSON_DEPTH        64u
+
+/* Options for tw_open*.  Always start from tw_options_init(), which fills
+ * the defaults, then set fields or call tw_options_parse().  New fields are
+ * only ever appended; struct_size tells the library which ones the caller
+ * knows, so a program built against an older header keeps working. */
+typedef struct tw_options {
+  size_t struct_size;     /* set by tw_options_init: sizeof(tw_options) as
+                             the caller compiled it; do not change */
+  size_t buffer_size;     /* bytes buffered between commits; a full buffer
+                             commits (default 64 KiB, at least 256) */
+  int format;             /* enum tw_format (default TW_FORMAT_ARRAY) */
+  int sink;               /* enum tw_sink (default TW_SINK_AUTO) */
+  int gzip_level;         /* 1..9 for the gzip sink (reserved) */
+  unsigned flags;         /* TW_OPT_* bits (default 0) */
+  size_t max_string;      /* longest string written, in input bytes; longer
+                             ones are cut on a UTF-8 boundary or rejected
+                             (default 64 KiB) */
+  size_t max_event;       /* largest formatted record; larger events fail
+                             with TW_ETOOBIG (default 1 MiB, at least 4 KiB) */
+  const char *process_name; /* name in the first record (default: the
+                             program's short name); copied at open */
+  int file_mode;          /* permission bits for tw_open's file (default
+                             0644, before the umask) */
+} tw_options;
+
+/* Fill *opts with the defaults.  Use the macro tw_options_init(opts); it
+ * passes the size of the struct the caller was compiled with.  Returns 0, or
+ * -EINVAL if opts is NULL or size is too small to be a tw_options. */
+TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
+#define tw_options_init(opts) tw_options_init_sized((opts), sizeof(tw_options))
+
+/* Apply an options string to *opts (already initialised), e.g.
+ * "buffer=256KiB,format=object,utf8=reject".  Keys, comma-separated:
+ *   buffer=SIZE            buffer_size (SIZE: bytes, or with KiB/MiB/GiB, k/m/g)
+ *   format=array|object
+ *   sink=auto|file         (mmap and gzip when the library has them)
+ *   utf8=replace|reject    nonfinite=null|reject    long=truncate|reject
+ *   max_string=SIZE        max_event=SIZE
+ *   process_name=NAME      (points into str: keep str alive until tw_open)
+ * On error returns TW_EOPTION, leaves *opts unchanged, and writes a message
+ * naming the bad key or value into err (if err is not NULL and errsize > 0;
+ * always NUL-terminated).  A NULL or empty string is valid and changes
+ * nothing.  Thread-safe. */
+TW_EXTERN int tw_options_parse(tw_options *opts, const char *str,
+                               char *err, size_t errsize);
+
+/* ------------------------------------------------------------------------
+ * Writers
+ */
+typedef struct tw_writer tw_writer;
+
+/* Create (or truncate) the file at path and write the head and the first
+ * record, a process_name metadata event, so the file is a valid trace at
+ * once.  opts may be NULL for the defaults.  Returns the writer, or NULL
+ * with *error (if error is not NULL) set to the reason. */
+TW_EXTERN tw_writer *tw_open(const char *path, const tw_options *opts,
+                             int *error);
+
+/* Like tw_open on an open file descriptor, which stays the caller's: the
+ * writer never closes it.  The trace starts at the fd's current offset.
+ * A seekable fd is committed in place (the tail is rewritten at every
+ * commit).  A pipe, FIFO, socket, terminal, or an fd opened with O_APPEND
+ * cannot be rewritten: the writer streams records and writes the tail only
+ * at tw_close, so the output is a valid trace only after tw_close (a
+ * truncated array before, which Perfetto still opens). */
+TW_EXTERN tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error);
+
+/* Like tw_open_fd on a stdio stream, which stays the caller's (tw_close
+ * flushes it, never closes it).  Always streams: the tail is written at
+ * tw_close only.  The writer calls fwrite/fflush under its own lock; do not
+ * write to the stream from elsewhere while the writer is open. */
+TW_EXTERN tw_writer *tw_open_stream(FILE *stream, const tw_options *opts,
+                                    int *error);
+
+/* Commit: write the buffered records and the tail so the file is a complete
+ * JSON document holding every event emitted before the call.  Returns 0 or
+ * the writer's (sticky) error. */
+TW_EXTERN int tw_flush(tw_writer *w);
+
+/* Commit, close the file (tw_open only) and free the writer, always, even
+ * on error.  Returns 0 or the first error the writer met, including that of
+ * the last commit and of close(2).  In a child after fork(), frees the
+ * writer without writing anything and returns 0. */
+TW_EXTERN int tw_close(tw_writer *w);
+
+/* The writer's sticky error: 0 while all is well, else the first I/O error.
+ * Once set, every event call and tw_flush returns it at once; the file keeps
+ * its last commit.  Bad input (TW_EEVENT, TW_EUTF8...) is returned by the
+ * call that made it and is never sticky.  Returns 0 for NULL. */
+TW_EXTERN int tw_errcode(const tw_writer *w);
+
+/* Counters of a writer, copied by tw_stats(). */
+typedef struct tw_stats_s {
+  uint64_t events;           /* events written (buffered or committed) */
+  uint64_t bytes;            /* bytes of records written, head included */
+  uint64_t commits;          /* commits done */
+  uint64_t rejected;         /* events refused as bad input */
+  uint64_t strings_truncated;/* strings cut to max_string */
+  uint64_t utf8_replaced;    /* strings with invalid UTF-8 replaced */
+  uint64_t dropped;          /* events dropped (reserved: always 0 here) */
+  int error;                 /* the sticky error, as tw_errcode() */
+} tw_stats_t;
+
+/* Copy the writer's counters into *stats.  Use the macro tw_stats(w, s).
+ * Returns 0, -EINVAL if stats is NULL, TW_EVERSION if size is not one the
+ * library knows.  A NULL writer gives all zeros.  Thread-safe. */
+TW_EXTERN int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size);
+#define tw_stats(w, stats) tw_stats_sized((w), (stats), sizeof(tw_stats_t))
+
+/* ------------------------------------------------------------------------
+ * Events
+ */
+
+/* Argument types.  Strings are escaped; raw JSON is checked (strict RFC
+ * 8259, at most TW_MAX_JSON_DEPTH deep) and written as it is, newlines
+ * turned into spaces. */
+enum tw_arg_type { TW_ARG_INT = 1, TW_ARG_UINT, TW_ARG_DOUBLE, TW_ARG_BOOL,
+                   TW_ARG_STRING, TW_ARG_NULL, TW_ARG_JSON };
+
+/* Passed as a length: the string is NUL-terminated. */
+#define TW_NUL ((size_t)-1)
+
+typedef struct tw_arg {
+  const char *name;       /* the key, escaped like any string; not NULL */
+  int type;               /* enum tw_arg_type */
+  size_t len;             /* STRING/JSON: byte length, or TW_NUL */
+  union {
+    int64_t i;            /* TW_ARG_INT */
+    uint64_t u;           /* TW_ARG_UINT */
+    double d;             /* TW_ARG_DOUBLE: NaN/Inf -> null or rejected */
+    int b;                /* TW_ARG_BOOL: nonzero is true */
+    const char *s;        /* TW_ARG_STRING, TW_ARG_JSON; NULL -> null */
+  } v;
+} tw_arg;
+
+/* Constructors for tw_arg, usable from C99 and C++. */
+static inline tw_arg tw_arg_int(const char *name, int64_t v)
+{ tw_arg a; a.name = name; a.type = TW_ARG_INT; a.len = 0; a.v.i = v; return a; }
+static inline tw_arg tw_arg_uint(const char *name, uint64_t v)
+{ tw_arg a; a.name = name; a.type = TW_ARG_UINT; a.len = 0; a.v.u = v; return a; }
+static inline tw_arg tw_arg_double(const char *name, double v)
+{ tw_arg a; a.name = name; a.type = TW_ARG_DOUBLE; a.len = 0; a.v.d = v; return a; }
+static inline tw_arg tw_arg_bool(const char *name, int v)
+{ tw_arg a; a.name = name; a.type = TW_ARG_BOOL; a.len = 0; a.v.b = v; return a; }
+static inline tw_arg tw_arg_str(const char *name, const char *v)
+{ tw_arg a; a.name = name; a.type = TW_ARG_STRING; a.len = TW_NUL; a.v.s = v; return a; }
+static inline tw_arg tw_arg_strn(const char *name, const char *v, size_t len)
+{ tw_arg a; a.name = name; a.type = TW_ARG_STRING; a.len = len; a.v.s = v; return a; }
+static inline tw_arg tw_arg_null(const char *name)
+{ tw_arg a; a.name = name; a.type = TW_ARG_NULL; a.len = 0; a.v.s = NULL; return a; }
+static inline tw_arg tw_arg_json(const char *name, const char *json)
+{ tw_arg a; a.name = name; a.type = TW_ARG_JSON; a.len = TW_NUL; a.v.s = json; return a; }
+
+/* Bits of tw_event.has: which optional fields are set.  A zeroed tw_event
+ * takes every default: ts = now, pid = getpid(), tid = the kernel thread
+ * id, no id, no tts/tdur. */
+#define TW_HAS_TS      0x0001u /* ts given (else: now) */
+#define TW_HAS_PID     0x0002u /* pid given (else: getpid()) */
+#define TW_HAS_TID     0x0004u /* tid given (else: gettid()) */
+#define TW_HAS_TTS     0x0008u /* thread timestamp tts */
+#define TW_HAS_TDUR    0x0010u /* thread duration tdur (X) */
+#define TW_HAS_ID      0x0020u /* id: "id":"0x.." */
+#define TW_HAS_ID2_LOCAL  0x0040u /* id as "id2":{"local":"0x.."} */
+#define TW_HAS_ID2_GLOBAL 0x0080u /* id as "id2":{"global":"0x.."} */
+#define TW_HAS_BIND_ID 0x0100u /* bind_id (flow v2 on X/B/I...) */
+#define TW_FLOW_IN     0x0200u /* "flow_in":true */
+#define TW_FLOW_OUT    0x0400u /* "flow_out":true */
+#define TW_BP_ENCLOSING 0x0800u /* "bp":"e" on flow events */
+
+/* One event of any phase, for tw_emit().  Times are nanoseconds on the
+ * CLOCK_MONOTONIC scale of tw_now_ns() (any scale works if used
+ * consistently) and are written as microseconds with three decimals.
+ *
+ * Phases and what each needs (anything else is TW_EEVENT):
+ *   'X' complete: name; dur            'B'/'E' begin/end: name (E: optional)
+ *   'I' or 'i' instant: name; scope 'g','p','t' or 0 (thread); written as
+ *       'I', which Perfetto, chrome://tracing and DevTools all draw
+ *   'C' counter: name; args = the series, numbers only
+ *   'b','n','e' async: name, an id (TW_HAS_ID or TW_HAS_ID2_*); viewers
+ *       key async ids by cat too, so give one
+ *   's','t','f' flow: name, an id (cat, as above); 'f'/'t' may set
+ *       TW_BP_ENCLOSING
+ *   'M' metadata: name is process_name, thread_name, process_sort_index,
+ *       thread_sort_index or process_labels, with its arg (name / sort_index
+ *       / labels); the helpers below build these
+ *   'N','O','D' object created/snapshot/destroyed: name, an id
+ *   'R' mark: name      'c' clock sync: args sync_id (and issue_ts)
+ */
+typedef struct tw_event {
+  char ph;                /* the phase letter */
+  char scope;             /* instants: 'g' global, 'p' process, 't' or 0
+                             thread */
+  unsigned has;           /* TW_HAS_* / TW_FLOW_* / TW_BP_* bits */
+  const char *name;       /* event name */
+  const char *cat;        /* category list ("a,b"); NULL: none written */
+  uint64_t ts;            /* ns, with TW_HAS_TS */
+  uint64_t dur;           /* ns, for 'X' */
+  uint64_t tts;           /* ns, with TW_HAS_TTS */
+  uint64_t tdur;          /* ns, with TW_HAS_TDUR */
+  int64_t pid;            /* with TW_HAS_PID */
+  int64_t tid;            /* with TW_HAS_TID */
+  uint64_t id;            /* with TW_HAS_ID / TW_HAS_ID2_*, written "0x.." */
+  uint64_t bind_id;       /* with TW_HAS_BIND_ID */
+  const char *id_scope;   /* async/flow "scope" string; NULL: none */
+  const char *cname;      /* color name, written as "cname"; NULL: none */
+  const tw_arg *args;     /* nargs arguments, in order */
+  size_t nargs;           /* at most TW_MAX_ARGS */
+} tw_event;
+
+/* Check and write one event.  The event is formatted and checked entirely
+ * before any byte reaches the writer, so bad input never leaves a partial
+ * record: it returns TW_EEVENT, TW_EUTF8, TW_ENONFINITE, TW_ETOOLONG,
+ * TW_ETOOBIG, TW_EJSON or TW_ETOOMANY (by option; the defaults replace
+ * invalid UTF-8 with U+FFFD, NaN/Inf with null and cut long strings) and
+ * the writer goes on.  Returns 0, such a code, -ENOMEM if a thread's
+ * scratch buffer cannot grow, or the sticky error. */
+TW_EXTERN int tw_emit(tw_writer *w, const tw_event *ev);
+
+/* The current time in nanoseconds, CLOCK_MONOTONIC: the default ts. */
+TW_EXTERN uint64_t tw_now_ns(void);
+
+/* Thin helpers over tw_emit for the common phases.  cat may be NULL; args
+ * may be NULL when nargs is 0; times are ns of tw_now_ns(). */
+
+/* 'X': a span of dur_ns starting at ts_ns. */
+TW_EXTERN int tw_complete(tw_writer *w, const char *cat, const char *name,
+                          uint64_t ts_ns, uint64_t dur_ns,
+                          const tw_arg *args, size_t nargs);
+/* 'B' and 'E' at now, on the calling thread. */
+TW_EXTERN int tw_begin(tw_writer *w, const char *cat, const char *name,
+                       const tw_arg *args, size_t nargs);
+TW_EXTERN int tw_end(tw_writer *w, const char *cat, const char *name,
+                     const tw_arg *args, size_t nargs);
+/* Instant at now; scope 'g', 'p', 't' (or 0 for thread). */
+TW_EXTERN int tw_instant(tw_writer *w, const char *cat, const char *name,
+                         char scope, const tw_arg *args, size_t nargs);
+/* Counter at now: each arg is one series (numeric types only). */
+TW_EXTERN int tw_counter(tw_writer *w, const char *cat, const char *name,
+                         const tw_arg *series, size_t nseries);
+/* Async (nestable) begin/instant/end at now, keyed by cat + id. */
+TW_EXTERN int tw_async_begin(tw_writer *w, const char *cat, const char *name,
+                             uint64_t id, const tw_arg *args, size_t nargs);
+TW_EXTERN int tw_async_instant(tw_writer *w, const char *cat,
+                               const char *name, uint64_t id,
+                               const tw_arg *args, size_t nargs);
+TW_EXTERN int tw_async_end(tw_writer *w, const char *cat, const char *name,
+                           uint64_t id, const tw_arg *args, size_t nargs);
+/* Flow start/step/end at now on the calling thread; the end binds to the
+ * enclosing slice ("bp":"e"). */
+TW_EXTERN int tw_flow_start(tw_writer *w, const char *cat, const char *name,
+                            uint64_t id);
+TW_EXTERN int tw_flow_step(tw_writer *w, const char *cat, const char *name,
+                           uint64_t id);
+TW_EXTERN int tw_flow_end(tw_writer *w, const char *cat, const char *name,
+                          uint64_t id);
+/* Metadata for this process / the calling thread. */
+TW_EXTERN int tw_process_name(tw_writer *w, const char *name);
+TW_EXTERN int tw_thread_name(tw_writer *w, const char *name);
+TW_EXTERN int tw_process_sort_index(tw_writer *w, int64_t index);
+TW_EXTERN int tw_thread_sort_index(tw_writer *w, int64_t index);
+/* Labels shown beside the process name ("labels": "a,b"). */
+TW_EXTERN int tw_process_labels(tw_writer *w, const char *labels);
+/* Mark ('R') at now. */
+TW_EXTERN int tw_mark(tw_writer *w, const char *cat, const char *name);
+
+/* ------------------------------------------------------------------------
+ * Scoped spans: one 'X' event when the scope exits (GCC and Clang).
+ *
+ *   void handle(void) {
+ *     TW_SCOPE(tw_global(), "http", "handle");
+ *     ...
+ *   }
+ *
+ * cat and name must stay valid until the scope ends (string literals do).
+ * A NULL writer costs one test and no clock read.
+ */
+typedef struct tw_span {
+  tw_writer *w;
+  const char *cat;
+  const char *name;
+  uint64_t start_ns;
+} tw_span;
+
+/* Start a span now (a NULL writer gives an inert span). */
+TW_EXTERN tw_span tw_span_begin(tw_writer *w, const char *cat,
+                                const char *name);
+/* Emit the span's 'X' event ending now; returns what tw_complete returns
+ * (0 for an inert span).  Safe to call once per span. */
+TW_EXTERN int tw_span_end(tw_span *span);
+
+#define TW__CAT2(a, b) a##b
+#define TW__CAT(a, b) TW__CAT2(a, b)
+#if defined(__GNUC__) || defined(__clang__)
+# define TW_SCOPE(w, cat, name)                                          \
+    tw_span TW__CAT(tw__scope_, __LINE__)                               \
+      __attribute__((cleanup(tw__span_cleanup), unused)) =              \
+        tw_span_begin((w), (cat), (name))
+static inline void tw__span_cleanup(tw_span *span) { (void)tw_span_end(span); }
+#endif
+
+/* ------------------------------------------------------------------------
+ * The process-wide writer
+ */
+
+/* The process-wide writer, created at the first call from the environment:
+ * TRACEWRITER_OUT (the path; "%p" becomes the pid, "%%" a percent sign) and
+ * TRACEWRITER_OPTIONS (an options string, as tw_options_parse).  Returns
+ * NULL when TRACEWRITER_OUT is unset or empty, or when the writer could not
+ * be opened (tw_global_status() says why).  The writer is committed at
+ * exit (atexit) and never freed.  Thread-safe; after the first call it
+ * costs one atomic load. */
+TW_EXTERN tw_writer *tw_global(void);
+
+/* Why tw_global() returned NULL: 0 when tracing is simply off or the
+ * writer is open (a failed atexit registration also reports -ENOMEM here
+ * while the writer works), else the error of tw_options_parse or tw_open.  If
+ * message is not NULL it receives a static, NUL-terminated explanation
+ * naming the bad key, value or path ("" when there is none).  Calls
+ * tw_global() first if it has not run yet.  Thread-safe. */
+TW_EXTERN int tw_global_status(const char **message);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEWRITER_H */

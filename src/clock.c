@@ -1,0 +1,69 @@
+/* clock.c -- time, process and thread ids, fork generation
+ *
+ * getpid() and gettid() are system calls; an event needs both, so they are
+ * cached: the pid in a global refreshed in the child after fork, the tid in
+ * a thread-local variable.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int64_t cached_pid;               /* 0 until first asked */
+static unsigned fork_gen;                /* bumped in each child */
+static __thread int64_t cached_tid;      /* 0 until first asked */
+
+/* Runs in the child right after fork(), in the only thread it has. */
+static void after_fork_in_child(void)
+{
+  __atomic_store_n(&cached_pid, (int64_t)getpid(), __ATOMIC_RELAXED);
+  __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
+  cached_tid = 0;
+}
+
+static void install_atfork(void)
+{
+  (void)pthread_atfork(NULL, NULL, after_fork_in_child);
+  __atomic_store_n(&cached_pid, (int64_t)getpid(), __ATOMIC_RELAXED);
+}
+
+int64_t tw__pid(void)
+{
+  int64_t pid = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
+  if (TW__UNLIKELY(pid == 0)) {
+    pthread_once(&atfork_once, install_atfork);
+    pid = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
+  }
+  return pid;
+}
+
+int64_t tw__tid(void)
+{
+  if (TW__UNLIKELY(cached_tid == 0))
+    cached_tid = (int64_t)syscall(SYS_gettid);
+  return cached_tid;
+}
+
+unsigned tw__fork_generation(void)
+{
+  /* The atfork handler must be in place before the first writer exists. */
+  pthread_once(&atfork_once, install_atfork);
+  return __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+}
+
+const char *tw__program_name(void)
+{
+  return program_invocation_short_name && *program_invocation_short_name
+         ? program_invocation_short_name : "tracewriter";
+}
+
+uint64_t tw_now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,72 @@
+/* internal.h -- declarations shared by the library's source files
+ *
+ * Everything here is tw__-prefixed and hidden (-fvisibility=hidden): only
+ * the tw_* names of tracewriter.h are exported.
+ */
+#ifndef TW_INTERNAL_H
+#define TW_INTERNAL_H
+
+/* config.h defines _GNU_SOURCE (AC_USE_SYSTEM_EXTENSIONS): it must come
+ * before any system header, so every source file includes this one first. */
+#ifdef HAVE_CONFIG_H
+# include <config.h>
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tracewriter.h"
+
+#define TW__LIKELY(x) __builtin_expect(!!(x), 1)
+#define TW__UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* clock.c ---------------------------------------------------------------- */
+
+/* The process id, cached (refreshed in a child after fork). */
+int64_t tw__pid(void);
+/* The calling thread's kernel thread id, cached per thread. */
+int64_t tw__tid(void);
+/* Incremented in every child after fork: a writer opened under another
+ * generation belongs to an ancestor process. */
+unsigned tw__fork_generation(void);
+/* The program's short name, for the first record. */
+const char *tw__program_name(void);
+
+/* format.c --------------------------------------------------------------- */
+
+/* What the formatter needs from the writer's options. */
+typedef struct tw__fmt_config {
+  unsigned flags;          /* TW_OPT_* */
+  size_t max_string;       /* longest string, in input bytes */
+} tw__fmt_config;
+
+/* What formatting one event replaced on the way, for the stats. */
+typedef struct tw__fmt_notes {
+  unsigned truncated;      /* strings cut to max_string */
+  unsigned replaced;       /* strings whose invalid UTF-8 became U+FFFD */
+} tw__fmt_notes;
+
+/* Format ev as one record ",\n{...}" into buf[0..cap).  Returns 0 and the
+ * record's length in *len; TW__ENOROOM when cap was too small, with *len an
+ * upper bound of the room needed; or a TW_E* code for bad input.  Pure: no
+ * I/O, no locks, no allocation.  pid/tid/now are the defaults to use. */
+#define TW__ENOROOM (-1999)
+int tw__format_event(const tw_event *ev, const tw__fmt_config *cfg,
+                     char *buf, size_t cap, size_t *len,
+                     tw__fmt_notes *notes);
+
+/* Check that json[0..len) is one strict RFC 8259 value at most
+ * TW_MAX_JSON_DEPTH deep.  Returns 0 or TW_EJSON. */
+int tw__json_validate(const char *json, size_t len);
+
+/* Write v as decimal into out (room for 20 bytes); returns the length. */
+size_t tw__u64_to_dec(uint64_t v, char *out);
+
+/* options.c -------------------------------------------------------------- */
+
+/* Copy the caller's options (of the caller's struct_size) over the
+ * defaults into *out and check them.  Returns 0, TW_EVERSION or TW_EOPTION. */
+int tw__options_import(tw_options *out, const tw_options *in);
+
+#endif /* TW_INTERNAL_H */

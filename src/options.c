@@ -1,0 +1,237 @@
+/* options.c -- tw_options defaults, the options string, version checks */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The size of the first published tw_options: every caller knows at least
+ * these fields.  Fields added later go after file_mode. */
+#define OPTIONS_V1_SIZE (offsetof(tw_options, file_mode) + sizeof(int))
+
+#define KNOWN_FLAGS (TW_OPT_REJECT_INVALID_UTF8 | TW_OPT_REJECT_NONFINITE | \
+                     TW_OPT_REJECT_LONG_STRINGS)
+#define MAX_SIZE_OPTION ((size_t)1 << 30)
+
+static void set_defaults(tw_options *o)
+{
+  memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+  o->buffer_size = TW_DEFAULT_BUFFER_SIZE;
+  o->format = TW_FORMAT_ARRAY;
+  o->sink = TW_SINK_AUTO;
+  o->max_string = TW_DEFAULT_MAX_STRING;
+  o->max_event = TW_DEFAULT_MAX_EVENT;
+  o->file_mode = 0644;
+}
+
+int tw_options_init_sized(tw_options *opts, size_t size)
+{
+  tw_options d;
+
+  if (!opts || size < OPTIONS_V1_SIZE)
+    return -EINVAL;
+  set_defaults(&d);
+  /* A caller built against a newer header has fields we do not know:
+   * zero them, and say which size we filled. */
+  if (size > sizeof d) {
+    memset((char *)opts + sizeof d, 0, size - sizeof d);
+    size = sizeof d;
+  }
+  d.struct_size = size;
+  memcpy(opts, &d, size);
+  return 0;
+}
+
+static int check(const tw_options *o)
+{
+  if (o->buffer_size < TW_MIN_BUFFER_SIZE || o->buffer_size > MAX_SIZE_OPTION ||
+      o->max_event < 4096 || o->max_event > MAX_SIZE_OPTION ||
+      o->max_string < 1 ||
+      (o->format != TW_FORMAT_ARRAY && o->format != TW_FORMAT_OBJECT) ||
+      o->sink < TW_SINK_AUTO || o->sink > TW_SINK_GZIP ||
+      o->gzip_level < 0 || o->gzip_level > 9 ||
+      (o->flags & ~KNOWN_FLAGS) || o->file_mode < 0 || o->file_mode > 07777)
+    return TW_EOPTION;
+  return 0;
+}
+
+int tw__options_import(tw_options *out, const tw_options *in)
+{
+  set_defaults(out);
+  if (in) {
+    if (in->struct_size < OPTIONS_V1_SIZE || in->struct_size > sizeof *out)
+      return TW_EVERSION;
+    memcpy(out, in, in->struct_size);
+    out->struct_size = sizeof *out;
+  }
+  return check(out);
+}
+
+/* ------------------------------------------------------- options string */
+
+/* Format a message into err (if any); returns TW_EOPTION. */
+static int fail(char *err, size_t errsize, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (err && errsize) {
+    va_start(ap, fmt);
+    vsnprintf(err, errsize, fmt, ap);
+    va_end(ap);
+  }
+  return TW_EOPTION;
+}
+
+/* Parse a size: digits and an optional unit (k/KiB/KB, m/MiB/MB, g/GiB/GB,
+ * all powers of 1024).  Returns 0 or -1. */
+static int parse_size(const char *s, size_t n, size_t *out)
+{
+  static const struct { const char *unit; unsigned shift; } units[] = {
+    { "", 0 }, { "k", 10 }, { "K", 10 }, { "KiB", 10 }, { "KB", 10 },
+    { "kB", 10 }, { "m", 20 }, { "M", 20 }, { "MiB", 20 }, { "MB", 20 },
+    { "g", 30 }, { "G", 30 }, { "GiB", 30 }, { "GB", 30 },
+  };
+  size_t i = 0, v = 0;
+
+  while (i < n && s[i] >= '0' && s[i] <= '9') {
+    if (v > (SIZE_MAX - 9) / 10)
+      return -1;
+    v = v * 10 + (size_t)(s[i++] - '0');
+  }
+  if (i == 0)
+    return -1;
+  for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+    size_t ul = strlen(units[u].unit);
+    if (ul == n - i && memcmp(s + i, units[u].unit, ul) == 0) {
+      if (v > (SIZE_MAX >> units[u].shift))
+        return -1;
+      *out = v << units[u].shift;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* 1 if value[0..n) is exactly word. */
+static int is(const char *value, size_t n, const char *word)
+{
+  return strlen(word) == n && memcmp(value, word, n) == 0;
+}
+
+/* Apply one key=value (value NULL for a bare key) to *o. */
+static int apply(tw_options *o, const char *key, size_t klen,
+                 const char *val, size_t vlen, char *err, size_t errsize)
+{
+  size_t size;
+
+  if (!val) {
+    if (is(key, klen, "mmap") || is(key, klen, "gzip") ||
+        is(key, klen, "sync"))
+      return fail(err, errsize, "option '%.*s' is not available in this "
+                  "version of tracewriter", (int)klen, key);
+    return fail(err, errsize, "unknown option '%.*s'", (int)klen, key);
+  }
+  if (is(key, klen, "buffer") || is(key, klen, "max_string") ||
+      is(key, klen, "max_event")) {
+    if (parse_size(val, vlen, &size) != 0)
+      return fail(err, errsize, "bad value '%.*s' for '%.*s': expected a "
+                  "size such as 65536, 64KiB or 1MiB", (int)vlen, val,
+                  (int)klen, key);
+    if (is(key, klen, "buffer")) {
+      if (size < TW_MIN_BUFFER_SIZE || size > MAX_SIZE_OPTION)
+        return fail(err, errsize, "bad value '%.*s' for 'buffer': must be "
+                    "between 256 and 1GiB", (int)vlen, val);
+      o->buffer_size = size;
+    } else if (is(key, klen, "max_event")) {
+      if (size < 4096 || size > MAX_SIZE_OPTION)
+        return fail(err, errsize, "bad value '%.*s' for 'max_event': must "
+                    "be between 4KiB and 1GiB", (int)vlen, val);
+      o->max_event = size;
+    } else {
+      if (size < 1)
+        return fail(err, errsize, "bad value '%.*s' for 'max_string': "
+                    "must be at least 1", (int)vlen, val);
+      o->max_string = size;
+    }
+  } else if (is(key, klen, "format")) {
+    if (is(val, vlen, "array"))
+      o->format = TW_FORMAT_ARRAY;
+    else if (is(val, vlen, "object"))
+      o->format = TW_FORMAT_OBJECT;
+    else
+      return fail(err, errsize, "bad value '%.*s' for 'format': expected "
+                  "array or object", (int)vlen, val);
+  } else if (is(key, klen, "sink")) {
+    if (is(val, vlen, "auto"))
+      o->sink = TW_SINK_AUTO;
+    else if (is(val, vlen, "file"))
+      o->sink = TW_SINK_FILE;
+    else if (is(val, vlen, "mmap") || is(val, vlen, "gzip"))
+      return fail(err, errsize, "sink '%.*s' is not available in this "
+                  "version of tracewriter", (int)vlen, val);
+    else
+      return fail(err, errsize, "bad value '%.*s' for 'sink': expected "
+                  "auto or file", (int)vlen, val);
+  } else if (is(key, klen, "utf8") || is(key, klen, "nonfinite") ||
+             is(key, klen, "long")) {
+    const char *lenient = is(key, klen, "utf8") ? "replace"
+                          : is(key, klen, "nonfinite") ? "null" : "truncate";
+    unsigned flag = is(key, klen, "utf8") ? TW_OPT_REJECT_INVALID_UTF8
+                    : is(key, klen, "nonfinite") ? TW_OPT_REJECT_NONFINITE
+                    : TW_OPT_REJECT_LONG_STRINGS;
+    if (is(val, vlen, "reject"))
+      o->flags |= flag;
+    else if (is(val, vlen, lenient))
+      o->flags &= ~flag;
+    else
+      return fail(err, errsize, "bad value '%.*s' for '%.*s': expected %s "
+                  "or reject", (int)vlen, val, (int)klen, key, lenient);
+  } else {
+    return fail(err, errsize, "unknown option '%.*s'", (int)klen, key);
+  }
+  return 0;
+}
+
+int tw_options_parse(tw_options *opts, const char *str, char *err,
+                     size_t errsize)
+{
+  tw_options o;
+  const char *p = str;
+  int rc;
+
+  if (err && errsize)
+    err[0] = '\0';
+  if (!opts)
+    return -EINVAL;
+  if ((rc = tw__options_import(&o, opts)) != 0)
+    return rc == TW_EVERSION ? rc
+                             : fail(err, errsize, "invalid options struct");
+  while (p && *p) {
+    const char *item = p, *end = strchr(p, ','), *eq;
+    size_t len;
+
+    if (!end)
+      end = p + strlen(p);
+    p = *end ? end + 1 : end;
+    while (item < end && *item == ' ')
+      item++;
+    len = (size_t)(end - item);
+    while (len && item[len - 1] == ' ')
+      len--;
+    if (len == 0)
+      continue;                           /* "a,,b" and a trailing comma */
+    eq = memchr(item, '=', len);
+    if (eq)
+      rc = apply(&o, item, (size_t)(eq - item), eq + 1,
+                 len - (size_t)(eq - item) - 1, err, errsize);
+    else
+      rc = apply(&o, item, len, NULL, 0, err, errsize);
+    if (rc)
+      return rc;
+  }
+  o.struct_size = opts->struct_size;      /* the caller's, not ours */
+  memcpy(opts, &o, o.struct_size);
+  return 0;
+}

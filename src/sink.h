@@ -1,0 +1,52 @@
+/* sink.h -- the internal interface between the writer and its outputs
+ *
+ * A sink receives bytes that are whole records (the writer never hands it
+ * half a record) and is responsible for making the output a complete JSON
+ * document again after each tw__sink_write: that is the commit.  The writer
+ * calls every operation with its lock held, so a sink needs no locking of
+ * its own for these calls.  Nothing outside the sink knows which sink it is.
+ */
+#ifndef TW_SINK_H
+#define TW_SINK_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct tw__sink tw__sink;
+
+typedef struct tw__sink_ops {
+  const char *name;
+  /* Append len bytes of complete records (possibly 0) and commit: after it
+   * returns 0 the output holds every byte appended so far followed by the
+   * tail (for a streaming sink: every byte so far, tail only at close).
+   * Returns 0 or a negative error; on error the output keeps its last
+   * commit when the sink can ensure it. */
+  int (*write)(tw__sink *s, const char *data, size_t len);
+  /* Commit (as write with no data), write the final tail, release every
+   * resource and free s.  Returns 0 or the first error met, that of
+   * close(2) included. */
+  int (*close)(tw__sink *s);
+  /* In a child after fork: free s and its memory without writing a byte
+   * or touching the parent's file position. */
+  void (*abandon)(tw__sink *s);
+} tw__sink_ops;
+
+/* The part every sink starts with. */
+struct tw__sink {
+  const tw__sink_ops *ops;
+  const char *tail;        /* "\n]\n" or "\n]}\n": the document's end */
+  size_t tail_len;
+  int streaming;           /* 1: the tail can only be written at close */
+};
+
+/* File sink on fd.  own_fd: close fd at close.  A seekable fd without
+ * O_APPEND is rewritten in place from its current offset; anything else
+ * streams.  Returns 0 and *out, or a negative error. */
+int tw__sink_file_open(tw__sink **out, int fd, int own_fd,
+                       const char *tail, size_t tail_len);
+
+/* Streaming sink on a stdio stream (never closed, flushed at each commit). */
+int tw__sink_stream_open(tw__sink **out, FILE *stream,
+                         const char *tail, size_t tail_len);
+
+#endif /* TW_SINK_H */

@@ -1,0 +1,216 @@
+/* sink_file.c -- the file sink (pwritev in place) and the streaming sinks
+ *
+ * In place: the file always ends with the tail.  A commit writes the new
+ * records over the old tail and a new tail after them, in one pwritev, so
+ * the file is valid before and after it.  If the write fails, the old tail
+ * is put back and the file cut after it, so the last commit survives.
+ *
+ * Streaming (pipes, sockets, terminals, O_APPEND, devices, stdio): records
+ * are written as they come and the tail only at close.
+ */
+#include "internal.h"
+#include "sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+typedef struct file_sink {
+  tw__sink base;
+  int fd;
+  int own_fd;              /* close fd at close */
+  off_t end;               /* in place: offset of the tail, where the next
+                              records go */
+  int err;                 /* first error; later writes fail fast */
+} file_sink;
+
+/* Write all of iov at offset (pwritev) or at the file position (offset
+ * < 0, writev), retrying short writes and EINTR.  Consumes iov.  Returns 0
+ * or -errno. */
+static int write_all(int fd, struct iovec *iov, int n, off_t offset)
+{
+  while (n > 0) {
+    ssize_t k = offset >= 0 ? pwritev(fd, iov, n, offset) : writev(fd, iov, n);
+    if (k < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (k == 0)
+      return -EIO;
+    if (offset >= 0)
+      offset += k;
+    while (n > 0 && (size_t)k >= iov->iov_len) {
+      k -= (ssize_t)iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + k;
+      iov->iov_len -= (size_t)k;
+    }
+  }
+  return 0;
+}
+
+static int file_write(tw__sink *s, const char *data, size_t len)
+{
+  file_sink *f = (file_sink *)s;
+  struct iovec iov[2];
+  int rc;
+
+  if (f->err)
+    return f->err;
+  iov[0].iov_base = (void *)data;
+  iov[0].iov_len = len;
+  if (s->streaming) {
+    rc = len ? write_all(f->fd, iov, 1, -1) : 0;
+  } else {
+    iov[1].iov_base = (void *)s->tail;
+    iov[1].iov_len = s->tail_len;
+    rc = write_all(f->fd, iov, 2, f->end);
+    if (rc == 0) {
+      f->end += (off_t)len;
+    } else {
+      /* Overwriting bytes that exist needs no new blocks, so this usually
+       * succeeds even on a full disk; if not, repair handles the file. */
+      struct iovec t = { (void *)s->tail, s->tail_len };
+      if (write_all(f->fd, &t, 1, f->end) == 0)
+        (void)ftruncate(f->fd, f->end + (off_t)s->tail_len);
+    }
+  }
+  if (rc)
+    f->err = rc;
+  return rc;
+}
+
+static int file_close(tw__sink *s)
+{
+  file_sink *f = (file_sink *)s;
+  int rc = f->err;
+
+  if (!rc && s->streaming) {
+    struct iovec t = { (void *)s->tail, s->tail_len };
+    rc = write_all(f->fd, &t, 1, -1);
+  }
+  if (f->own_fd && close(f->fd) != 0 && !rc && errno != EINTR)
+    rc = -errno;
+  free(f);
+  return rc;
+}
+
+static void file_abandon(tw__sink *s)
+{
+  file_sink *f = (file_sink *)s;
+
+  if (f->own_fd)
+    close(f->fd);
+  free(f);
+}
+
+static const tw__sink_ops file_ops = {
+  "file", file_write, file_close, file_abandon
+};
+
+int tw__sink_file_open(tw__sink **out, int fd, int own_fd,
+                       const char *tail, size_t tail_len)
+{
+  file_sink *f;
+  struct stat st;
+  int flags;
+  off_t start = -1;
+
+  if (fstat(fd, &st) != 0 || (flags = fcntl(fd, F_GETFL)) < 0)
+    return -errno;
+  if ((flags & O_ACCMODE) == O_RDONLY)
+    return -EBADF;
+  if (S_ISREG(st.st_mode) && !(flags & O_APPEND)) {
+    if ((start = lseek(fd, 0, SEEK_CUR)) < 0)
+      return -errno;
+    /* Nothing may follow the tail: drop what the file held past here. */
+    if (st.st_size > start && ftruncate(fd, start) != 0)
+      return -errno;
+  }
+  if (!(f = calloc(1, sizeof *f)))
+    return -ENOMEM;
+  f->base.ops = &file_ops;
+  f->base.tail = tail;
+  f->base.tail_len = tail_len;
+  f->base.streaming = start < 0;
+  f->fd = fd;
+  f->own_fd = own_fd;
+  f->end = start;
+  *out = &f->base;
+  return 0;
+}
+
+/* ---------------------------------------------------------- stdio stream */
+
+typedef struct stream_sink {
+  tw__sink base;
+  FILE *stream;
+  int err;
+} stream_sink;
+
+/* The error of a failed stdio call: errno when it says something. */
+static int stdio_error(void)
+{
+  return errno ? -errno : -EIO;
+}
+
+static int stream_write(tw__sink *s, const char *data, size_t len)
+{
+  stream_sink *st = (stream_sink *)s;
+
+  if (st->err)
+    return st->err;
+  errno = 0;
+  if ((len && fwrite(data, 1, len, st->stream) != len) ||
+      fflush(st->stream) != 0)
+    st->err = stdio_error();
+  return st->err;
+}
+
+static int stream_close(tw__sink *s)
+{
+  stream_sink *st = (stream_sink *)s;
+  int rc = st->err;
+
+  if (!rc) {
+    errno = 0;
+    if (fwrite(s->tail, 1, s->tail_len, st->stream) != s->tail_len ||
+        fflush(st->stream) != 0)
+      rc = stdio_error();
+  }
+  free(st);
+  return rc;
+}
+
+static void stream_abandon(tw__sink *s)
+{
+  free(s);
+}
+
+static const tw__sink_ops stream_ops = {
+  "stream", stream_write, stream_close, stream_abandon
+};
+
+int tw__sink_stream_open(tw__sink **out, FILE *stream,
+                         const char *tail, size_t tail_len)
+{
+  stream_sink *st = calloc(1, sizeof *st);
+
+  if (!st)
+    return -ENOMEM;
+  st->base.ops = &stream_ops;
+  st->base.tail = tail;
+  st->base.tail_len = tail_len;
+  st->base.streaming = 1;
+  st->stream = stream;
+  *out = &st->base;
+  return 0;
+}

@@ -1,0 +1,148 @@
+/* testutil.c -- helpers shared by the tests (see testutil.h) */
+#include "testutil.h"
+
+#include <unistd.h>
+
+char *tu_tmppath(const char *suffix)
+{
+  const char *dir = getenv("TMPDIR");
+  size_t n;
+  char *path;
+  int fd;
+
+  if (!dir || !*dir)
+    dir = "/tmp";
+  n = strlen(dir) + strlen(suffix) + 32;
+  path = malloc(n);
+  assert_non_null(path);
+  snprintf(path, n, "%s/twtest-XXXXXX%s", dir, suffix);
+  fd = mkstemps(path, (int)strlen(suffix));
+  assert_true(fd >= 0);
+  close(fd);
+  return path;
+}
+
+void tu_cleanup(char *path)
+{
+  if (path) {
+    unlink(path);
+    free(path);
+  }
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+
+  if (!f)
+    fail_msg("cannot open %s", path);
+  for (;;) {
+    if (n + 65536 + 1 > cap) {
+      cap = (n + 65536 + 1) * 2;
+      buf = realloc(buf, cap);
+      assert_non_null(buf);
+    }
+    size_t k = fread(buf + n, 1, cap - n - 1, f);
+    n += k;
+    if (k == 0)
+      break;
+  }
+  assert_int_equal(ferror(f), 0);
+  fclose(f);
+  buf[n] = '\0';
+  if (len)
+    *len = n;
+  return buf;
+}
+
+jc_doc *tu_load_mem(const char *buf, size_t len)
+{
+  char err[256];
+  jc_doc *d = jc_parse(buf, len, err, sizeof err);
+  if (!d)
+    fail_msg("not strict JSON: %s", err);
+  return d;
+}
+
+jc_doc *tu_load(const char *path)
+{
+  size_t len;
+  char *buf = tu_read_file(path, &len);
+  char err[256];
+  jc_doc *d = jc_parse(buf, len, err, sizeof err);
+  if (!d) {
+    fprintf(stderr, "---- %s (%zu bytes), last 200:\n%s\n----\n", path, len,
+            len > 200 ? buf + len - 200 : buf);
+    free(buf);
+    fail_msg("%s is not strict JSON: %s", path, err);
+  }
+  free(buf);
+  return d;
+}
+
+jc_val tu_events(const jc_doc *d)
+{
+  jc_val ev = jc_trace_events(d);
+  assert_true(ev >= 0);
+  assert_int_equal(jc_type(d, ev), JC_ARRAY);
+  return ev;
+}
+
+void tu_assert_str(const jc_doc *d, jc_val obj, const char *key,
+                   const char *expected)
+{
+  jc_val v = jc_get(d, obj, key);
+  if (v < 0)
+    fail_msg("key \"%s\" missing (expected \"%s\")", key, expected);
+  if (!jc_streq(d, v, expected)) {
+    size_t n;
+    const char *s = jc_str(d, v, &n);
+    fail_msg("key \"%s\": got \"%s\", expected \"%s\"", key,
+             s ? s : "(not a string)", expected);
+  }
+  assert_int_equal(jc_count_key(d, obj, key), 1);
+}
+
+void tu_assert_int(const jc_doc *d, jc_val obj, const char *key,
+                   int64_t expected)
+{
+  int64_t got;
+  jc_val v = jc_get(d, obj, key);
+  if (v < 0)
+    fail_msg("key \"%s\" missing", key);
+  if (jc_int64(d, v, &got) != 0)
+    fail_msg("key \"%s\" is not an integer", key);
+  assert_int_equal(got, expected);
+  assert_int_equal(jc_count_key(d, obj, key), 1);
+}
+
+void tu_assert_us(const jc_doc *d, jc_val obj, const char *key,
+                  uint64_t expected_ns)
+{
+  uint64_t got;
+  jc_val v = jc_get(d, obj, key);
+  if (v < 0)
+    fail_msg("key \"%s\" missing", key);
+  if (jc_us_to_ns(d, v, &got) != 0)
+    fail_msg("key \"%s\" is not a microsecond timestamp", key);
+  assert_int_equal(got, expected_ns);
+}
+
+void tu_assert_absent(const jc_doc *d, jc_val obj, const char *key)
+{
+  if (jc_get(d, obj, key) >= 0)
+    fail_msg("key \"%s\" present, expected absent", key);
+}
+
+void tu_assert_tail(const char *path, int object_form)
+{
+  size_t len;
+  char *buf = tu_read_file(path, &len);
+  const char *tail = object_form ? "\n]}\n" : "\n]\n";
+  size_t tl = strlen(tail);
+  assert_true(len >= tl);
+  assert_memory_equal(buf + len - tl, tail, tl);
+  free(buf);
+}

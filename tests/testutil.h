@@ -1,0 +1,56 @@
+/* testutil.h -- what every tracewriter test includes
+ *
+ * cmocka needs stdarg.h, stddef.h, setjmp.h and stdint.h before it; this
+ * header includes them once for all tests, then the strict JSON checker and
+ * the library.
+ */
+#ifndef TW_TESTUTIL_H
+#define TW_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsoncheck.h"
+#include "tracewriter.h"
+
+/* A new, unique, empty temporary file path ending in suffix (e.g.
+ * ".json"), under $TMPDIR or /tmp.  The file exists (created empty);
+ * free() the path, tu_cleanup() removes the file. */
+char *tu_tmppath(const char *suffix);
+/* Remove the file and free the path (NULL is fine). */
+void tu_cleanup(char *path);
+
+/* The whole content of a file, NUL-terminated (malloc'ed; *len may be
+ * NULL).  Fails the test if it cannot be read. */
+char *tu_read_file(const char *path, size_t *len);
+
+/* Parse a whole trace file with the strict checker; fails the test (with
+ * the checker's reason) if it is not strictly valid JSON.  jc_free() it. */
+jc_doc *tu_load(const char *path);
+/* Same for bytes in memory. */
+jc_doc *tu_load_mem(const char *buf, size_t len);
+
+/* The events array of a trace (array or object form), asserted present. */
+jc_val tu_events(const jc_doc *d);
+
+/* Field checks on one event object; each fails the test on mismatch. */
+void tu_assert_str(const jc_doc *d, jc_val obj, const char *key,
+                   const char *expected);
+void tu_assert_int(const jc_doc *d, jc_val obj, const char *key,
+                   int64_t expected);
+void tu_assert_us(const jc_doc *d, jc_val obj, const char *key,
+                  uint64_t expected_ns);
+void tu_assert_absent(const jc_doc *d, jc_val obj, const char *key);
+
+/* The file's bytes must end with exactly the tail "\n]\n" (or "\n]}\n")
+ * and have nothing after it. */
+void tu_assert_tail(const char *path, int object_form);
+
+#endif

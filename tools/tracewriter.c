@@ -1,0 +1,3 @@
+#include "tracewriter.h"
+#include <stdio.h>
+int main(void) { puts(tw_version()); return 0; }
