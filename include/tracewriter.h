@@ -98,10 +98,20 @@ TW_EXTERN const char *tw_err_name(int code);
  * array, which matters after a crash) or {"traceEvents":[...]}. */
 enum tw_format { TW_FORMAT_ARRAY = 0, TW_FORMAT_OBJECT = 1 };
 
-/* Where the bytes go.  AUTO picks FILE for tw_open / tw_open_fd and STREAM
- * for tw_open_stream. */
+/* Where the bytes go.  AUTO picks GZIP for a tw_open path ending in ".gz",
+ * FILE otherwise.  tw_open_stream takes only AUTO or FILE; MMAP needs a
+ * seekable regular file.  Anything else is TW_ESINK at open. */
 enum tw_sink { TW_SINK_AUTO = 0, TW_SINK_FILE = 1, TW_SINK_MMAP = 2,
                TW_SINK_GZIP = 3 };
+
+/* Who writes commits to the output.  INLINE: the thread that fills a
+ * buffer (or calls tw_flush) writes it.  BACKGROUND: a committer thread
+ * writes full buffers while producers fill the next one (buffer_count
+ * buffers in all); producers wait only when every buffer is full.  AUTO:
+ * BACKGROUND for gzip (deflate stays off the producers' threads), INLINE
+ * otherwise. */
+enum tw_commit { TW_COMMIT_AUTO = 0, TW_COMMIT_INLINE = 1,
+                 TW_COMMIT_BACKGROUND = 2 };
 
 /* Bits of tw_options.flags: strict behaviour is opt-in per kind of bad
  * input; the defaults replace and go on. */
@@ -110,6 +120,10 @@ enum tw_sink { TW_SINK_AUTO = 0, TW_SINK_FILE = 1, TW_SINK_MMAP = 2,
 #define TW_OPT_REJECT_LONG_STRINGS 0x04u /* TW_ETOOLONG instead of cutting */
 
 #define TW_DEFAULT_BUFFER_SIZE   (64u * 1024u)
+#define TW_DEFAULT_BUFFER_COUNT  4u
+#define TW_MAX_BUFFER_COUNT      8u
+#define TW_DEFAULT_MMAP_CHUNK    (1024u * 1024u)
+#define TW_DEFAULT_GZIP_LEVEL    1
 #define TW_MIN_BUFFER_SIZE       256u
 #define TW_DEFAULT_MAX_STRING    (64u * 1024u)
 #define TW_DEFAULT_MAX_EVENT     (1024u * 1024u)
@@ -127,7 +141,8 @@ typedef struct tw_options {
                              commits (default 64 KiB, at least 256) */
   int format;             /* enum tw_format (default TW_FORMAT_ARRAY) */
   int sink;               /* enum tw_sink (default TW_SINK_AUTO) */
-  int gzip_level;         /* 1..9 for the gzip sink (reserved) */
+  int gzip_level;         /* 1..9 for the gzip sink (default
+                             TW_DEFAULT_GZIP_LEVEL) */
   unsigned flags;         /* TW_OPT_* bits (default 0) */
   size_t max_string;      /* longest string written, in input bytes; longer
                              ones are cut on a UTF-8 boundary or rejected
@@ -138,6 +153,11 @@ typedef struct tw_options {
                              program's short name); copied at open */
   int file_mode;          /* permission bits for tw_open's file (default
                              0644, before the umask) */
+  int commit;             /* enum tw_commit (default TW_COMMIT_AUTO) */
+  unsigned buffer_count;  /* buffers of buffer_size with a background
+                             committer, 2..TW_MAX_BUFFER_COUNT (default 4) */
+  size_t mmap_chunk;      /* the mmap sink grows the file by this much
+                             (default 1 MiB, at least 4 KiB) */
 } tw_options;
 
 /* Fill *opts with the defaults.  Use the macro tw_options_init(opts); it
@@ -150,7 +170,9 @@ TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
  * "buffer=256KiB,format=object,utf8=reject".  Keys, comma-separated:
  *   buffer=SIZE            buffer_size (SIZE: bytes, or with KiB/MiB/GiB, k/m/g)
  *   format=array|object
- *   sink=auto|file         (mmap and gzip when the library has them)
+ *   sink=auto|file|mmap|gzip   mmap, gzip: the same as sink=mmap, sink=gzip
+ *   gzip=LEVEL             the gzip sink at LEVEL 1..9
+ *   commit=auto|inline|background   buffers=N (2..8)   chunk=SIZE (mmap)
  *   utf8=replace|reject    nonfinite=null|reject    long=truncate|reject
  *   max_string=SIZE        max_event=SIZE
  *   process_name=NAME      (points into str: keep str alive until tw_open)

@@ -7,8 +7,8 @@
 #include <string.h>
 
 /* The size of the first published tw_options: every caller knows at least
- * these fields.  Fields added later go after file_mode. */
-#define OPTIONS_V1_SIZE (offsetof(tw_options, file_mode) + sizeof(int))
+ * these fields.  Fields added later go after mmap_chunk. */
+#define OPTIONS_V1_SIZE (offsetof(tw_options, mmap_chunk) + sizeof(size_t))
 
 #define KNOWN_FLAGS (TW_OPT_REJECT_INVALID_UTF8 | TW_OPT_REJECT_NONFINITE | \
                      TW_OPT_REJECT_LONG_STRINGS)
@@ -24,6 +24,10 @@ static void set_defaults(tw_options *o)
   o->max_string = TW_DEFAULT_MAX_STRING;
   o->max_event = TW_DEFAULT_MAX_EVENT;
   o->file_mode = 0644;
+  o->commit = TW_COMMIT_AUTO;
+  o->buffer_count = TW_DEFAULT_BUFFER_COUNT;
+  o->gzip_level = TW_DEFAULT_GZIP_LEVEL;
+  o->mmap_chunk = TW_DEFAULT_MMAP_CHUNK;
 }
 
 int tw_options_init_sized(tw_options *opts, size_t size)
@@ -51,7 +55,10 @@ static int check(const tw_options *o)
       o->max_string < 1 ||
       (o->format != TW_FORMAT_ARRAY && o->format != TW_FORMAT_OBJECT) ||
       o->sink < TW_SINK_AUTO || o->sink > TW_SINK_GZIP ||
-      o->gzip_level < 0 || o->gzip_level > 9 ||
+      o->gzip_level < 1 || o->gzip_level > 9 ||
+      o->commit < TW_COMMIT_AUTO || o->commit > TW_COMMIT_BACKGROUND ||
+      o->buffer_count < 2 || o->buffer_count > TW_MAX_BUFFER_COUNT ||
+      o->mmap_chunk < 4096 || o->mmap_chunk > MAX_SIZE_OPTION ||
       (o->flags & ~KNOWN_FLAGS) || o->file_mode < 0 || o->file_mode > 07777)
     return TW_EOPTION;
   return 0;
@@ -127,14 +134,42 @@ static int apply(tw_options *o, const char *key, size_t klen,
   size_t size;
 
   if (!val) {
-    if (is(key, klen, "mmap") || is(key, klen, "gzip") ||
-        is(key, klen, "sync"))
+    if (is(key, klen, "mmap") || is(key, klen, "gzip"))
+      return apply(o, "sink", 4, key, klen, err, errsize);
+    if (is(key, klen, "sync"))
       return fail(err, errsize, "option '%.*s' is not available in this "
                   "version of tracewriter", (int)klen, key);
     return fail(err, errsize, "unknown option '%.*s'", (int)klen, key);
   }
+  if (is(key, klen, "gzip")) {
+    if (vlen != 1 || val[0] < '1' || val[0] > '9')
+      return fail(err, errsize, "bad value '%.*s' for 'gzip': expected a "
+                  "level from 1 to 9", (int)vlen, val);
+    o->sink = TW_SINK_GZIP;
+    o->gzip_level = val[0] - '0';
+    return 0;
+  }
+  if (is(key, klen, "buffers")) {
+    if (vlen != 1 || val[0] < '2' || (unsigned)(val[0] - '0') > TW_MAX_BUFFER_COUNT)
+      return fail(err, errsize, "bad value '%.*s' for 'buffers': expected "
+                  "2 to %u", (int)vlen, val, TW_MAX_BUFFER_COUNT);
+    o->buffer_count = (unsigned)(val[0] - '0');
+    return 0;
+  }
+  if (is(key, klen, "commit")) {
+    if (is(val, vlen, "auto"))
+      o->commit = TW_COMMIT_AUTO;
+    else if (is(val, vlen, "inline"))
+      o->commit = TW_COMMIT_INLINE;
+    else if (is(val, vlen, "background"))
+      o->commit = TW_COMMIT_BACKGROUND;
+    else
+      return fail(err, errsize, "bad value '%.*s' for 'commit': expected "
+                  "auto, inline or background", (int)vlen, val);
+    return 0;
+  }
   if (is(key, klen, "buffer") || is(key, klen, "max_string") ||
-      is(key, klen, "max_event")) {
+      is(key, klen, "max_event") || is(key, klen, "chunk")) {
     if (parse_size(val, vlen, &size) != 0)
       return fail(err, errsize, "bad value '%.*s' for '%.*s': expected a "
                   "size such as 65536, 64KiB or 1MiB", (int)vlen, val,
@@ -144,6 +179,11 @@ static int apply(tw_options *o, const char *key, size_t klen,
         return fail(err, errsize, "bad value '%.*s' for 'buffer': must be "
                     "between 256 and 1GiB", (int)vlen, val);
       o->buffer_size = size;
+    } else if (is(key, klen, "chunk")) {
+      if (size < 4096 || size > MAX_SIZE_OPTION)
+        return fail(err, errsize, "bad value '%.*s' for 'chunk': must be "
+                    "between 4KiB and 1GiB", (int)vlen, val);
+      o->mmap_chunk = size;
     } else if (is(key, klen, "max_event")) {
       if (size < 4096 || size > MAX_SIZE_OPTION)
         return fail(err, errsize, "bad value '%.*s' for 'max_event': must "
@@ -168,12 +208,13 @@ static int apply(tw_options *o, const char *key, size_t klen,
       o->sink = TW_SINK_AUTO;
     else if (is(val, vlen, "file"))
       o->sink = TW_SINK_FILE;
-    else if (is(val, vlen, "mmap") || is(val, vlen, "gzip"))
-      return fail(err, errsize, "sink '%.*s' is not available in this "
-                  "version of tracewriter", (int)vlen, val);
+    else if (is(val, vlen, "mmap"))
+      o->sink = TW_SINK_MMAP;
+    else if (is(val, vlen, "gzip"))
+      o->sink = TW_SINK_GZIP;
     else
       return fail(err, errsize, "bad value '%.*s' for 'sink': expected "
-                  "auto or file", (int)vlen, val);
+                  "auto, file, mmap or gzip", (int)vlen, val);
   } else if (is(key, klen, "utf8") || is(key, klen, "nonfinite") ||
              is(key, klen, "long")) {
     const char *lenient = is(key, klen, "utf8") ? "replace"

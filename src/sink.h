@@ -37,6 +37,8 @@ struct tw__sink {
   const char *tail;        /* "\n]\n" or "\n]}\n": the document's end */
   size_t tail_len;
   int streaming;           /* 1: the tail can only be written at close */
+  int unbuffered;          /* 1: give each record to write() at once (the
+                              sink commits per record, e.g. mmap) */
 };
 
 /* File sink on fd.  own_fd: close fd at close.  A seekable fd without
@@ -48,5 +50,17 @@ int tw__sink_file_open(tw__sink **out, int fd, int own_fd,
 /* Streaming sink on a stdio stream (never closed, flushed at each commit). */
 int tw__sink_stream_open(tw__sink **out, FILE *stream,
                          const char *tail, size_t tail_len);
+
+/* mmap sink on fd (a seekable regular file, else TW_ESINK): the file
+ * grows by chunk bytes of spaces and each record is committed as soon as
+ * it is copied in.  Unbuffered. */
+int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
+                       const char *tail, size_t tail_len, size_t chunk);
+
+/* gzip sink on fd: one gzip member, valid after every commit on a
+ * seekable regular file; a plain gzip stream finished at close on
+ * anything else.  level 1..9. */
+int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
+                       const char *tail, size_t tail_len, int level);
 
 #endif /* TW_SINK_H */

@@ -15,12 +15,33 @@
 #include <string.h>
 #include <unistd.h>
 
+/* One buffer of records waiting to be committed. */
+typedef struct tw__buffer {
+  char *data;
+  size_t len;
+} tw__buffer;
+
+#define MAX_BUFFERS 8
+
 struct tw_writer {
   pthread_mutex_t lock;    /* guards every field below but the atomics */
-  tw__sink *sink;          /* where commits go */
-  char *buf;               /* records not yet committed */
-  size_t buf_len;          /* bytes in buf */
-  size_t buf_cap;          /* size of buf (options.buffer_size) */
+  tw__sink *sink;          /* where commits go; used by one thread at a
+                              time: the committer, or the lock holder when
+                              there is none */
+  tw__buffer bufs[MAX_BUFFERS]; /* a ring: bufs[fill] is being filled, the
+                              `queued` before it wait for the committer */
+  unsigned nbufs;          /* buffers in the ring (1 when inline) */
+  unsigned fill;           /* index of the buffer being filled */
+  unsigned queued;         /* full buffers handed to the committer */
+  size_t buf_cap;          /* size of each buffer (0: unbuffered sink) */
+  int background;          /* 1: a committer thread does the sink writes */
+  int committing;          /* the committer is writing, lock released */
+  int stopping;            /* tw_close asks the committer to finish */
+  uint64_t handed;         /* buffers handed to the committer, ever */
+  uint64_t committed;      /* of those, committed (or dropped on error) */
+  pthread_t committer;     /* the committer thread, if background */
+  pthread_cond_t work;     /* committer waits: queued > 0 or stopping */
+  pthread_cond_t done;     /* producers wait: a buffer was committed */
   int err;                 /* sticky error; read without the lock */
   unsigned fork_gen;       /* tw__fork_generation() at open */
   tw__fmt_config fmt;      /* what the formatter needs */
@@ -75,29 +96,111 @@ static void set_error_locked(tw_writer *w, int err)
     __atomic_store_n(&w->err, err, __ATOMIC_RELAXED);
 }
 
-/* Hand the buffered records to the sink, which commits.  Lock held.
- * Returns 0 or the (now sticky) error. */
-static int commit_locked(tw_writer *w)
+/* Write bytes to the sink and count the commit.  Lock held, and no
+ * committer writing.  Returns 0 or the (now sticky) error. */
+static int sink_write_locked(tw_writer *w, const char *data, size_t len)
 {
-  int rc;
-
-  if (w->err)
-    return w->err;
-  rc = w->sink->ops->write(w->sink, w->buf, w->buf_len);
+  int rc = w->sink->ops->write(w->sink, data, len);
   if (rc) {
     set_error_locked(w, rc);
     return rc;
   }
-  w->buf_len = 0;
   w->stats.commits++;
   return 0;
 }
 
-/* Copy one formatted record into the buffer, committing first if it does
- * not fit; a record larger than the whole buffer goes to the sink as it
- * is.  Returns 0 or the sticky error. */
+/* Wait until the committer has committed every buffer handed to it and
+ * is idle.  Lock held.  Returns 0 or the sticky error. */
+static int wait_idle_locked(tw_writer *w)
+{
+  while ((w->queued > 0 || w->committing) && !w->err)
+    pthread_cond_wait(&w->done, &w->lock);
+  return w->err;
+}
+
+/* The committer thread: commits full buffers, oldest first, with the lock
+ * released so producers go on filling the next buffer. */
+static void *committer_main(void *arg)
+{
+  tw_writer *w = arg;
+
+  pthread_mutex_lock(&w->lock);
+  for (;;) {
+    while (w->queued == 0 && !w->stopping)
+      pthread_cond_wait(&w->work, &w->lock);
+    if (w->queued == 0)
+      break;                                /* stopping, nothing left */
+    {
+      tw__buffer *b = &w->bufs[(w->fill + w->nbufs - w->queued) % w->nbufs];
+      int rc = 0;
+      if (!w->err) {
+        w->committing = 1;
+        pthread_mutex_unlock(&w->lock);
+        rc = w->sink->ops->write(w->sink, b->data, b->len);
+        pthread_mutex_lock(&w->lock);
+        w->committing = 0;
+        if (rc)
+          set_error_locked(w, rc);
+        else
+          w->stats.commits++;
+      }
+      b->len = 0;
+      w->queued--;
+      w->committed++;
+      pthread_cond_broadcast(&w->done);
+    }
+  }
+  pthread_mutex_unlock(&w->lock);
+  return NULL;
+}
+
+/* Commit the buffer being filled: inline, write it now; in the
+ * background, hand it to the committer and take the next free buffer,
+ * waiting for one if all are full.  Lock held.  Returns 0 or the sticky
+ * error. */
+static int hand_off_locked(tw_writer *w)
+{
+  tw__buffer *b = &w->bufs[w->fill];
+  int rc;
+
+  if (w->err)
+    return w->err;
+  if (!w->background) {
+    if ((rc = sink_write_locked(w, b->data, b->len)) == 0)
+      b->len = 0;
+    return rc;
+  }
+  if (b->len == 0)
+    return 0;
+  while (w->queued + 1 >= w->nbufs && !w->err)
+    pthread_cond_wait(&w->done, &w->lock);
+  if (w->err)
+    return w->err;
+  w->queued++;
+  w->handed++;
+  w->fill = (w->fill + 1) % w->nbufs;
+  w->bufs[w->fill].len = 0;
+  pthread_cond_signal(&w->work);
+  return 0;
+}
+
+/* Commit everything emitted so far and wait until it is in the file.
+ * Lock held.  Returns 0 or the sticky error. */
+static int commit_all_locked(tw_writer *w)
+{
+  int rc = hand_off_locked(w);
+  if (rc || !w->background)
+    return rc;
+  return wait_idle_locked(w);
+}
+
+/* Copy one formatted record into the buffer being filled, committing it
+ * first if the record does not fit.  A record larger than a whole buffer
+ * goes to the sink on its own, after everything before it.  Returns 0 or
+ * the sticky error. */
 static int append_record(tw_writer *w, const char *rec, size_t len)
 {
+  tw__buffer *b;
   int rc = 0;
 
   pthread_mutex_lock(&w->lock);
@@ -105,21 +208,20 @@ static int append_record(tw_writer *w, const char *rec, size_t len)
     rc = w->err;
     goto out;
   }
-  if (len > w->buf_cap - w->buf_len) {
-    if ((rc = commit_locked(w)) != 0)
+  b = &w->bufs[w->fill];
+  if (len > w->buf_cap - b->len) {
+    if (b->len && (rc = hand_off_locked(w)) != 0)
       goto out;
     if (len > w->buf_cap) {
-      rc = w->sink->ops->write(w->sink, rec, len);
-      if (rc) {
-        set_error_locked(w, rc);
+      if ((rc = wait_idle_locked(w)) != 0 ||
+          (rc = sink_write_locked(w, rec, len)) != 0)
         goto out;
-      }
-      w->stats.commits++;
       goto counted;
     }
+    b = &w->bufs[w->fill];
   }
-  memcpy(w->buf + w->buf_len, rec, len);
-  w->buf_len += len;
+  memcpy(b->data + b->len, rec, len);
+  b->len += len;
 counted:
   w->stats.events++;
   w->stats.bytes += len;
@@ -133,16 +235,16 @@ static int forked(const tw_writer *w)
   return w->fork_gen != tw__fork_generation();
 }
 
-/* Format ev with its defaults resolved into *rec (the stack buffer, or
+/* Format ev with its defaults resolved into *rec (stackbuf of stackcap bytes, or
  * the thread's scratch when it is too small).  Returns 0 with *rec and
  * *len set, or the error for the caller. */
 static int format_record(tw_writer *w, const tw_event *ev, char *stackbuf,
-                         char **rec, size_t *len)
+                         size_t stackcap, char **rec, size_t *len)
 {
   tw_event e = *ev;
   tw__fmt_notes notes;
   char *buf = stackbuf;
-  size_t cap = STACK_RECORD;
+  size_t cap = stackcap;
   int rc;
 
   if (!(e.has & TW_HAS_TS) && e.ph != 'M')
@@ -199,72 +301,94 @@ int tw_emit(tw_writer *w, const tw_event *ev)
     return TW_EFORKED;
   if ((rc = __atomic_load_n(&w->err, __ATOMIC_RELAXED)) != 0)
     return rc;
-  if ((rc = format_record(w, ev, stackbuf, &rec, &len)) != 0)
+  if ((rc = format_record(w, ev, stackbuf, sizeof stackbuf, &rec, &len)) != 0)
     return rc;
   return append_record(w, rec, len);
 }
 
+/* Free what writer_create allocated (lock and conditions excepted). */
+static void writer_free(tw_writer *w)
+{
+  for (unsigned i = 0; i < w->nbufs; i++)
+    free(w->bufs[i].data);
+  free(w);
+}
+
 /* Create a writer on an opened sink and commit its head and first record.
- * Takes the sink: on failure it is closed.  Returns the writer or NULL
+ * Takes the sink: on failure it is abandoned.  Returns the writer or NULL
  * with *error set. */
 static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
                                 int *error)
 {
-  static const char process_name[] = "process_name";
+  const char *head = o->format == TW_FORMAT_OBJECT ? "{\"traceEvents\":[" : "[";
+  size_t head_len = strlen(head);
+  char stackbuf[STACK_RECORD];
   tw_writer *w;
   tw_arg arg;
   tw_event ev;
-  char stackbuf[STACK_RECORD];
   char *rec;
   size_t len;
-  const char *head = o->format == TW_FORMAT_OBJECT ? "{\"traceEvents\":[" : "[";
-  size_t head_len = strlen(head);
-  int rc;
+  int rc = -ENOMEM;
 
-  if (!(w = calloc(1, sizeof *w)) || !(w->buf = malloc(o->buffer_size))) {
-    rc = -ENOMEM;
+  if (!(w = calloc(1, sizeof *w)))
     goto fail;
-  }
-  if ((rc = pthread_mutex_init(&w->lock, NULL)) != 0) {
-    rc = -rc;
-    goto fail;
-  }
   w->sink = sink;
-  w->buf_cap = o->buffer_size;
+  w->background = !sink->unbuffered &&
+    (o->commit == TW_COMMIT_BACKGROUND ||
+     (o->commit == TW_COMMIT_AUTO && o->sink == TW_SINK_GZIP));
+  w->nbufs = w->background ? o->buffer_count : 1;
+  w->buf_cap = sink->unbuffered ? 0 : o->buffer_size;
+  for (unsigned i = 0; i < w->nbufs; i++)
+    if (w->buf_cap && !(w->bufs[i].data = malloc(w->buf_cap)))
+      goto fail;
   w->fork_gen = tw__fork_generation();
   w->fmt.flags = o->flags;
   w->fmt.max_string = o->max_string;
   w->max_event = o->max_event;
 
+  /* The head and the first record (without its leading comma) in one
+   * write, so the file is a valid trace from the start. */
   memset(&ev, 0, sizeof ev);
   ev.ph = 'M';
-  ev.name = process_name;
+  ev.name = "process_name";
   arg = tw_arg_str("name", o->process_name ? o->process_name
                                            : tw__program_name());
   ev.args = &arg;
   ev.nargs = 1;
-  if ((rc = format_record(w, &ev, stackbuf, &rec, &len)) != 0)
-    goto fail_locked;
-  /* The head, then the first record without its leading comma. */
-  if (head_len + len - 1 > w->buf_cap) {
-    rc = TW_ETOOBIG;
-    goto fail_locked;
+  if ((rc = format_record(w, &ev, stackbuf + head_len,
+                          sizeof stackbuf - head_len, &rec, &len)) != 0)
+    goto fail;
+  if (rec != stackbuf + head_len) {
+    rc = TW_ETOOBIG;                      /* a process name of > 4 KiB */
+    goto fail;
   }
-  memcpy(w->buf, head, head_len);
-  memcpy(w->buf + head_len, rec + 1, len - 1);
-  w->buf_len = head_len + len - 1;
+  memcpy(rec + 1 - head_len, head, head_len);
+  if ((rc = sink->ops->write(sink, rec + 1 - head_len, head_len + len - 1)))
+    goto fail;
   w->stats.events = 1;
-  w->stats.bytes = w->buf_len;
-  if ((rc = commit_locked(w)) != 0)
-    goto fail_locked;
+  w->stats.bytes = head_len + len - 1;
+  w->stats.commits = 1;
+
+  if ((rc = -pthread_mutex_init(&w->lock, NULL)) != 0)
+    goto fail;
+  if ((rc = -pthread_cond_init(&w->work, NULL)) != 0)
+    goto fail_mutex;
+  if ((rc = -pthread_cond_init(&w->done, NULL)) != 0)
+    goto fail_work;
+  if (w->background &&
+      (rc = -pthread_create(&w->committer, NULL, committer_main, w)) != 0)
+    goto fail_done;
   return w;
 
-fail_locked:
+fail_done:
+  pthread_cond_destroy(&w->done);
+fail_work:
+  pthread_cond_destroy(&w->work);
+fail_mutex:
   pthread_mutex_destroy(&w->lock);
 fail:
   if (w)
-    free(w->buf);
-  free(w);
+    writer_free(w);
   sink->ops->abandon(sink);
   if (error)
     *error = rc;
@@ -278,40 +402,42 @@ static const char *tail_of(const tw_options *o, size_t *len)
   return t;
 }
 
-/* Check the options; returns 0 with *o filled, or an error. */
-static int prepare_options(tw_options *o, const tw_options *in, int streaming)
+/* 1 if path ends in ".gz". */
+static int gz_path(const char *path)
 {
-  int rc = tw__options_import(o, in);
-  if (rc)
-    return rc;
-  if (o->sink == TW_SINK_AUTO)
-    o->sink = TW_SINK_FILE;
-  if (o->sink != TW_SINK_FILE || (streaming && o->sink != TW_SINK_FILE))
-    return TW_ESINK;
-  return 0;
+  size_t n = strlen(path);
+  return n >= 3 && strcmp(path + n - 3, ".gz") == 0;
 }
 
-static tw_writer *open_fd(int fd, int own_fd, const tw_options *in,
+/* Open the sink the options ask for on fd, then the writer.  Takes fd
+ * when own_fd.  Returns the writer or NULL with *error set. */
+static tw_writer *open_fd(int fd, int own_fd, const tw_options *o,
                           int *error)
 {
-  tw_options o;
   tw__sink *sink;
   size_t tail_len;
-  const char *tail;
+  const char *tail = tail_of(o, &tail_len);
   int rc;
 
-  if ((rc = prepare_options(&o, in, 0)) != 0)
-    goto fail;
-  tail = tail_of(&o, &tail_len);
-  if ((rc = tw__sink_file_open(&sink, fd, own_fd, tail, tail_len)) != 0)
-    goto fail;
-  return writer_create(sink, &o, error);
-fail:
-  if (own_fd)
-    close(fd);
-  if (error)
-    *error = rc;
-  return NULL;
+  switch (o->sink) {
+  case TW_SINK_MMAP:
+    rc = tw__sink_mmap_open(&sink, fd, own_fd, tail, tail_len, o->mmap_chunk);
+    break;
+  case TW_SINK_GZIP:
+    rc = tw__sink_gzip_open(&sink, fd, own_fd, tail, tail_len, o->gzip_level);
+    break;
+  default:
+    rc = tw__sink_file_open(&sink, fd, own_fd, tail, tail_len);
+    break;
+  }
+  if (rc) {
+    if (own_fd)
+      close(fd);
+    if (error)
+      *error = rc;
+    return NULL;
+  }
+  return writer_create(sink, o, error);
 }
 
 tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
@@ -319,35 +445,38 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
   tw_options o;
   int fd, rc;
 
-  if (!path) {
-    if (error)
-      *error = -EINVAL;
-    return NULL;
+  if (!path)
+    rc = -EINVAL;
+  else if ((rc = tw__options_import(&o, opts)) == 0) {
+    if (o.sink == TW_SINK_AUTO)
+      o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
+    do
+      fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, o.file_mode);
+    while (fd < 0 && errno == EINTR);
+    if (fd >= 0)
+      return open_fd(fd, 1, &o, error);
+    rc = -errno;
   }
-  if ((rc = prepare_options(&o, opts, 0)) != 0) {
-    if (error)
-      *error = rc;
-    return NULL;
-  }
-  do
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, o.file_mode);
-  while (fd < 0 && errno == EINTR);
-  if (fd < 0) {
-    if (error)
-      *error = -errno;
-    return NULL;
-  }
-  return open_fd(fd, 1, &o, error);
+  if (error)
+    *error = rc;
+  return NULL;
 }
 
 tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error)
 {
-  if (fd < 0) {
-    if (error)
-      *error = -EBADF;
-    return NULL;
+  tw_options o;
+  int rc;
+
+  if (fd < 0)
+    rc = -EBADF;
+  else if ((rc = tw__options_import(&o, opts)) == 0) {
+    if (o.sink == TW_SINK_AUTO)
+      o.sink = TW_SINK_FILE;
+    return open_fd(fd, 0, &o, error);
   }
-  return open_fd(fd, 0, opts, error);
+  if (error)
+    *error = rc;
+  return NULL;
 }
 
 tw_writer *tw_open_stream(FILE *stream, const tw_options *opts, int *error)
@@ -360,10 +489,15 @@ tw_writer *tw_open_stream(FILE *stream, const tw_options *opts, int *error)
 
   if (!stream)
     rc = -EINVAL;
-  else if ((rc = prepare_options(&o, opts, 1)) == 0) {
-    tail = tail_of(&o, &tail_len);
-    if ((rc = tw__sink_stream_open(&sink, stream, tail, tail_len)) == 0)
-      return writer_create(sink, &o, error);
+  else if ((rc = tw__options_import(&o, opts)) == 0) {
+    if (o.sink != TW_SINK_AUTO && o.sink != TW_SINK_FILE)
+      rc = TW_ESINK;
+    else {
+      o.sink = TW_SINK_FILE;
+      tail = tail_of(&o, &tail_len);
+      if ((rc = tw__sink_stream_open(&sink, stream, tail, tail_len)) == 0)
+        return writer_create(sink, &o, error);
+    }
   }
   if (error)
     *error = rc;
@@ -379,7 +513,7 @@ int tw_flush(tw_writer *w)
   if (forked(w))
     return TW_EFORKED;
   pthread_mutex_lock(&w->lock);
-  rc = commit_locked(w);
+  rc = commit_all_locked(w);
   pthread_mutex_unlock(&w->lock);
   return rc;
 }
@@ -391,22 +525,29 @@ int tw_close(tw_writer *w)
   if (!w)
     return 0;
   if (forked(w)) {
-    /* The parent's lock may be held by a thread that no longer exists
+    /* The parent's lock may be held by a thread that does not exist
      * here, and the file is the parent's: touch neither. */
     w->sink->ops->abandon(w->sink);
-    free(w->buf);
-    free(w);
+    writer_free(w);
     return 0;
   }
   pthread_mutex_lock(&w->lock);
-  rc = commit_locked(w);
+  rc = commit_all_locked(w);
+  if (w->background) {
+    w->stopping = 1;
+    pthread_cond_signal(&w->work);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->committer, NULL);
+    pthread_mutex_lock(&w->lock);
+  }
   rc2 = w->sink->ops->close(w->sink);
   if (!rc)
-    rc = rc2;
+    rc = rc2 ? rc2 : w->err;
   pthread_mutex_unlock(&w->lock);
+  pthread_cond_destroy(&w->done);
+  pthread_cond_destroy(&w->work);
   pthread_mutex_destroy(&w->lock);
-  free(w->buf);
-  free(w);
+  writer_free(w);
   return rc;
 }
 
@@ -424,7 +565,9 @@ int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size)
   if (size != sizeof(tw_stats_t))
     return TW_EVERSION;
   memset(&s, 0, sizeof s);
-  if (w) {
+  if (w && forked(w)) {
+    s.error = TW_EFORKED;          /* the parent's lock is not ours to take */
+  } else if (w) {
     pthread_mutex_lock(&w->lock);
     s = w->stats;
     pthread_mutex_unlock(&w->lock);
