@@ -450,8 +450,10 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
   else if ((rc = tw__options_import(&o, opts)) == 0) {
     if (o.sink == TW_SINK_AUTO)
       o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
+    /* A shared writable mapping needs read access too. */
+    int mode = o.sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY;
     do
-      fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, o.file_mode);
+      fd = open(path, mode | O_CREAT | O_TRUNC | O_CLOEXEC, o.file_mode);
     while (fd < 0 && errno == EINTR);
     if (fd >= 0)
       return open_fd(fd, 1, &o, error);
