@@ -91,6 +91,7 @@ static long must_reject(sample s)
 
 /* ------------------------------------------------------ validity */
 
+/* Every kind of valid document parses. */
 static void test_accepts_valid_documents(void **state)
 {
   static const sample ok[] = {
@@ -124,6 +125,7 @@ static void test_accepts_valid_documents(void **state)
   }
 }
 
+/* Everything outside RFC 8259 is refused, jsmn's blind spots first. */
 static void test_rejects_invalid_documents(void **state)
 {
   static const sample bad[] = {
@@ -170,6 +172,7 @@ static void test_rejects_invalid_documents(void **state)
     must_reject(bad[i]);
 }
 
+/* The reason points at the offending byte. */
 static void test_error_offsets(void **state)
 {
   static const struct {
@@ -225,6 +228,7 @@ static char *nested_objects(size_t depth)
   return s;
 }
 
+/* JC_MAX_DEPTH levels of arrays or objects parse; one more does not. */
 static void test_depth_limit(void **state)
 {
   char *s;
@@ -266,6 +270,7 @@ static void test_depth_limit(void **state)
   free(s);
 }
 
+/* Only buf[0..len) is read. */
 static void test_input_need_not_be_nul_terminated(void **state)
 {
   /* "[12]" followed by a digit that is not part of the input. */
@@ -292,6 +297,7 @@ static void test_input_need_not_be_nul_terminated(void **state)
   jc_free(d);
 }
 
+/* err may be NULL; a short err gets a truncated, terminated reason. */
 static void test_error_reporting(void **state)
 {
   char err[16];
@@ -307,6 +313,7 @@ static void test_error_reporting(void **state)
 
 /* ---------------------------------------------------- navigation */
 
+/* jc_first / jc_next / jc_index / jc_get / jc_key_raw walk a tree. */
 static void test_navigation(void **state)
 {
   jc_doc *d = parse_ok("{\"a\":1,\"b\":[true,false,null,\"x\"],"
@@ -374,6 +381,7 @@ static void test_navigation(void **state)
   jc_free(d);
 }
 
+/* Every accessor answers "none" for -1, out-of-range and wrong types. */
 static void test_none_values_are_safe(void **state)
 {
   jc_doc *d = parse_ok("[1]");
@@ -409,6 +417,7 @@ static void test_none_values_are_safe(void **state)
   jc_free(NULL);
 }
 
+/* A bare number, literal or string is a whole document. */
 static void test_root_scalars(void **state)
 {
   jc_doc *d;
@@ -442,6 +451,7 @@ static void test_root_scalars(void **state)
 
 /* ------------------------------------------------------- strings */
 
+/* Escapes, \u0000 and surrogate pairs decode to the right bytes. */
 static void test_string_decoding(void **state)
 {
   jc_doc *d = parse_ok(
@@ -492,6 +502,7 @@ static void test_string_decoding(void **state)
   jc_free(d);
 }
 
+/* jc_get matches decoded keys; jc_key_raw gives them undecoded. */
 static void test_keys_are_decoded(void **state)
 {
   jc_doc *d = parse_ok("{\"\\u0061b\":1, \"c\\nd\":2, \"\":3}");
@@ -514,6 +525,7 @@ static void test_keys_are_decoded(void **state)
   jc_free(d);
 }
 
+/* jc_count_key counts repeated keys in one object only. */
 static void test_count_key_finds_duplicates(void **state)
 {
   jc_doc *d = parse_ok("{\"ts\":1,\"ph\":\"X\",\"ts\":2,\"t\\u0073\":3,"
@@ -530,6 +542,7 @@ static void test_count_key_finds_duplicates(void **state)
 
 /* ------------------------------------------------------- numbers */
 
+/* jc_num reads numbers exactly as strtod would. */
 static void test_numbers_as_double(void **state)
 {
   jc_doc *d = parse_ok("[-0, 1e5, 1.5E-3, 0.0, 0.1, -2.5e+2, 1e400,"
@@ -556,6 +569,7 @@ static void test_numbers_as_double(void **state)
   jc_free(d);
 }
 
+/* jc_num keeps "." as the decimal point in any locale. */
 static void test_numbers_ignore_the_locale(void **state)
 {
   /* Where a locale with a decimal comma is installed, switch the thread to
@@ -582,6 +596,7 @@ static void test_numbers_ignore_the_locale(void **state)
   jc_free(d);
 }
 
+/* jc_int64 takes integers within int64_t only. */
 static void test_int64_range(void **state)
 {
   jc_doc *d = parse_ok("[9223372036854775807, 9223372036854775808,"
@@ -609,6 +624,7 @@ static void test_int64_range(void **state)
   jc_free(d);
 }
 
+/* jc_uint64 takes non-negative integers within uint64_t only. */
 static void test_uint64_range(void **state)
 {
   jc_doc *d = parse_ok("[18446744073709551615, 18446744073709551616,"
@@ -628,6 +644,7 @@ static void test_uint64_range(void **state)
   jc_free(d);
 }
 
+/* jc_us_to_ns converts up to 3 decimals exactly and refuses the rest. */
 static void test_us_to_ns(void **state)
 {
   static const struct {
@@ -660,6 +677,7 @@ static void test_us_to_ns(void **state)
 
 /* -------------------------------------------------------- traces */
 
+/* jc_trace_events finds the array form and the object form. */
 static void test_trace_events_forms(void **state)
 {
   jc_doc *d;
@@ -691,6 +709,7 @@ static void test_trace_events_forms(void **state)
   jc_free(d);
 }
 
+/* A large array is walked element by element with the right values. */
 static void test_big_array_walk(void **state)
 {
   /* [{"i":0,"s":"e0"},{"i":1,"s":"e1"},...]: walked in linear time. */
@@ -726,6 +745,7 @@ static void test_big_array_walk(void **state)
   jc_free(d);
 }
 
+/* The document stays valid after the caller's buffer changes. */
 static void test_doc_owns_its_text(void **state)
 {
   char text[] = "{\"k\":\"value\",\"n\":[1,2]}";
@@ -764,6 +784,7 @@ static char *temp_file(const char *data, size_t len, const char *suffix)
   return path;
 }
 
+/* jc_parse_file reads files, refuses gzip bytes, reports missing files. */
 static void test_parse_file(void **state)
 {
   static const char good[] = "{\"traceEvents\":[{\"ts\":12.5}]}\n";
@@ -802,6 +823,7 @@ static void test_parse_file(void **state)
   free(path);
 }
 
+/* Run all the tests; returns the number that failed. */
 int main(void)
 {
   const struct CMUnitTest tests[] = {
