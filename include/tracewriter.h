@@ -72,7 +72,8 @@ TW_EXTERN const char *tw_version(void);
   XX(EFORKED,   -1010, "writer belongs to the parent process (after fork)")  \
   XX(ESINK,     -1011, "sink not available for this output")                \
   XX(EZLIB,     -1012, "zlib error")                                         \
-  XX(ECLOSED,   -1013, "writer is closing")
+  XX(ECLOSED,   -1013, "writer is closing")                                \
+  XX(EDROPPED,  -1014, "event dropped: every buffer full (on_full=drop)")
 
 typedef enum tw_errno {
 #define TW__ERR_ENUM(name, value, msg) TW_##name = (value),
@@ -113,11 +114,20 @@ enum tw_sink { TW_SINK_AUTO = 0, TW_SINK_FILE = 1, TW_SINK_MMAP = 2,
 enum tw_commit { TW_COMMIT_AUTO = 0, TW_COMMIT_INLINE = 1,
                  TW_COMMIT_BACKGROUND = 2 };
 
+/* What a producer does when every buffer is full because the committer
+ * (the disk, or the compressor) cannot keep up.  BLOCK waits for a free
+ * buffer.  DROP never waits: the event is dropped (TW_EDROPPED, counted in
+ * tw_stats) and the next commit carries a global instant event
+ * "tracewriter: events dropped" with the count, so the loss shows in the
+ * viewer.  Only a background committer can be full. */
+enum tw_on_full { TW_ON_FULL_BLOCK = 0, TW_ON_FULL_DROP = 1 };
+
 /* Bits of tw_options.flags: strict behaviour is opt-in per kind of bad
  * input; the defaults replace and go on. */
 #define TW_OPT_REJECT_INVALID_UTF8 0x01u /* TW_EUTF8 instead of U+FFFD */
 #define TW_OPT_REJECT_NONFINITE    0x02u /* TW_ENONFINITE instead of null */
 #define TW_OPT_REJECT_LONG_STRINGS 0x04u /* TW_ETOOLONG instead of cutting */
+#define TW_OPT_SYNC                0x08u /* fdatasync (msync) each commit */
 
 #define TW_DEFAULT_BUFFER_SIZE   (64u * 1024u)
 #define TW_DEFAULT_BUFFER_COUNT  4u
@@ -158,6 +168,11 @@ typedef struct tw_options {
                              committer, 2..TW_MAX_BUFFER_COUNT (default 4) */
   size_t mmap_chunk;      /* the mmap sink grows the file by this much
                              (default 1 MiB, at least 4 KiB) */
+  uint64_t flush_interval_ns; /* > 0: a committer thread commits at least
+                             this often, so the file is never older than
+                             that (default 0: commit only when a buffer
+                             fills, at tw_flush and tw_close) */
+  int on_full;            /* enum tw_on_full (default TW_ON_FULL_BLOCK) */
 } tw_options;
 
 /* Fill *opts with the defaults.  Use the macro tw_options_init(opts); it
@@ -173,6 +188,8 @@ TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
  *   sink=auto|file|mmap|gzip   mmap, gzip: the same as sink=mmap, sink=gzip
  *   gzip=LEVEL             the gzip sink at LEVEL 1..9
  *   commit=auto|inline|background   buffers=N (2..8)   chunk=SIZE (mmap)
+ *   flush=DURATION         flush_interval_ns: 100ms, 2s, 500us ... or off
+ *   on_full=block|drop     sync (TW_OPT_SYNC)
  *   utf8=replace|reject    nonfinite=null|reject    long=truncate|reject
  *   max_string=SIZE        max_event=SIZE
  *   process_name=NAME      (points into str: keep str alive until tw_open)

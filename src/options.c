@@ -7,11 +7,11 @@
 #include <string.h>
 
 /* The size of the first published tw_options: every caller knows at least
- * these fields.  Fields added later go after mmap_chunk. */
-#define OPTIONS_V1_SIZE (offsetof(tw_options, mmap_chunk) + sizeof(size_t))
+ * these fields.  Fields added later go after on_full. */
+#define OPTIONS_V1_SIZE (offsetof(tw_options, on_full) + sizeof(int))
 
 #define KNOWN_FLAGS (TW_OPT_REJECT_INVALID_UTF8 | TW_OPT_REJECT_NONFINITE | \
-                     TW_OPT_REJECT_LONG_STRINGS)
+                     TW_OPT_REJECT_LONG_STRINGS | TW_OPT_SYNC)
 #define MAX_SIZE_OPTION ((size_t)1 << 30)
 
 static void set_defaults(tw_options *o)
@@ -59,6 +59,7 @@ static int check(const tw_options *o)
       o->commit < TW_COMMIT_AUTO || o->commit > TW_COMMIT_BACKGROUND ||
       o->buffer_count < 2 || o->buffer_count > TW_MAX_BUFFER_COUNT ||
       o->mmap_chunk < 4096 || o->mmap_chunk > MAX_SIZE_OPTION ||
+      (o->on_full != TW_ON_FULL_BLOCK && o->on_full != TW_ON_FULL_DROP) ||
       (o->flags & ~KNOWN_FLAGS) || o->file_mode < 0 || o->file_mode > 07777)
     return TW_EOPTION;
   return 0;
@@ -121,6 +122,36 @@ static int parse_size(const char *s, size_t n, size_t *out)
   return -1;
 }
 
+/* Parse a duration: digits and a unit (ns, us, ms, s, m, h).  Returns 0
+ * or -1. */
+static int parse_duration(const char *s, size_t n, uint64_t *out)
+{
+  static const struct { const char *unit; uint64_t ns; } units[] = {
+    { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+    { "m", 60000000000ull }, { "h", 3600000000000ull },
+  };
+  size_t i = 0;
+  uint64_t v = 0;
+
+  while (i < n && s[i] >= '0' && s[i] <= '9') {
+    if (v > (UINT64_MAX - 9) / 10)
+      return -1;
+    v = v * 10 + (uint64_t)(s[i++] - '0');
+  }
+  if (i == 0)
+    return -1;
+  for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+    size_t ul = strlen(units[u].unit);
+    if (ul == n - i && memcmp(s + i, units[u].unit, ul) == 0) {
+      if (v > UINT64_MAX / units[u].ns)
+        return -1;
+      *out = v * units[u].ns;
+      return 0;
+    }
+  }
+  return -1;
+}
+
 /* 1 if value[0..n) is exactly word. */
 static int is(const char *value, size_t n, const char *word)
 {
@@ -136,9 +167,10 @@ static int apply(tw_options *o, const char *key, size_t klen,
   if (!val) {
     if (is(key, klen, "mmap") || is(key, klen, "gzip"))
       return apply(o, "sink", 4, key, klen, err, errsize);
-    if (is(key, klen, "sync"))
-      return fail(err, errsize, "option '%.*s' is not available in this "
-                  "version of tracewriter", (int)klen, key);
+    if (is(key, klen, "sync")) {
+      o->flags |= TW_OPT_SYNC;
+      return 0;
+    }
     return fail(err, errsize, "unknown option '%.*s'", (int)klen, key);
   }
   if (is(key, klen, "gzip")) {
@@ -154,6 +186,27 @@ static int apply(tw_options *o, const char *key, size_t klen,
       return fail(err, errsize, "bad value '%.*s' for 'buffers': expected "
                   "2 to %u", (int)vlen, val, TW_MAX_BUFFER_COUNT);
     o->buffer_count = (unsigned)(val[0] - '0');
+    return 0;
+  }
+  if (is(key, klen, "flush")) {
+    uint64_t ns;
+    if (is(val, vlen, "off"))
+      ns = 0;
+    else if (parse_duration(val, vlen, &ns) != 0 || ns == 0)
+      return fail(err, errsize, "bad value '%.*s' for 'flush': expected a "
+                  "duration such as 100ms, 2s or 500us, or off",
+                  (int)vlen, val);
+    o->flush_interval_ns = ns;
+    return 0;
+  }
+  if (is(key, klen, "on_full")) {
+    if (is(val, vlen, "block"))
+      o->on_full = TW_ON_FULL_BLOCK;
+    else if (is(val, vlen, "drop"))
+      o->on_full = TW_ON_FULL_DROP;
+    else
+      return fail(err, errsize, "bad value '%.*s' for 'on_full': expected "
+                  "block or drop", (int)vlen, val);
     return 0;
   }
   if (is(key, klen, "commit")) {

@@ -29,6 +29,9 @@ typedef struct tw__sink_ops {
   /* In a child after fork: free s and its memory without writing a byte
    * or touching the parent's file position. */
   void (*abandon)(tw__sink *s);
+  /* Make every committed byte durable (fdatasync, msync).  Returns 0 or
+   * a negative error.  NULL: the sink has nothing to sync. */
+  int (*sync)(tw__sink *s);
 } tw__sink_ops;
 
 /* The part every sink starts with. */

@@ -112,8 +112,20 @@ static void file_abandon(tw__sink *s)
   free(f);
 }
 
+static int file_sync(tw__sink *s)
+{
+  file_sink *f = (file_sink *)s;
+
+  if (f->err)
+    return f->err;
+  /* Pipes, sockets and terminals have nothing to sync. */
+  if (fdatasync(f->fd) != 0 && errno != EINVAL && errno != EROFS)
+    f->err = -errno;
+  return f->err;
+}
+
 static const tw__sink_ops file_ops = {
-  "file", file_write, file_close, file_abandon
+  "file", file_write, file_close, file_abandon, file_sync
 };
 
 int tw__sink_file_open(tw__sink **out, int fd, int own_fd,
@@ -195,8 +207,18 @@ static void stream_abandon(tw__sink *s)
   free(s);
 }
 
+static int stream_sync(tw__sink *s)
+{
+  stream_sink *st = (stream_sink *)s;
+
+  if (!st->err && fdatasync(fileno(st->stream)) != 0 && errno != EINVAL &&
+      errno != EROFS && errno != EBADF)
+    st->err = -errno;
+  return st->err;
+}
+
 static const tw__sink_ops stream_ops = {
-  "stream", stream_write, stream_close, stream_abandon
+  "stream", stream_write, stream_close, stream_abandon, stream_sync
 };
 
 int tw__sink_stream_open(tw__sink **out, FILE *stream,

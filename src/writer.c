@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* One buffer of records waiting to be committed. */
@@ -37,9 +38,11 @@ struct tw_writer {
   int background;          /* 1: a committer thread does the sink writes */
   int committing;          /* the committer is writing, lock released */
   int stopping;            /* tw_close asks the committer to finish */
-  uint64_t handed;         /* buffers handed to the committer, ever */
-  uint64_t committed;      /* of those, committed (or dropped on error) */
   pthread_t committer;     /* the committer thread, if background */
+  uint64_t interval_ns;    /* commit at least this often (0: no timer) */
+  int drop_when_full;      /* on_full=drop */
+  int sync_commits;        /* TW_OPT_SYNC */
+  uint64_t drops_unreported; /* dropped since the last drop report */
   pthread_cond_t work;     /* committer waits: queued > 0 or stopping */
   pthread_cond_t done;     /* producers wait: a buffer was committed */
   int err;                 /* sticky error; read without the lock */
@@ -96,11 +99,23 @@ static void set_error_locked(tw_writer *w, int err)
     __atomic_store_n(&w->err, err, __ATOMIC_RELAXED);
 }
 
+/* Write bytes to the sink, which commits, then sync them if asked (an
+ * unbuffered sink commits per record: it syncs at tw_flush only).  Called
+ * by the one thread that may use the sink.  Returns 0 or an error. */
+static int sink_commit(tw_writer *w, const char *data, size_t len)
+{
+  int rc = w->sink->ops->write(w->sink, data, len);
+  if (rc == 0 && w->sync_commits && !w->sink->unbuffered &&
+      w->sink->ops->sync)
+    rc = w->sink->ops->sync(w->sink);
+  return rc;
+}
+
 /* Write bytes to the sink and count the commit.  Lock held, and no
  * committer writing.  Returns 0 or the (now sticky) error. */
 static int sink_write_locked(tw_writer *w, const char *data, size_t len)
 {
-  int rc = w->sink->ops->write(w->sink, data, len);
+  int rc = sink_commit(w, data, len);
   if (rc) {
     set_error_locked(w, rc);
     return rc;
@@ -118,16 +133,37 @@ static int wait_idle_locked(tw_writer *w)
   return w->err;
 }
 
+static int hand_off_locked(tw_writer *w);
+static void report_drops_locked(tw_writer *w);
+
 /* The committer thread: commits full buffers, oldest first, with the lock
  * released so producers go on filling the next buffer. */
 static void *committer_main(void *arg)
 {
   tw_writer *w = arg;
 
+  uint64_t deadline = w->interval_ns ? tw_now_ns() + w->interval_ns : 0;
+
   pthread_mutex_lock(&w->lock);
   for (;;) {
-    while (w->queued == 0 && !w->stopping)
-      pthread_cond_wait(&w->work, &w->lock);
+    while (w->queued == 0 && !w->stopping) {
+      if (!w->interval_ns) {
+        pthread_cond_wait(&w->work, &w->lock);
+        continue;
+      }
+      uint64_t now = tw_now_ns();
+      if (now >= deadline) {
+        /* Time to commit what producers have buffered, even if idle. */
+        deadline = now + w->interval_ns;
+        if (w->bufs[w->fill].len && w->queued + 1 < w->nbufs) {
+          (void)hand_off_locked(w);
+          continue;
+        }
+      }
+      struct timespec ts = { (time_t)(deadline / 1000000000u),
+                             (long)(deadline % 1000000000u) };
+      pthread_cond_timedwait(&w->work, &w->lock, &ts);
+    }
     if (w->queued == 0)
       break;                                /* stopping, nothing left */
     {
@@ -136,7 +172,7 @@ static void *committer_main(void *arg)
       if (!w->err) {
         w->committing = 1;
         pthread_mutex_unlock(&w->lock);
-        rc = w->sink->ops->write(w->sink, b->data, b->len);
+        rc = sink_commit(w, b->data, b->len);
         pthread_mutex_lock(&w->lock);
         w->committing = 0;
         if (rc)
@@ -146,7 +182,6 @@ static void *committer_main(void *arg)
       }
       b->len = 0;
       w->queued--;
-      w->committed++;
       pthread_cond_broadcast(&w->done);
     }
   }
@@ -172,15 +207,18 @@ static int hand_off_locked(tw_writer *w)
   }
   if (b->len == 0)
     return 0;
+  if (w->queued + 1 >= w->nbufs && w->drop_when_full)
+    return TW_EDROPPED;
   while (w->queued + 1 >= w->nbufs && !w->err)
     pthread_cond_wait(&w->done, &w->lock);
   if (w->err)
     return w->err;
   w->queued++;
-  w->handed++;
   w->fill = (w->fill + 1) % w->nbufs;
   w->bufs[w->fill].len = 0;
   pthread_cond_signal(&w->work);
+  if (w->drops_unreported)
+    report_drops_locked(w);
   return 0;
 }
 
@@ -211,8 +249,12 @@ static int append_record(tw_writer *w, const char *rec, size_t len)
   b = &w->bufs[w->fill];
   if (len > w->buf_cap - b->len) {
     if (b->len && (rc = hand_off_locked(w)) != 0)
-      goto out;
+      goto dropped;
     if (len > w->buf_cap) {
+      if (w->drop_when_full && (w->queued || w->committing)) {
+        rc = TW_EDROPPED;
+        goto dropped;
+      }
       if ((rc = wait_idle_locked(w)) != 0 ||
           (rc = sink_write_locked(w, rec, len)) != 0)
         goto out;
@@ -226,6 +268,13 @@ counted:
   w->stats.events++;
   w->stats.bytes += len;
 out:
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+dropped:
+  if (rc == TW_EDROPPED) {
+    w->stats.dropped++;
+    w->drops_unreported++;
+  }
   pthread_mutex_unlock(&w->lock);
   return rc;
 }
@@ -284,6 +333,36 @@ static int format_record(tw_writer *w, const tw_event *ev, char *stackbuf,
   return 0;
 }
 
+/* Put a global instant "tracewriter: events dropped" with the count at
+ * the start of the buffer just begun, so the loss shows in the viewer.
+ * Lock held; the buffer is empty and larger than the record. */
+static void report_drops_locked(tw_writer *w)
+{
+  tw__buffer *b = &w->bufs[w->fill];
+  tw_arg arg = tw_arg_uint("dropped", w->drops_unreported);
+  tw__fmt_notes notes = { 0, 0 };
+  tw_event ev;
+  size_t len;
+
+  memset(&ev, 0, sizeof ev);
+  ev.ph = 'I';
+  ev.scope = 'g';
+  ev.name = "tracewriter: events dropped";
+  ev.cat = "tracewriter";
+  ev.ts = tw_now_ns();
+  ev.pid = tw__pid();
+  ev.tid = tw__tid();
+  ev.args = &arg;
+  ev.nargs = 1;
+  if (tw__format_event(&ev, &w->fmt, b->data + b->len, w->buf_cap - b->len,
+                       &len, &notes) == 0) {
+    b->len += len;
+    w->stats.events++;
+    w->stats.bytes += len;
+    w->drops_unreported = 0;
+  }
+}
+
 /* ------------------------------------------------------------ public API */
 
 int tw_emit(tw_writer *w, const tw_event *ev)
@@ -304,6 +383,21 @@ int tw_emit(tw_writer *w, const tw_event *ev)
   if ((rc = format_record(w, ev, stackbuf, sizeof stackbuf, &rec, &len)) != 0)
     return rc;
   return append_record(w, rec, len);
+}
+
+/* A condition variable whose timed waits use CLOCK_MONOTONIC, the clock
+ * of tw_now_ns.  Returns 0 or an errno value. */
+static int init_monotonic_cond(pthread_cond_t *cond)
+{
+  pthread_condattr_t attr;
+  int rc = pthread_condattr_init(&attr);
+  if (rc)
+    return rc;
+  rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  if (!rc)
+    rc = pthread_cond_init(cond, &attr);
+  pthread_condattr_destroy(&attr);
+  return rc;
 }
 
 /* Free what writer_create allocated (lock and conditions excepted). */
@@ -333,8 +427,12 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   if (!(w = calloc(1, sizeof *w)))
     goto fail;
   w->sink = sink;
+  w->interval_ns = o->flush_interval_ns;
+  w->drop_when_full = o->on_full == TW_ON_FULL_DROP;
+  w->sync_commits = (o->flags & TW_OPT_SYNC) != 0;
+  /* A timer needs the committer thread; so do gzip's deflates. */
   w->background = !sink->unbuffered &&
-    (o->commit == TW_COMMIT_BACKGROUND ||
+    (o->commit == TW_COMMIT_BACKGROUND || w->interval_ns ||
      (o->commit == TW_COMMIT_AUTO && o->sink == TW_SINK_GZIP));
   w->nbufs = w->background ? o->buffer_count : 1;
   w->buf_cap = sink->unbuffered ? 0 : o->buffer_size;
@@ -363,7 +461,7 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
     goto fail;
   }
   memcpy(rec + 1 - head_len, head, head_len);
-  if ((rc = sink->ops->write(sink, rec + 1 - head_len, head_len + len - 1)))
+  if ((rc = sink_commit(w, rec + 1 - head_len, head_len + len - 1)))
     goto fail;
   w->stats.events = 1;
   w->stats.bytes = head_len + len - 1;
@@ -371,7 +469,7 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
 
   if ((rc = -pthread_mutex_init(&w->lock, NULL)) != 0)
     goto fail;
-  if ((rc = -pthread_cond_init(&w->work, NULL)) != 0)
+  if ((rc = -init_monotonic_cond(&w->work)) != 0)
     goto fail_mutex;
   if ((rc = -pthread_cond_init(&w->done, NULL)) != 0)
     goto fail_work;
@@ -516,6 +614,9 @@ int tw_flush(tw_writer *w)
     return TW_EFORKED;
   pthread_mutex_lock(&w->lock);
   rc = commit_all_locked(w);
+  if (!rc && w->sync_commits && w->sink->unbuffered && w->sink->ops->sync &&
+      (rc = w->sink->ops->sync(w->sink)) != 0)
+    set_error_locked(w, rc);
   pthread_mutex_unlock(&w->lock);
   return rc;
 }
