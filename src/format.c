@@ -60,27 +60,37 @@ static const char digit_pairs[201] =
   "74757677787980818283848586878889909192939495969798"
   "99";
 
-/* Decimal digits of v into out (20 bytes of room); returns the length. */
+/* The number of decimal digits of v. */
+static inline unsigned dec_digits(uint64_t v)
+{
+  unsigned n = 1;
+  while (v >= 10000) {
+    v /= 10000;
+    n += 4;
+  }
+  return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* Decimal digits of v into out (20 bytes of room); returns the length.
+ * Two digits at a time from a table, written from the end. */
 size_t tw__u64_to_dec(uint64_t v, char *out)
 {
-  char tmp[20];
-  char *p = tmp + sizeof tmp;
-  size_t n;
+  unsigned n = dec_digits(v);
+  char *p = out + n;
 
   while (v >= 100) {
     unsigned i = (unsigned)(v % 100) * 2;
     v /= 100;
     p -= 2;
-    memcpy(p, digit_pairs + i, 2);
+    p[0] = digit_pairs[i];
+    p[1] = digit_pairs[i + 1];
   }
   if (v >= 10) {
-    p -= 2;
-    memcpy(p, digit_pairs + v * 2, 2);
+    p[-2] = digit_pairs[v * 2];
+    p[-1] = digit_pairs[v * 2 + 1];
   } else {
-    *--p = (char)('0' + v);
+    p[-1] = (char)('0' + v);
   }
-  n = (size_t)(tmp + sizeof tmp - p);
-  memcpy(out, p, n);
   return n;
 }
 
@@ -121,6 +131,33 @@ static void put_us(cursor *o, uint64_t ns)
   d[n + 2] = (char)('0' + frac / 10 % 10);
   d[n + 3] = (char)('0' + frac % 10);
   advance(o, n + 4);
+}
+
+/* ,"pid":P,"tid":T -- the same for every event of a thread, so each
+ * thread keeps its last one formatted. */
+static void put_pid_tid(cursor *o, int64_t pid, int64_t tid)
+{
+  static __thread struct {
+    int64_t pid, tid;
+    unsigned char len;     /* 0: nothing cached */
+    char text[64];
+  } cache;
+  char *d = room(o, sizeof cache.text);
+
+  if (!d)
+    return;
+  if (cache.len == 0 || cache.pid != pid || cache.tid != tid) {
+    cursor c = { cache.text, cache.text + sizeof cache.text, 0, 0 };
+    PUTLIT(&c, ",\"pid\":");
+    put_i64(&c, pid);
+    PUTLIT(&c, ",\"tid\":");
+    put_i64(&c, tid);
+    cache.pid = pid;
+    cache.tid = tid;
+    cache.len = (unsigned char)c.need;
+  }
+  memcpy(d, cache.text, cache.len);
+  advance(o, cache.len);
 }
 
 /* An id as a quoted lowercase hex string: "0x1a". */
@@ -286,6 +323,15 @@ static int put_string(cursor *o, const char *str, size_t n,
     return 0;
   e = p + n;
   *d++ = '"';
+  /* Fast path: the run of bytes that need nothing is copied at once. */
+  {
+    const unsigned char *q = p;
+    while (q < e && byte_class[*q] == 0)
+      q++;
+    memcpy(d, p, (size_t)(q - p));
+    d += q - p;
+    p = q;
+  }
   while (p < e) {
     unsigned c = *p;
     switch (byte_class[c]) {
@@ -703,10 +749,7 @@ int tw__format_event(const tw_event *ev, const tw__fmt_config *cfg,
     PUTLIT(&o, ",\"tdur\":");
     put_us(&o, ev->tdur);
   }
-  PUTLIT(&o, ",\"pid\":");
-  put_i64(&o, ev->pid);
-  PUTLIT(&o, ",\"tid\":");
-  put_i64(&o, ev->tid);
+  put_pid_tid(&o, ev->pid, ev->tid);
   if (rules & INSTANT) {
     d = room(&o, 9);
     if (d) {

@@ -11,7 +11,9 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sed 's/@.*//' | sort -u > "$tmp/exported"
-grep -E '^TW_EXTERN' -A1 "$header" | grep -oE '\btw_[a-z0-9_]+[[:space:]]*\(' |
+# The first "tw_name(" of each TW_EXTERN declaration (which may span lines).
+awk '/^TW_EXTERN/ { decl = $0; while (decl !~ /\(/ && (getline line) > 0) decl = decl " " line;
+                    if (match(decl, /tw_[a-z0-9_]+[ \t]*\(/)) print substr(decl, RSTART, RLENGTH) }' "$header" |
   sed 's/[[:space:](]//g' | sort -u > "$tmp/declared"
 if ! diff -u "$tmp/declared" "$tmp/exported"; then
   echo "FAIL: exported symbols differ from the header's TW_EXTERN functions (- declared, + exported)"
