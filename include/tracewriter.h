@@ -72,8 +72,7 @@ TW_EXTERN const char *tw_version(void);
   XX(EFORKED,   -1010, "writer belongs to the parent process (after fork)")  \
   XX(ESINK,     -1011, "sink not available for this output")                \
   XX(EZLIB,     -1012, "zlib error")                                         \
-  XX(ECLOSED,   -1013, "writer is closing")                                \
-  XX(EDROPPED,  -1014, "event dropped: every buffer full (on_full=drop)")
+  XX(EDROPPED,  -1013, "event dropped: every buffer full (on_full=drop)")
 
 typedef enum tw_errno {
 #define TW__ERR_ENUM(name, value, msg) TW_##name = (value),
@@ -127,7 +126,8 @@ enum tw_on_full { TW_ON_FULL_BLOCK = 0, TW_ON_FULL_DROP = 1 };
 #define TW_OPT_REJECT_INVALID_UTF8 0x01u /* TW_EUTF8 instead of U+FFFD */
 #define TW_OPT_REJECT_NONFINITE    0x02u /* TW_ENONFINITE instead of null */
 #define TW_OPT_REJECT_LONG_STRINGS 0x04u /* TW_ETOOLONG instead of cutting */
-#define TW_OPT_SYNC                0x08u /* fdatasync (msync) each commit */
+#define TW_OPT_SYNC                0x08u /* fdatasync each commit (mmap:
+                                            msync at tw_flush, tw_close) */
 
 #define TW_DEFAULT_BUFFER_SIZE   (64u * 1024u)
 #define TW_DEFAULT_BUFFER_COUNT  4u
@@ -192,7 +192,6 @@ TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
  *   on_full=block|drop     sync (TW_OPT_SYNC)
  *   utf8=replace|reject    nonfinite=null|reject    long=truncate|reject
  *   max_string=SIZE        max_event=SIZE
- *   process_name=NAME      (points into str: keep str alive until tw_open)
  * On error returns TW_EOPTION, leaves *opts unchanged, and writes a message
  * naming the bad key or value into err (if err is not NULL and errsize > 0;
  * always NUL-terminated).  A NULL or empty string is valid and changes
@@ -208,15 +207,18 @@ typedef struct tw_writer tw_writer;
 /* Create (or truncate) the file at path and write the head and the first
  * record, a process_name metadata event, so the file is a valid trace at
  * once.  opts may be NULL for the defaults.  Returns the writer, or NULL
- * with *error (if error is not NULL) set to the reason. */
+ * with *error (if error is not NULL) set to the reason (a process_name
+ * longer than about 4 KiB once escaped is TW_ETOOBIG).  A file created or
+ * truncated before a later step failed is left in place. */
 TW_EXTERN tw_writer *tw_open(const char *path, const tw_options *opts,
                              int *error);
 
 /* Like tw_open on an open file descriptor, which stays the caller's: the
  * writer never closes it.  The trace starts at the fd's current offset.
- * A seekable fd is committed in place (the tail is rewritten at every
- * commit).  A pipe, FIFO, socket, terminal, or an fd opened with O_APPEND
- * cannot be rewritten: the writer streams records and writes the tail only
+ * A regular file is committed in place (it is cut at the current offset,
+ * and the tail is rewritten at every commit).  Anything else -- a pipe,
+ * FIFO, socket, terminal, device, or an fd opened with O_APPEND -- cannot
+ * be rewritten: the writer streams records and writes the tail only
  * at tw_close, so the output is a valid trace only after tw_close (a
  * truncated array before, which Perfetto still opens). */
 TW_EXTERN tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error);
@@ -239,7 +241,8 @@ TW_EXTERN int tw_flush(tw_writer *w);
  * writer without writing anything and returns 0. */
 TW_EXTERN int tw_close(tw_writer *w);
 
-/* The writer's sticky error: 0 while all is well, else the first I/O error.
+/* The writer's sticky error: 0 while all is well, else the first I/O error
+ * (TW_EFORKED in a child after fork).
  * Once set, every event call and tw_flush returns it at once; the file keeps
  * its last commit.  Bad input (TW_EEVENT, TW_EUTF8...) is returned by the
  * call that made it and is never sticky.  Returns 0 for NULL. */
@@ -253,7 +256,7 @@ typedef struct tw_stats_s {
   uint64_t rejected;         /* events refused as bad input */
   uint64_t strings_truncated;/* strings cut to max_string */
   uint64_t utf8_replaced;    /* strings with invalid UTF-8 replaced */
-  uint64_t dropped;          /* events dropped (reserved: always 0 here) */
+  uint64_t dropped;          /* events dropped by on_full=drop */
   int error;                 /* the sticky error, as tw_errcode() */
 } tw_stats_t;
 
@@ -368,8 +371,9 @@ typedef struct tw_event {
  * record: it returns TW_EEVENT, TW_EUTF8, TW_ENONFINITE, TW_ETOOLONG,
  * TW_ETOOBIG, TW_EJSON or TW_ETOOMANY (by option; the defaults replace
  * invalid UTF-8 with U+FFFD, NaN/Inf with null and cut long strings) and
- * the writer goes on.  Returns 0, such a code, -ENOMEM if a thread's
- * scratch buffer cannot grow, or the sticky error. */
+ * the writer goes on.  Returns 0, such a code, -EINVAL if ev is NULL,
+ * -ENOMEM if a thread's scratch buffer cannot grow, TW_EDROPPED (with
+ * on_full=drop), TW_EFORKED in a child after fork, or the sticky error. */
 TW_EXTERN int tw_emit(tw_writer *w, const tw_event *ev);
 
 /* The current time in nanoseconds, CLOCK_MONOTONIC: the default ts. */

@@ -299,6 +299,31 @@ static size_t utf8_cut(const unsigned char *s, size_t max)
   return (s[cut] & 0xc0) == 0x80 ? max : cut;
 }
 
+/* The exact length of s[0..n) once escaped (without the quotes), invalid
+ * UTF-8 counted as U+FFFD. */
+static size_t escaped_len(const unsigned char *s, size_t n)
+{
+  const unsigned char *p = s, *e = s + n;
+  size_t len = 0;
+
+  while (p < e) {
+    unsigned c = *p;
+    if (byte_class[c] == 0) {
+      len++;
+      p++;
+    } else if (byte_class[c] == 1) {
+      len += (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' ||
+              c == '\b' || c == '\f') ? 2 : 6;
+      p++;
+    } else {
+      int k = utf8_sequence(p, (size_t)(e - p));
+      len += k > 0 ? (size_t)k : 3;
+      p += k > 0 ? k : -k;
+    }
+  }
+  return len;
+}
+
 /* A JSON string: quoted, escaped, UTF-8 checked, cut to max_string. */
 static int put_string(cursor *o, const char *str, size_t n,
                       const tw__fmt_config *cfg, tw__fmt_notes *notes)
@@ -317,10 +342,13 @@ static int put_string(cursor *o, const char *str, size_t n,
     n = utf8_cut(p, cfg->max_string);
     notes->truncated++;
   }
-  /* Worst case: every byte becomes \u00XX. */
-  start = d = room(o, n * 6 + 2);
-  if (!d)
-    return 0;
+  /* Worst case: every byte becomes \u00XX.  When that much room is not
+   * there, count exactly, so a long string that fits is not refused. */
+  if (o->over || (size_t)(o->end - o->p) < n * 6 + 2) {
+    if (!room(o, escaped_len(p, n) + 2))
+      return 0;
+  }
+  start = d = o->p;
   e = p + n;
   *d++ = '"';
   /* Fast path: the run of bytes that need nothing is copied at once. */

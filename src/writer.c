@@ -133,7 +133,7 @@ static int wait_idle_locked(tw_writer *w)
   return w->err;
 }
 
-static int hand_off_locked(tw_writer *w);
+static int hand_off_locked(tw_writer *w, int may_drop);
 static void report_drops_locked(tw_writer *w);
 
 /* The committer thread: commits full buffers, oldest first, with the lock
@@ -156,7 +156,7 @@ static void *committer_main(void *arg)
         /* Time to commit what producers have buffered, even if idle. */
         deadline = now + w->interval_ns;
         if (w->bufs[w->fill].len && w->queued + 1 < w->nbufs) {
-          (void)hand_off_locked(w);
+          (void)hand_off_locked(w, 0);
           continue;
         }
       }
@@ -191,9 +191,10 @@ static void *committer_main(void *arg)
 
 /* Commit the buffer being filled: inline, write it now; in the
  * background, hand it to the committer and take the next free buffer,
- * waiting for one if all are full.  Lock held.  Returns 0 or the sticky
+ * waiting for one if all are full -- or, if may_drop, returning
+ * TW_EDROPPED at once.  Lock held.  Returns 0, TW_EDROPPED or the sticky
  * error. */
-static int hand_off_locked(tw_writer *w)
+static int hand_off_locked(tw_writer *w, int may_drop)
 {
   tw__buffer *b = &w->bufs[w->fill];
   int rc;
@@ -207,7 +208,7 @@ static int hand_off_locked(tw_writer *w)
   }
   if (b->len == 0)
     return 0;
-  if (w->queued + 1 >= w->nbufs && w->drop_when_full)
+  if (w->queued + 1 >= w->nbufs && may_drop)
     return TW_EDROPPED;
   while (w->queued + 1 >= w->nbufs && !w->err)
     pthread_cond_wait(&w->done, &w->lock);
@@ -226,7 +227,7 @@ static int hand_off_locked(tw_writer *w)
  * Lock held.  Returns 0 or the sticky error. */
 static int commit_all_locked(tw_writer *w)
 {
-  int rc = hand_off_locked(w);
+  int rc = hand_off_locked(w, 0);
   if (rc || !w->background)
     return rc;
   return wait_idle_locked(w);
@@ -248,7 +249,7 @@ static int append_record(tw_writer *w, const char *rec, size_t len)
   }
   b = &w->bufs[w->fill];
   if (len > w->buf_cap - b->len) {
-    if (b->len && (rc = hand_off_locked(w)) != 0)
+    if (b->len && (rc = hand_off_locked(w, w->drop_when_full)) != 0)
       goto dropped;
     if (len > w->buf_cap) {
       if (w->drop_when_full && (w->queued || w->committing)) {
@@ -643,6 +644,9 @@ int tw_close(tw_writer *w)
     pthread_join(w->committer, NULL);
     pthread_mutex_lock(&w->lock);
   }
+  if (!rc && w->sync_commits && w->sink->unbuffered && w->sink->ops->sync &&
+      (rc = w->sink->ops->sync(w->sink)) != 0)
+    set_error_locked(w, rc);
   rc2 = w->sink->ops->close(w->sink);
   if (!rc)
     rc = rc2 ? rc2 : w->err;
@@ -656,7 +660,11 @@ int tw_close(tw_writer *w)
 
 int tw_errcode(const tw_writer *w)
 {
-  return w ? __atomic_load_n(&w->err, __ATOMIC_RELAXED) : 0;
+  if (!w)
+    return 0;
+  if (forked(w))
+    return TW_EFORKED;
+  return __atomic_load_n(&w->err, __ATOMIC_RELAXED);
 }
 
 int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size)
