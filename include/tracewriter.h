@@ -136,6 +136,7 @@ enum tw_on_full { TW_ON_FULL_BLOCK = 0, TW_ON_FULL_DROP = 1 };
 #define TW_DEFAULT_GZIP_LEVEL    1
 #define TW_MIN_BUFFER_SIZE       256u
 #define TW_DEFAULT_MAX_STRING    (64u * 1024u)
+#define TW_MIN_MAX_STRING        64u
 #define TW_DEFAULT_MAX_EVENT     (1024u * 1024u)
 #define TW_MAX_ARGS              1024u
 #define TW_MAX_JSON_DEPTH        64u
@@ -156,7 +157,7 @@ typedef struct tw_options {
   unsigned flags;         /* TW_OPT_* bits (default 0) */
   size_t max_string;      /* longest string written, in input bytes; longer
                              ones are cut on a UTF-8 boundary or rejected
-                             (default 64 KiB) */
+                             (default 64 KiB, at least 64) */
   size_t max_event;       /* largest formatted record; larger events fail
                              with TW_ETOOBIG (default 1 MiB, at least 4 KiB) */
   const char *process_name; /* name in the first record (default: the
@@ -330,20 +331,23 @@ static inline tw_arg tw_arg_json(const char *name, const char *json)
  * CLOCK_MONOTONIC scale of tw_now_ns() (any scale works if used
  * consistently) and are written as microseconds with three decimals.
  *
- * Phases and what each needs (anything else is TW_EEVENT):
+ * Phases and what the library requires of each (anything missing is
+ * TW_EEVENT):
  *   'X' complete: name; dur            'B'/'E' begin/end: name (E: optional)
  *   'I' or 'i' instant: name; scope 'g','p','t' or 0 (thread); written as
  *       'I', which Perfetto, chrome://tracing and DevTools all draw
- *   'C' counter: name; args = the series, numbers only
+ *   'C' counter: name; at least one arg, numbers only (the series)
  *   'b','n','e' async: name, an id (TW_HAS_ID or TW_HAS_ID2_*); viewers
  *       key async ids by cat too, so give one
  *   's','t','f' flow: name, an id (cat, as above); 'f'/'t' may set
  *       TW_BP_ENCLOSING
- *   'M' metadata: name is process_name, thread_name, process_sort_index,
- *       thread_sort_index or process_labels, with its arg (name / sort_index
- *       / labels); the helpers below build these
+ *   'M' metadata: name.  Viewers know process_name, thread_name (arg
+ *       "name"), process_sort_index, thread_sort_index (arg "sort_index")
+ *       and process_labels (arg "labels"): the helpers below build these
  *   'N','O','D' object created/snapshot/destroyed: name, an id
- *   'R' mark: name      'c' clock sync: args sync_id (and issue_ts)
+ *   'R' mark: name      'c' clock sync: name (viewers expect "clock_sync"
+ *       with arg sync_id, and issue_ts when the sync was issued earlier)
+ * Other fields are written whenever set, whatever the phase.
  */
 typedef struct tw_event {
   char ph;                /* the phase letter */

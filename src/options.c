@@ -52,7 +52,7 @@ static int check(const tw_options *o)
 {
   if (o->buffer_size < TW_MIN_BUFFER_SIZE || o->buffer_size > MAX_SIZE_OPTION ||
       o->max_event < 4096 || o->max_event > MAX_SIZE_OPTION ||
-      o->max_string < 1 ||
+      o->max_string < TW_MIN_MAX_STRING ||
       (o->format != TW_FORMAT_ARRAY && o->format != TW_FORMAT_OBJECT) ||
       o->sink < TW_SINK_AUTO || o->sink > TW_SINK_GZIP ||
       o->gzip_level < 1 || o->gzip_level > 9 ||
@@ -243,9 +243,11 @@ static int apply(tw_options *o, const char *key, size_t klen,
                     "be between 4KiB and 1GiB", (int)vlen, val);
       o->max_event = size;
     } else {
-      if (size < 1)
+      /* At least the library's own names: "process_sort_index"... */
+      if (size < TW_MIN_MAX_STRING)
         return fail(err, errsize, "bad value '%.*s' for 'max_string': "
-                    "must be at least 1", (int)vlen, val);
+                    "must be at least %u", (int)vlen, val,
+                    TW_MIN_MAX_STRING);
       o->max_string = size;
     }
   } else if (is(key, klen, "format")) {
