@@ -251,17 +251,25 @@ static int append_record(tw_writer *w, const char *rec, size_t len)
   if (len > w->buf_cap - b->len) {
     if (b->len && (rc = hand_off_locked(w, w->drop_when_full)) != 0)
       goto dropped;
-    if (len > w->buf_cap) {
+    b = &w->bufs[w->fill];
+    if (len > w->buf_cap - b->len) {
+      /* Larger than a buffer (or than the room a drop report left): it
+       * goes to the sink by itself, after everything before it. */
       if (w->drop_when_full && (w->queued || w->committing)) {
         rc = TW_EDROPPED;
         goto dropped;
       }
-      if ((rc = wait_idle_locked(w)) != 0 ||
-          (rc = sink_write_locked(w, rec, len)) != 0)
+      if ((rc = wait_idle_locked(w)) != 0)
+        goto out;
+      if (b->len) {
+        if ((rc = sink_write_locked(w, b->data, b->len)) != 0)
+          goto out;
+        b->len = 0;
+      }
+      if ((rc = sink_write_locked(w, rec, len)) != 0)
         goto out;
       goto counted;
     }
-    b = &w->bufs[w->fill];
   }
   memcpy(b->data + b->len, rec, len);
   b->len += len;
@@ -680,7 +688,10 @@ int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size)
     s.error = TW_EFORKED;          /* the parent's lock is not ours to take */
   } else if (w) {
     pthread_mutex_lock(&w->lock);
-    s = w->stats;
+    s.events = w->stats.events;
+    s.bytes = w->stats.bytes;
+    s.commits = w->stats.commits;
+    s.dropped = w->stats.dropped;
     pthread_mutex_unlock(&w->lock);
     s.rejected = __atomic_load_n(&w->stats.rejected, __ATOMIC_RELAXED);
     s.strings_truncated =

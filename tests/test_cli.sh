@@ -1,2 +1,228 @@
 #!/bin/sh
-exit 0
+# test_cli.sh -- the tracewriter command-line tool, end to end.
+#
+# Runs the built tool (a libtool wrapper script before installation) and
+# checks its exit statuses and messages, then reads the demo's traces back
+# with the strict checker (tests/jsonlint) and, when configure found them,
+# with Python's json module and jq.  Environment (set by make check):
+# top_builddir, top_srcdir, PYTHON3 and JQ (empty when not found).
+# Exit status: 0 all passed, 1 a check failed, 99 the test could not run.
+
+top_builddir=${top_builddir:-.}
+top_srcdir=${top_srcdir:-.}
+PYTHON3=${PYTHON3:-}
+JQ=${JQ:-}
+tool=$top_builddir/tools/tracewriter
+jsonlint=$top_builddir/tests/jsonlint
+header=$top_srcdir/include/tracewriter.h
+
+for program in "$tool" "$jsonlint"; do
+  if [ ! -x "$program" ]; then
+    echo "test_cli: $program is not built" >&2
+    exit 99
+  fi
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_cli.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+passed=0
+failed=0
+
+pass() {
+  passed=$((passed + 1))
+  echo "PASS: $1"
+}
+
+# fail DESCRIPTION: count a failure and show what the last command said.
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL: $1"
+  for stream in out err; do
+    if [ -s "$tmp/$stream" ]; then
+      sed -n "1,10s/^/  std$stream: /p" "$tmp/$stream"
+    fi
+  done
+}
+
+skip() {
+  echo "SKIP: $1"
+}
+
+# run COMMAND...: run it with its output in $tmp/out and $tmp/err and its
+# exit status in $status.
+run() {
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  status=$?
+}
+
+# expect_status N DESCRIPTION COMMAND...: run COMMAND, pass if it exits N.
+expect_status() {
+  want=$1
+  description=$2
+  shift 2
+  run "$@"
+  if [ "$status" -eq "$want" ]; then
+    pass "$description"
+  else
+    fail "$description (exit status $status, expected $want)"
+  fi
+}
+
+# check DESCRIPTION COMMAND...: pass if COMMAND succeeds.
+check() {
+  description=$1
+  shift
+  if "$@"; then
+    pass "$description"
+  else
+    fail "$description"
+  fi
+}
+
+# ------------------------------------------------------------ help, version
+expect_status 0 "--help exits 0" "$tool" --help
+usage_on_stdout_only() {
+  grep -q "^Usage: tracewriter" "$tmp/out" && [ ! -s "$tmp/err" ]
+}
+check "--help prints the usage on stdout, nothing on stderr" \
+  usage_on_stdout_only
+check "--help lists the demo command" grep -q '^ *demo ' "$tmp/out"
+
+version=$(sed -n 's/^#define TW_VERSION_STRING "\(.*\)"$/\1/p' "$header")
+expect_status 0 "--version exits 0" "$tool" --version
+printed_version() {
+  [ "$(cat "$tmp/out")" = "tracewriter $version" ]
+}
+check "--version prints 'tracewriter $version'" printed_version
+
+expect_status 0 "demo --help exits 0" "$tool" demo --help
+check "demo --help shows the demo's options" \
+  grep -q -e '--requests' "$tmp/out"
+
+# ------------------------------------------------------------- usage errors
+# usage_error DESCRIPTION ARGS...: exit 2, usage on stderr, nothing on stdout.
+usage_error() {
+  description=$1
+  shift
+  run "$tool" "$@"
+  if [ "$status" -eq 2 ] && grep -q 'Usage:' "$tmp/err" && [ ! -s "$tmp/out" ]
+  then
+    pass "$description exits 2 with the usage on stderr"
+  else
+    fail "$description exits 2 with the usage on stderr (exit status $status)"
+  fi
+}
+usage_error "no arguments"
+usage_error "an unknown command" frobnicate
+usage_error "an unknown option" --bogus
+usage_error "demo --threads x" demo --threads x
+usage_error "demo --threads 0" demo --threads 0
+usage_error "demo --requests -5" demo --requests -5
+usage_error "demo --seconds soon" demo --seconds soon
+usage_error "demo --bogus" demo --bogus
+usage_error "demo with both --seconds and --requests" \
+  demo --seconds 1 --requests 10
+
+expect_status 2 "demo -O 'bogus=1' exits 2" \
+  "$tool" demo -O 'bogus=1' -o "$tmp/never.json"
+check "... with 'tracewriter: bad options:' naming bogus" \
+  grep -q "^tracewriter: bad options: .*bogus" "$tmp/err"
+check "... and writes no file" test ! -e "$tmp/never.json"
+
+# --------------------------------------------------------------- the demo
+trace=$tmp/t.json
+expect_status 0 "demo --requests 300 --threads 3 exits 0" \
+  "$tool" demo --requests 300 --threads 3 -o "$trace"
+one_summary_line() {
+  [ "$(wc -l < "$tmp/out")" -eq 1 ] &&
+    grep -q "^wrote [0-9][0-9]* events, .* to $1" "$tmp/out"
+}
+check "... prints one line naming the file and its events" \
+  one_summary_line "$trace"
+check "... prints nothing on stderr (no progress when not a terminal)" \
+  test ! -s "$tmp/err"
+run "$jsonlint" --check-demo --require-thread-names 4 "$trace"
+if [ "$status" -eq 0 ]; then
+  pass "jsonlint --check-demo: $(cat "$tmp/out")"
+else
+  fail "jsonlint --check-demo accepts the trace"
+fi
+# starts_ends FILE FIRST LAST: FILE's first bytes are FIRST and it ends
+# with LAST and a newline.
+starts_ends() {
+  [ "$(head -c ${#2} "$1" 2>/dev/null)" = "$2" ] &&
+    [ "$(tail -c $((${#3} + 1)) "$1" 2>/dev/null)" = "$3" ]
+}
+check "the trace is an array: '[' ... ']'" starts_ends "$trace" '[' ']'
+
+if [ -n "$PYTHON3" ]; then
+  run "$PYTHON3" -c '
+import json, sys
+events = json.load(open(sys.argv[1]))
+names = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
+assert names == {"acceptor", "worker-1", "worker-2", "worker-3"}, names
+assert sum(e["ph"] == "b" for e in events) == 300
+assert sum(e["ph"] == "e" for e in events) == 300
+' "$trace"
+  if [ "$status" -eq 0 ]; then
+    pass "python3 json.load reads it: 300 requests, 4 named threads"
+  else
+    fail "python3 json.load reads it: 300 requests, 4 named threads"
+  fi
+else
+  skip "python3 not found"
+fi
+
+if [ -n "$JQ" ]; then
+  run "$JQ" length "$trace"
+  if [ "$status" -eq 0 ] && [ "$(cat "$tmp/out")" -gt 300 ]; then
+    pass "jq length reads it: $(cat "$tmp/out") events"
+  else
+    fail "jq length reads it"
+  fi
+else
+  skip "jq not found"
+fi
+
+object=$tmp/object.json
+expect_status 0 "demo -O format=object exits 0" \
+  "$tool" demo -O format=object --requests 50 --threads 2 -o "$object"
+check "... writes the object form {\"traceEvents\":[ ... ]}" \
+  starts_ends "$object" '{"traceEvents":[' ']}'
+run "$jsonlint" --check-demo --require-thread-names 3 "$object"
+if [ "$status" -eq 0 ]; then
+  pass "jsonlint --check-demo: $(cat "$tmp/out")"
+else
+  fail "jsonlint --check-demo accepts the object form"
+fi
+
+expect_status 0 "demo --seconds 0.2 exits 0" \
+  "$tool" demo --seconds 0.2 --threads 2 -o "$tmp/timed.json"
+run "$jsonlint" --check-demo "$tmp/timed.json"
+if [ "$status" -eq 0 ]; then
+  pass "jsonlint --check-demo: $(cat "$tmp/out")"
+else
+  fail "jsonlint --check-demo accepts the timed trace"
+fi
+
+# ------------------------------------------------------------- I/O errors
+expect_status 1 "demo -o /nonexistent-dir/x.json exits 1" \
+  "$tool" demo --requests 5 -o /nonexistent-dir/x.json
+check "... with 'tracewriter: FILE: reason' on stderr" \
+  grep -q '^tracewriter: /nonexistent-dir/x.json: .' "$tmp/err"
+
+if [ -w /dev/full ]; then
+  run sh -c '"$1" --help >/dev/full' sh "$tool"
+  if [ "$status" -eq 1 ]; then
+    pass "--help > /dev/full exits 1"
+  else
+    fail "--help > /dev/full exits 1 (exit status $status)"
+  fi
+else
+  skip "no /dev/full"
+fi
+
+echo "test_cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
