@@ -227,7 +227,16 @@ static int hand_off_locked(tw_writer *w, int may_drop)
  * Lock held.  Returns 0 or the sticky error. */
 static int commit_all_locked(tw_writer *w)
 {
-  int rc = hand_off_locked(w, 0);
+  int rc;
+
+  /* Drops since the last report are reported in this commit: in the
+   * buffer being filled, or, if it has no room left, in the next one. */
+  if (w->drops_unreported && !w->err) {
+    report_drops_locked(w);
+    if (w->drops_unreported && (rc = hand_off_locked(w, 0)) != 0)
+      return rc;
+  }
+  rc = hand_off_locked(w, 0);
   if (rc || !w->background)
     return rc;
   return wait_idle_locked(w);

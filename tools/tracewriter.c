@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "tracewriter.h"
+#include "repair.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -759,6 +760,8 @@ struct command {
 static const struct command commands[] = {
   { "demo", "write the trace of a simulated multi-threaded server",
     cmd_demo },
+  { "repair", "make a trace left by a crash strictly valid again",
+    tw_tool_repair_main },
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
