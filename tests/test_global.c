@@ -1,0 +1,537 @@
+/* test_global.c -- tw_global(): the process-wide writer from the
+ * environment
+ *
+ * tw_global reads TRACEWRITER_OUT and TRACEWRITER_OPTIONS once per
+ * process, so every scenario runs in a forked child that sets the
+ * environment before its first call, does the work and exits with a
+ * status (0: every check in the child passed, else the number of the
+ * check that failed).  The parent checks the status and reads the file
+ * back with the strict checker.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* gettid */
+#endif
+#include "testutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- helpers */
+
+/* A fresh temporary directory (malloc'ed path). */
+static char *make_dir(void)
+{
+  const char *tmp = getenv("TMPDIR");
+  size_t n;
+  char *dir;
+
+  if (!tmp || !*tmp)
+    tmp = "/tmp";
+  n = strlen(tmp) + 32;
+  dir = malloc(n);
+  assert_non_null(dir);
+  snprintf(dir, n, "%s/twglobal-XXXXXX", tmp);
+  assert_non_null(mkdtemp(dir));
+  return dir;
+}
+
+static char *join(const char *dir, const char *name)
+{
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  assert_non_null(p);
+  snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+/* The file the child with this pid wrote for pattern "<dir>/<pre><pid>
+ * <post>". */
+static char *pid_path(const char *dir, const char *pre, pid_t pid,
+                      const char *post)
+{
+  char name[256];
+  snprintf(name, sizeof name, "%s%ld%s", pre, (long)pid, post);
+  return join(dir, name);
+}
+
+typedef int (*child_fn)(void *arg);
+
+/* Fork; the child runs fn and, if exit_normally, leaves with exit() (so
+ * atexit handlers run), else with _exit().  Returns the child's pid after
+ * checking that it exited with status 0. */
+static pid_t run_child(child_fn fn, void *arg, int exit_normally)
+{
+  int status, rc;
+  pid_t pid;
+
+  fflush(NULL);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    rc = fn(arg);
+    if (exit_normally)
+      exit(rc);
+    _exit(rc);
+  }
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (!WIFEXITED(status))
+    fail_msg("child killed by signal %d", WTERMSIG(status));
+  if (WEXITSTATUS(status) != 0)
+    fail_msg("child failed its check number %d", WEXITSTATUS(status));
+  return pid;
+}
+
+/* Emit n events "g<i>" with args {"i": i} on w; returns how many calls
+ * failed. */
+static int emit_n(tw_writer *w, int n)
+{
+  int failed = 0;
+  for (int i = 0; i < n; i++) {
+    char name[32];
+    tw_arg a = tw_arg_int("i", i);
+    snprintf(name, sizeof name, "g%d", i);
+    failed += tw_complete(w, "global", name, 5000u + (uint64_t)i * 10u, 3,
+                          &a, 1) != 0;
+  }
+  return failed;
+}
+
+/* The file at path must be a strict trace (object_form or not) by process
+ * pid (single-threaded: tid = pid) holding the process_name record then
+ * exactly the n events of emit_n. */
+static void check_file(const char *path, int object_form, pid_t pid, int n)
+{
+  jc_doc *d;
+  jc_val root, ev, e;
+
+  tu_assert_tail(path, object_form);
+  d = tu_load(path);
+  root = jc_root(d);
+  assert_int_equal(jc_type(d, root), object_form ? JC_OBJECT : JC_ARRAY);
+  ev = tu_events(d);
+  assert_int_equal(jc_len(d, ev), (size_t)n + 1);
+  e = jc_first(d, ev);
+  tu_assert_str(d, e, "ph", "M");
+  tu_assert_str(d, e, "name", "process_name");
+  tu_assert_int(d, e, "pid", pid);
+  for (int i = 0; i < n; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "g%d", i);
+    e = jc_next(d, e);
+    assert_true(e >= 0);
+    tu_assert_str(d, e, "ph", "X");
+    tu_assert_str(d, e, "name", name);
+    tu_assert_str(d, e, "cat", "global");
+    tu_assert_us(d, e, "ts", 5000u + (uint64_t)i * 10u);
+    tu_assert_us(d, e, "dur", 3);
+    tu_assert_int(d, e, "pid", pid);
+    tu_assert_int(d, e, "tid", pid);
+    tu_assert_int(d, jc_get(d, e, "args"), "i", i);
+  }
+  assert_int_equal(jc_next(d, e), -1);
+  jc_free(d);
+}
+
+/* ------------------------------------------------------- tracing is off */
+
+static int child_off(void *arg)
+{
+  const char *msg = "not set";
+  const char *value = arg;
+  tw_event ev;
+
+  if (value)
+    setenv("TRACEWRITER_OUT", value, 1);
+  else
+    unsetenv("TRACEWRITER_OUT");
+  unsetenv("TRACEWRITER_OPTIONS");
+  if (tw_global() != NULL)
+    return 1;
+  if (tw_global_status(&msg) != 0)
+    return 2;
+  if (!msg || msg[0] != '\0')
+    return 3;
+  if (tw_global_status(NULL) != 0)
+    return 4;
+  /* Every helper on the NULL writer is a no-op. */
+  memset(&ev, 0, sizeof ev);
+  ev.ph = 'X';
+  ev.name = "x";
+  if (tw_emit(tw_global(), &ev) != 0 ||
+      tw_complete(tw_global(), "c", "n", 1, 1, NULL, 0) != 0 ||
+      tw_begin(tw_global(), "c", "n", NULL, 0) != 0 ||
+      tw_end(tw_global(), "c", "n", NULL, 0) != 0 ||
+      tw_instant(tw_global(), "c", "n", 'g', NULL, 0) != 0 ||
+      tw_thread_name(tw_global(), "t") != 0)
+    return 5;
+  if (tw_flush(tw_global()) != 0 || tw_errcode(tw_global()) != 0)
+    return 6;
+  {
+    TW_SCOPE(tw_global(), "c", "scope");
+  }
+  /* Later calls still NULL, even with the variable set now. */
+  setenv("TRACEWRITER_OUT", "/tmp/should-not-be-created-by-tw-test.json", 1);
+  if (tw_global() != NULL || tw_global_status(NULL) != 0)
+    return 7;
+  if (tw_close(tw_global()) != 0)
+    return 8;
+  return 0;
+}
+
+static void test_unset(void **state)
+{
+  (void)state;
+  run_child(child_off, NULL, 1);
+  run_child(child_off, "", 1);
+  assert_int_not_equal(access("/tmp/should-not-be-created-by-tw-test.json",
+                              F_OK), 0);
+}
+
+/* ------------------------------------------------ a file, committed at exit */
+
+typedef struct scenario {
+  const char *out;          /* TRACEWRITER_OUT */
+  const char *options;      /* TRACEWRITER_OPTIONS, NULL: unset */
+  int n;                    /* events to emit */
+} scenario;
+
+/* Set the environment, emit, and exit WITHOUT tw_close or tw_flush: the
+ * atexit commit must make the file complete. */
+static int child_emit(void *arg)
+{
+  const scenario *sc = arg;
+  const char *msg = NULL;
+  tw_writer *w;
+
+  setenv("TRACEWRITER_OUT", sc->out, 1);
+  if (sc->options)
+    setenv("TRACEWRITER_OPTIONS", sc->options, 1);
+  else
+    unsetenv("TRACEWRITER_OPTIONS");
+  if (!(w = tw_global()))
+    return 1;
+  if (tw_global() != w)
+    return 2;
+  if (tw_global_status(&msg) != 0 || !msg)
+    return 3;
+  if (emit_n(w, sc->n) != 0)
+    return 4;
+  if (tw_errcode(w) != 0)
+    return 5;
+  return 0;
+}
+
+static void test_pid_path_atexit(void **state)
+{
+  char *dir = make_dir();
+  char *pattern = join(dir, "g-%p.json");
+  scenario sc = { pattern, NULL, 1000 };
+  pid_t pid;
+  char *path;
+
+  (void)state;
+  pid = run_child(child_emit, &sc, 1);
+  path = pid_path(dir, "g-", pid, ".json");
+  check_file(path, 0, pid, sc.n);
+  tu_cleanup(path);
+  free(pattern);
+  assert_int_equal(rmdir(dir), 0);            /* nothing else was made */
+  free(dir);
+}
+
+static void test_percent_percent(void **state)
+{
+  char *dir = make_dir();
+  char *pattern = join(dir, "g-%%-%p-%%p.json");
+  scenario sc = { pattern, NULL, 10 };
+  pid_t pid;
+  char *path;
+
+  (void)state;
+  pid = run_child(child_emit, &sc, 1);
+  path = pid_path(dir, "g-%-", pid, "-%p.json");
+  check_file(path, 0, pid, sc.n);
+  tu_cleanup(path);
+  free(pattern);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* No %p: the name is taken as it is. */
+static void test_plain_path(void **state)
+{
+  char *dir = make_dir();
+  char *path = join(dir, "plain.json");
+  scenario sc = { path, "", 3 };
+  pid_t pid;
+
+  (void)state;
+  pid = run_child(child_emit, &sc, 1);
+  check_file(path, 0, pid, sc.n);
+  tu_cleanup(path);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+static void test_options_applied(void **state)
+{
+  char *dir = make_dir();
+  char *path = join(dir, "obj.json");
+  /* 2000 events of ~120 bytes: many commits of the 4 KiB buffer, and the
+   * last part only at exit. */
+  scenario sc = { path, "format=object,buffer=4KiB", 2000 };
+  pid_t pid;
+
+  (void)state;
+  pid = run_child(child_emit, &sc, 1);
+  check_file(path, 1, pid, sc.n);
+  tu_cleanup(path);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* ------------------------------------------------------------ failures */
+
+typedef struct failure {
+  const char *out;
+  const char *options;
+  int status;               /* expected tw_global_status */
+  const char *named;        /* the message must contain this */
+} failure;
+
+static int child_fail(void *arg)
+{
+  const failure *f = arg;
+  const char *msg = NULL;
+
+  setenv("TRACEWRITER_OUT", f->out, 1);
+  if (f->options)
+    setenv("TRACEWRITER_OPTIONS", f->options, 1);
+  else
+    unsetenv("TRACEWRITER_OPTIONS");
+  if (tw_global() != NULL)
+    return 1;
+  if (tw_global_status(&msg) != f->status)
+    return 2;
+  if (!msg || !strstr(msg, f->named))
+    return 3;
+  /* Stable: the same answer again, and no retry. */
+  if (tw_global() != NULL || tw_global_status(NULL) != f->status)
+    return 4;
+  if (emit_n(tw_global(), 3) != 0)
+    return 5;
+  return 0;
+}
+
+static void test_bad_options(void **state)
+{
+  char *dir = make_dir();
+  char *path = join(dir, "never.json");
+  failure f = { path, "bogus=1", TW_EOPTION, "bogus" };
+  failure g = { path, "format=object,buffer=12x", TW_EOPTION, "12x" };
+
+  (void)state;
+  run_child(child_fail, &f, 1);
+  run_child(child_fail, &g, 1);
+  /* Nothing was created. */
+  assert_int_not_equal(access(path, F_OK), 0);
+  free(path);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+static void test_unwritable_path(void **state)
+{
+  char *dir = make_dir();
+  char *path = join(dir, "no-such-dir/x.json");
+  failure f = { path, NULL, -ENOENT, path };
+
+  (void)state;
+  run_child(child_fail, &f, 1);
+  free(path);
+  /* A directory as the output path. */
+  {
+    failure g = { dir, NULL, -EISDIR, dir };
+    run_child(child_fail, &g, 1);
+  }
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* ---------------------------------------------------- threads and fork */
+
+typedef struct racer {
+  pthread_barrier_t *start;
+  tw_writer *got;
+  int failed;
+} racer;
+
+static void *racer_main(void *arg)
+{
+  racer *r = arg;
+  pthread_barrier_wait(r->start);
+  r->got = tw_global();
+  r->failed = r->got ? 0 : 1;
+  return NULL;
+}
+
+/* The first calls race from several threads: one writer for all. */
+static int child_threads(void *arg)
+{
+  enum { T = 6 };
+  const scenario *sc = arg;
+  pthread_barrier_t start;
+  pthread_t th[T];
+  racer r[T];
+
+  setenv("TRACEWRITER_OUT", sc->out, 1);
+  unsetenv("TRACEWRITER_OPTIONS");
+  if (pthread_barrier_init(&start, NULL, T) != 0)
+    return 1;
+  for (int t = 0; t < T; t++) {
+    memset(&r[t], 0, sizeof r[t]);
+    r[t].start = &start;
+    if (pthread_create(&th[t], NULL, racer_main, &r[t]) != 0)
+      return 2;
+  }
+  for (int t = 0; t < T; t++)
+    if (pthread_join(th[t], NULL) != 0)
+      return 3;
+  pthread_barrier_destroy(&start);
+  for (int t = 0; t < T; t++)
+    if (r[t].failed || r[t].got != r[0].got)
+      return 4;
+  if (tw_global() != r[0].got)
+    return 5;
+  if (emit_n(tw_global(), sc->n) != 0)
+    return 6;
+  return 0;
+}
+
+static void test_first_call_race(void **state)
+{
+  char *dir = make_dir();
+  char *pattern = join(dir, "race-%p.json");
+  scenario sc = { pattern, NULL, 20 };
+  pid_t pid;
+  char *path;
+
+  (void)state;
+  pid = run_child(child_threads, &sc, 1);
+  path = pid_path(dir, "race-", pid, ".json");
+  check_file(path, 0, pid, sc.n);
+  tu_cleanup(path);
+  free(pattern);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* A process with a global writer forks: the grandchild must not write
+ * into its parent's file, not even at its exit commit.  Either its writer
+ * is disabled (TW_EFORKED) or it gets a file of its own (%p). */
+static int grandchild(void *arg)
+{
+  tw_writer *w = tw_global();
+  int rc;
+
+  (void)arg;
+  if (!w)
+    return 0;                                   /* disabled: fine */
+  rc = tw_complete(w, "global", "grandchild", 1, 1, NULL, 0);
+  if (rc != 0 && rc != TW_EFORKED)
+    return 11;
+  return 0;                                     /* exit(): atexit runs */
+}
+
+static int child_fork(void *arg)
+{
+  const scenario *sc = arg;
+  tw_writer *w;
+  int status;
+  pid_t pid;
+
+  setenv("TRACEWRITER_OUT", sc->out, 1);
+  unsetenv("TRACEWRITER_OPTIONS");
+  if (!(w = tw_global()))
+    return 1;
+  if (emit_n(w, sc->n / 2) != 0)
+    return 2;
+  if (tw_flush(w) != 0)
+    return 3;
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0)
+    return 4;
+  if (pid == 0)
+    exit(grandchild(NULL));
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0)
+    return 5;
+  /* Go on: the rest of the events, emit_n's numbering continued. */
+  for (int i = sc->n / 2; i < sc->n; i++) {
+    char name[32];
+    tw_arg a = tw_arg_int("i", i);
+    snprintf(name, sizeof name, "g%d", i);
+    if (tw_complete(w, "global", name, 5000u + (uint64_t)i * 10u, 3, &a, 1))
+      return 6;
+  }
+  return 0;
+}
+
+static void test_fork_after_global(void **state)
+{
+  char *dir = make_dir();
+  char *pattern = join(dir, "fork-%p.json");
+  scenario sc = { pattern, NULL, 40 };
+  pid_t pid;
+  char *path;
+
+  (void)state;
+  pid = run_child(child_fork, &sc, 1);
+  path = pid_path(dir, "fork-", pid, ".json");
+  check_file(path, 0, pid, sc.n);
+  tu_cleanup(path);
+  free(pattern);
+  /* If the grandchild got a file of its own, it must be a valid trace;
+   * remove whatever is there. */
+  {
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+    assert_non_null(dp);
+    while ((de = readdir(dp)) != NULL) {
+      char *full;
+      jc_doc *d;
+      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+        continue;
+      full = join(dir, de->d_name);
+      tu_assert_tail(full, 0);
+      d = tu_load(full);
+      jc_free(d);
+      tu_cleanup(full);
+    }
+    closedir(dp);
+  }
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_unset),
+    cmocka_unit_test(test_pid_path_atexit),
+    cmocka_unit_test(test_percent_percent),
+    cmocka_unit_test(test_plain_path),
+    cmocka_unit_test(test_options_applied),
+    cmocka_unit_test(test_bad_options),
+    cmocka_unit_test(test_unwritable_path),
+    cmocka_unit_test(test_first_call_race),
+    cmocka_unit_test(test_fork_after_global),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
