@@ -50,9 +50,14 @@ int64_t tw__tid(void)
 
 unsigned tw__fork_generation(void)
 {
-  /* The atfork handler must be in place before the first writer exists. */
-  pthread_once(&atfork_once, install_atfork);
+  /* The handler is installed before the first writer exists (tw_open asks
+   * for the pid), so later calls only read the counter. */
   return __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+}
+
+void tw__install_fork_handler(void)
+{
+  pthread_once(&atfork_once, install_atfork);
 }
 
 const char *tw__program_name(void)

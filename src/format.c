@@ -73,7 +73,7 @@ static inline unsigned dec_digits(uint64_t v)
 
 /* Decimal digits of v into out (20 bytes of room); returns the length.
  * Two digits at a time from a table, written from the end. */
-size_t tw__u64_to_dec(uint64_t v, char *out)
+static inline size_t u64_to_dec(uint64_t v, char *out)
 {
   unsigned n = dec_digits(v);
   char *p = out + n;
@@ -98,7 +98,7 @@ static void put_u64(cursor *o, uint64_t v)
 {
   char *d = room(o, 20);
   if (d)
-    advance(o, tw__u64_to_dec(v, d));
+    advance(o, u64_to_dec(v, d));
 }
 
 static void put_i64(cursor *o, int64_t v)
@@ -108,9 +108,9 @@ static void put_i64(cursor *o, int64_t v)
     return;
   if (v < 0) {
     *d = '-';
-    advance(o, 1 + tw__u64_to_dec((uint64_t)0 - (uint64_t)v, d + 1));
+    advance(o, 1 + u64_to_dec((uint64_t)0 - (uint64_t)v, d + 1));
   } else {
-    advance(o, tw__u64_to_dec((uint64_t)v, d));
+    advance(o, u64_to_dec((uint64_t)v, d));
   }
 }
 
@@ -124,12 +124,11 @@ static void put_us(cursor *o, uint64_t ns)
 
   if (!d)
     return;
-  n = tw__u64_to_dec(ns / 1000, d);
+  n = u64_to_dec(ns / 1000, d);
   frac = (unsigned)(ns % 1000);
   d[n] = '.';
   d[n + 1] = (char)('0' + frac / 100);
-  d[n + 2] = (char)('0' + frac / 10 % 10);
-  d[n + 3] = (char)('0' + frac % 10);
+  memcpy(d + n + 2, digit_pairs + frac % 100 * 2, 2);
   advance(o, n + 4);
 }
 
@@ -334,8 +333,29 @@ static int put_string(cursor *o, const char *str, size_t n,
   char *d, *start;
   int replaced = 0;
 
-  if (n == TW_NUL)
+  if (n == TW_NUL) {
+    /* Fast path for the common short, plain NUL-terminated string: copy
+     * while scanning, no strlen, no memcpy call.  Anything else (a byte
+     * to escape or check, a long string, little room) takes the general
+     * path below. */
+    size_t limit = (size_t)(o->end - o->p);
+    if (!o->over && limit > 2) {
+      size_t max = limit - 2 < cfg->max_string ? limit - 2 : cfg->max_string;
+      size_t i = 0;
+      d = o->p + 1;
+      while (i < max && byte_class[p[i]] == 0) {
+        d[i] = (char)p[i];
+        i++;
+      }
+      if (p[i] == '\0') {
+        o->p[0] = '"';
+        d[i] = '"';
+        advance(o, i + 2);
+        return 0;
+      }
+    }
     n = strlen(str);
+  }
   if (n > cfg->max_string) {
     if (cfg->flags & TW_OPT_REJECT_LONG_STRINGS)
       return TW_ETOOLONG;
@@ -351,15 +371,6 @@ static int put_string(cursor *o, const char *str, size_t n,
   start = d = o->p;
   e = p + n;
   *d++ = '"';
-  /* Fast path: the run of bytes that need nothing is copied at once. */
-  {
-    const unsigned char *q = p;
-    while (q < e && byte_class[*q] == 0)
-      q++;
-    memcpy(d, p, (size_t)(q - p));
-    d += q - p;
-    p = q;
-  }
   while (p < e) {
     unsigned c = *p;
     switch (byte_class[c]) {
@@ -714,9 +725,9 @@ static int put_args(cursor *o, const tw_event *ev, unsigned rules,
   return 0;
 }
 
-int tw__format_event(const tw_event *ev, const tw__fmt_config *cfg,
-                     char *buf, size_t cap, size_t *len,
-                     tw__fmt_notes *notes)
+int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
+                     const tw__fmt_config *cfg, char *buf, size_t cap,
+                     size_t *len, tw__fmt_notes *notes)
 {
   cursor o = { buf, buf + cap, 0, 0 };
   unsigned rules = phase_rules(ev->ph);
@@ -763,7 +774,7 @@ int tw__format_event(const tw_event *ev, const tw__fmt_config *cfg,
   }
   if (ev->ph != 'M' || (has & TW_HAS_TS)) {
     PUTLIT(&o, ",\"ts\":");
-    put_us(&o, ev->ts);
+    put_us(&o, (has & TW_HAS_TS) ? ev->ts : def->ts);
   }
   if (ev->ph == 'X') {
     PUTLIT(&o, ",\"dur\":");
@@ -777,7 +788,8 @@ int tw__format_event(const tw_event *ev, const tw__fmt_config *cfg,
     PUTLIT(&o, ",\"tdur\":");
     put_us(&o, ev->tdur);
   }
-  put_pid_tid(&o, ev->pid, ev->tid);
+  put_pid_tid(&o, (has & TW_HAS_PID) ? ev->pid : def->pid,
+              (has & TW_HAS_TID) ? ev->tid : def->tid);
   if (rules & INSTANT) {
     d = room(&o, 9);
     if (d) {

@@ -30,6 +30,9 @@ int64_t tw__tid(void);
 /* Incremented in every child after fork: a writer opened under another
  * generation belongs to an ancestor process. */
 unsigned tw__fork_generation(void);
+/* Install the fork handler that bumps the generation (once; writers call
+ * it at open, before reading their generation). */
+void tw__install_fork_handler(void);
 /* The program's short name, for the first record. */
 const char *tw__program_name(void);
 
@@ -47,21 +50,26 @@ typedef struct tw__fmt_notes {
   unsigned replaced;       /* strings whose invalid UTF-8 became U+FFFD */
 } tw__fmt_notes;
 
+/* The values of the fields an event leaves to the library. */
+typedef struct tw__fmt_defaults {
+  uint64_t ts;             /* without TW_HAS_TS */
+  int64_t pid;             /* without TW_HAS_PID */
+  int64_t tid;             /* without TW_HAS_TID */
+} tw__fmt_defaults;
+
 /* Format ev as one record ",\n{...}" into buf[0..cap).  Returns 0 and the
  * record's length in *len; TW__ENOROOM when cap was too small, with *len an
  * upper bound of the room needed; or a TW_E* code for bad input.  Pure: no
- * I/O, no locks, no allocation.  pid/tid/now are the defaults to use. */
+ * I/O, no locks, no allocation. */
 #define TW__ENOROOM (-1999)
-int tw__format_event(const tw_event *ev, const tw__fmt_config *cfg,
-                     char *buf, size_t cap, size_t *len,
-                     tw__fmt_notes *notes);
+int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
+                     const tw__fmt_config *cfg, char *buf, size_t cap,
+                     size_t *len, tw__fmt_notes *notes);
 
 /* Check that json[0..len) is one strict RFC 8259 value at most
  * TW_MAX_JSON_DEPTH deep.  Returns 0 or TW_EJSON. */
 int tw__json_validate(const char *json, size_t len);
 
-/* Write v as decimal into out (room for 20 bytes); returns the length. */
-size_t tw__u64_to_dec(uint64_t v, char *out);
 
 /* options.c -------------------------------------------------------------- */
 

@@ -308,21 +308,18 @@ static int forked(const tw_writer *w)
 static int format_record(tw_writer *w, const tw_event *ev, char *stackbuf,
                          size_t stackcap, char **rec, size_t *len)
 {
-  tw_event e = *ev;
+  tw__fmt_defaults def;
   tw__fmt_notes notes;
   char *buf = stackbuf;
   size_t cap = stackcap;
   int rc;
 
-  if (!(e.has & TW_HAS_TS) && e.ph != 'M')
-    e.ts = tw_now_ns();
-  if (!(e.has & TW_HAS_PID))
-    e.pid = tw__pid();
-  if (!(e.has & TW_HAS_TID))
-    e.tid = tw__tid();
+  def.ts = (ev->has & TW_HAS_TS) || ev->ph == 'M' ? 0 : tw_now_ns();
+  def.pid = (ev->has & TW_HAS_PID) ? 0 : tw__pid();
+  def.tid = (ev->has & TW_HAS_TID) ? 0 : tw__tid();
   for (;;) {
-    memset(&notes, 0, sizeof notes);
-    rc = tw__format_event(&e, &w->fmt, buf, cap, len, &notes);
+    notes.truncated = notes.replaced = 0;
+    rc = tw__format_event(ev, &def, &w->fmt, buf, cap, len, &notes);
     if (rc != TW__ENOROOM)
       break;
     if (cap >= w->max_event) {
@@ -362,18 +359,17 @@ static void report_drops_locked(tw_writer *w)
   tw_event ev;
   size_t len;
 
+  tw__fmt_defaults def = { tw_now_ns(), tw__pid(), tw__tid() };
+
   memset(&ev, 0, sizeof ev);
   ev.ph = 'I';
   ev.scope = 'g';
   ev.name = "tracewriter: events dropped";
   ev.cat = "tracewriter";
-  ev.ts = tw_now_ns();
-  ev.pid = tw__pid();
-  ev.tid = tw__tid();
   ev.args = &arg;
   ev.nargs = 1;
-  if (tw__format_event(&ev, &w->fmt, b->data + b->len, w->buf_cap - b->len,
-                       &len, &notes) == 0) {
+  if (tw__format_event(&ev, &def, &w->fmt, b->data + b->len,
+                       w->buf_cap - b->len, &len, &notes) == 0) {
     b->len += len;
     w->stats.events++;
     w->stats.bytes += len;
@@ -457,6 +453,7 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   for (unsigned i = 0; i < w->nbufs; i++)
     if (w->buf_cap && !(w->bufs[i].data = malloc(w->buf_cap)))
       goto fail;
+  tw__install_fork_handler();
   w->fork_gen = tw__fork_generation();
   w->fmt.flags = o->flags;
   w->fmt.max_string = o->max_string;
