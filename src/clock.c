@@ -15,7 +15,7 @@
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static int64_t cached_pid;               /* 0 until first asked */
 static unsigned fork_gen;                /* bumped in each child */
-static __thread int64_t cached_tid;      /* 0 until first asked */
+static TW__THREAD int64_t cached_tid;      /* 0 until first asked */
 
 /* Runs in the child right after fork(), in the only thread it has. */
 static void after_fork_in_child(void)

@@ -136,7 +136,7 @@ static void put_us(cursor *o, uint64_t ns)
  * thread keeps its last one formatted. */
 static void put_pid_tid(cursor *o, int64_t pid, int64_t tid)
 {
-  static __thread struct {
+  static TW__THREAD struct {
     int64_t pid, tid;
     unsigned char len;     /* 0: nothing cached */
     char text[64];

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,6 +39,9 @@ struct tw_writer {
   int background;          /* 1: a committer thread does the sink writes */
   int committing;          /* the committer is writing, lock released */
   int stopping;            /* tw_close asks the committer to finish */
+  int wake_committer;      /* a buffer was handed off: signal work once
+                              the lock is released, so the committer does
+                              not wake only to block on the lock */
   pthread_t committer;     /* the committer thread, if background */
   uint64_t interval_ns;    /* commit at least this often (0: no timer) */
   int drop_when_full;      /* on_full=drop */
@@ -60,8 +64,8 @@ struct tw_writer {
 
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 static pthread_key_t scratch_key;
-static __thread char *scratch;
-static __thread size_t scratch_cap;
+static TW__THREAD char *scratch;
+static TW__THREAD size_t scratch_cap;
 
 static void scratch_key_init(void)
 {
@@ -134,6 +138,7 @@ static int wait_idle_locked(tw_writer *w)
 }
 
 static int hand_off_locked(tw_writer *w, int may_drop);
+static void signal_committer_locked(tw_writer *w);
 static void report_drops_locked(tw_writer *w);
 
 /* The committer thread: commits full buffers, oldest first, with the lock
@@ -143,6 +148,12 @@ static void *committer_main(void *arg)
   tw_writer *w = arg;
 
   uint64_t deadline = w->interval_ns ? tw_now_ns() + w->interval_ns : 0;
+#ifdef SCHED_BATCH
+  struct sched_param batch = { 0 };
+
+  /* A woken committer should not preempt the producer that woke it. */
+  (void)pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
+#endif
 
   pthread_mutex_lock(&w->lock);
   for (;;) {
@@ -157,6 +168,7 @@ static void *committer_main(void *arg)
         deadline = now + w->interval_ns;
         if (w->bufs[w->fill].len && w->queued + 1 < w->nbufs) {
           (void)hand_off_locked(w, 0);
+          w->wake_committer = 0;            /* we are the committer */
           continue;
         }
       }
@@ -210,6 +222,8 @@ static int hand_off_locked(tw_writer *w, int may_drop)
     return 0;
   if (w->queued + 1 >= w->nbufs && may_drop)
     return TW_EDROPPED;
+  if (w->queued + 1 >= w->nbufs)
+    signal_committer_locked(w);
   while (w->queued + 1 >= w->nbufs && !w->err)
     pthread_cond_wait(&w->done, &w->lock);
   if (w->err)
@@ -217,10 +231,20 @@ static int hand_off_locked(tw_writer *w, int may_drop)
   w->queued++;
   w->fill = (w->fill + 1) % w->nbufs;
   w->bufs[w->fill].len = 0;
-  pthread_cond_signal(&w->work);
+  w->wake_committer = 1;       /* signalled by the caller, after unlock */
   if (w->drops_unreported)
     report_drops_locked(w);
   return 0;
+}
+
+/* Wake the committer for the buffers handed off.  Lock held (the slow
+ * paths; producers signal after unlocking instead). */
+static void signal_committer_locked(tw_writer *w)
+{
+  if (w->wake_committer) {
+    w->wake_committer = 0;
+    pthread_cond_signal(&w->work);
+  }
 }
 
 /* Commit everything emitted so far and wait until it is in the file.
@@ -239,6 +263,7 @@ static int commit_all_locked(tw_writer *w)
   rc = hand_off_locked(w, 0);
   if (rc || !w->background)
     return rc;
+  signal_committer_locked(w);
   return wait_idle_locked(w);
 }
 
@@ -249,7 +274,7 @@ static int commit_all_locked(tw_writer *w)
 static int append_record(tw_writer *w, const char *rec, size_t len)
 {
   tw__buffer *b;
-  int rc = 0;
+  int rc = 0, wake;
 
   pthread_mutex_lock(&w->lock);
   if (w->err) {
@@ -268,6 +293,7 @@ static int append_record(tw_writer *w, const char *rec, size_t len)
         rc = TW_EDROPPED;
         goto dropped;
       }
+      signal_committer_locked(w);
       if ((rc = wait_idle_locked(w)) != 0)
         goto out;
       if (b->len) {
@@ -285,15 +311,18 @@ static int append_record(tw_writer *w, const char *rec, size_t len)
 counted:
   w->stats.events++;
   w->stats.bytes += len;
-out:
-  pthread_mutex_unlock(&w->lock);
-  return rc;
+  goto out;
 dropped:
   if (rc == TW_EDROPPED) {
     w->stats.dropped++;
     w->drops_unreported++;
   }
+out:
+  wake = w->wake_committer;
+  w->wake_committer = 0;
   pthread_mutex_unlock(&w->lock);
+  if (wake)
+    pthread_cond_signal(&w->work);
   return rc;
 }
 
