@@ -15,21 +15,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The output cursor.  Once something does not fit, nothing more is written
- * but need keeps growing: it is then an upper bound of the room needed. */
+/* The output cursor.  Once something does not fit, nothing more is
+ * written (end is pulled back to p, so every later room() fails on one
+ * compare) but need keeps counting: it is then an upper bound of the room
+ * the record needs. */
 typedef struct cursor {
   char *p;                 /* next byte to write */
-  char *end;               /* end of the buffer */
-  size_t need;             /* bytes written, plus those that did not fit */
+  char *end;               /* end of the buffer (p, once over) */
+  char *start;             /* the buffer */
+  size_t need;             /* once over: bytes needed in all */
   int over;                /* 1 once something did not fit */
 } cursor;
 
 /* Room for n bytes at o->p; returns where to write, or NULL (counted). */
 static inline char *room(cursor *o, size_t n)
 {
-  if (TW__LIKELY(!o->over && (size_t)(o->end - o->p) >= n))
+  if (TW__LIKELY((size_t)(o->end - o->p) >= n))
     return o->p;
-  o->over = 1;
+  if (!o->over) {
+    o->over = 1;
+    o->need = (size_t)(o->p - o->start);
+    o->end = o->p;
+  }
   o->need += n;
   return NULL;
 }
@@ -38,7 +45,6 @@ static inline char *room(cursor *o, size_t n)
 static inline void advance(cursor *o, size_t k)
 {
   o->p += k;
-  o->need += k;
 }
 
 static inline void put(cursor *o, const char *s, size_t n)
@@ -146,14 +152,15 @@ static void put_pid_tid(cursor *o, int64_t pid, int64_t tid)
   if (!d)
     return;
   if (cache.len == 0 || cache.pid != pid || cache.tid != tid) {
-    cursor c = { cache.text, cache.text + sizeof cache.text, 0, 0 };
+    cursor c = { cache.text, cache.text + sizeof cache.text, cache.text,
+                 0, 0 };
     PUTLIT(&c, ",\"pid\":");
     put_i64(&c, pid);
     PUTLIT(&c, ",\"tid\":");
     put_i64(&c, tid);
     cache.pid = pid;
     cache.tid = tid;
-    cache.len = (unsigned char)c.need;
+    cache.len = (unsigned char)(c.p - c.start);
   }
   memcpy(d, cache.text, cache.len);
   advance(o, cache.len);
@@ -339,7 +346,7 @@ static int put_string(cursor *o, const char *str, size_t n,
      * to escape or check, a long string, little room) takes the general
      * path below. */
     size_t limit = (size_t)(o->end - o->p);
-    if (!o->over && limit > 2) {
+    if (limit > 2) {
       size_t max = limit - 2 < cfg->max_string ? limit - 2 : cfg->max_string;
       size_t i = 0;
       d = o->p + 1;
@@ -729,7 +736,7 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                      const tw__fmt_config *cfg, char *buf, size_t cap,
                      size_t *len, tw__fmt_notes *notes)
 {
-  cursor o = { buf, buf + cap, 0, 0 };
+  cursor o = { buf, buf + cap, buf, 0, 0 };
   unsigned rules = phase_rules(ev->ph);
   unsigned has = ev->has;
   unsigned ids = has & (TW_HAS_ID | TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL);
@@ -835,6 +842,6 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
     return rc;
   PUTLIT(&o, "}");
 
-  *len = o.need;
+  *len = o.over ? o.need : (size_t)(o.p - buf);
   return o.over ? TW__ENOROOM : 0;
 }
