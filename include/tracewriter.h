@@ -471,8 +471,10 @@ static inline void tw__span_cleanup(tw_span *span) { (void)tw_span_end(span); }
  * TRACEWRITER_OPTIONS (an options string, as tw_options_parse).  Returns
  * NULL when TRACEWRITER_OUT is unset or empty, or when the writer could not
  * be opened (tw_global_status() says why).  The writer is committed at
- * exit (atexit) and never freed.  Thread-safe; after the first call it
- * costs one atomic load. */
+ * exit (atexit) and never freed.  In a child after fork(), the parent's
+ * writer is never used: with "%p" in TRACEWRITER_OUT the child's first
+ * call opens the child's own file; without, it returns NULL (tracing off
+ * in the child).  Thread-safe; after the first call it costs two loads. */
 TW_EXTERN tw_writer *tw_global(void);
 
 /* Why tw_global() returned NULL: 0 when tracing is simply off or the

@@ -4,12 +4,16 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static tw_writer *global_writer;   /* set once, by global_init */
+static tw_writer *global_writer;   /* this process's writer, or NULL */
+static unsigned global_gen;        /* fork generation global_writer is for */
+static int global_reopening;       /* a thread is reopening after fork */
+static int global_per_pid;         /* TRACEWRITER_OUT has %p */
 static int global_error;           /* why global_writer is NULL, or 0 */
 static char global_message[PATH_MAX + 256]; /* why, in words */
 
@@ -47,7 +51,21 @@ static int expand_path(const char *pattern, char *out, size_t size)
   return 0;
 }
 
-static void global_init(void)
+/* 1 if pattern has a "%p" that expand_path replaces. */
+static int has_pid(const char *pattern)
+{
+  for (const char *p = pattern; *p; p++)
+    if (p[0] == '%' && (p[1] == 'p' || p[1] == '%')) {
+      if (p[1] == 'p')
+        return 1;
+      p++;
+    }
+  return 0;
+}
+
+/* Open the writer the environment asks for into global_writer, or say
+ * why not in global_error and global_message. */
+static void global_open(void)
 {
   const char *pattern = getenv("TRACEWRITER_OUT");
   const char *options = getenv("TRACEWRITER_OPTIONS");
@@ -57,8 +75,10 @@ static void global_init(void)
   tw_writer *w;
   int rc;
 
+  __atomic_store_n(&global_gen, tw__fork_generation(), __ATOMIC_RELAXED);
   if (!pattern || !*pattern)
     return;
+  global_per_pid = has_pid(pattern);
   if ((rc = expand_path(pattern, path, sizeof path)) != 0) {
     global_error = rc;
     snprintf(global_message, sizeof global_message,
@@ -78,18 +98,58 @@ static void global_init(void)
              "TRACEWRITER_OUT: cannot open '%s': %s", path, tw_strerror(rc));
     return;
   }
-  global_writer = w;
-  if (atexit(commit_at_exit) != 0) {
+  __atomic_store_n(&global_writer, w, __ATOMIC_RELEASE);
+}
+
+static void global_init(void)
+{
+  tw__install_fork_handler();
+  global_open();
+  if (global_writer && atexit(commit_at_exit) != 0) {
     global_error = -ENOMEM;
     snprintf(global_message, sizeof global_message,
              "cannot register the exit commit; call tw_flush(tw_global())");
   }
 }
 
+/* In a child after fork: the parent's writer is not ours.  With "%p" in
+ * the path the child opens its own file; without, tracing is off in the
+ * child.  The first caller does it; others wait (a child's threads are
+ * all new, so none can be stuck holding this). */
+static tw_writer *global_after_fork(void)
+{
+  int expected = 0;
+
+  if (__atomic_compare_exchange_n(&global_reopening, &expected, 1, 0,
+                                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(&global_gen, __ATOMIC_RELAXED) !=
+        tw__fork_generation()) {
+      tw_writer *parents = global_writer;
+      __atomic_store_n(&global_writer, NULL, __ATOMIC_RELEASE);
+      (void)tw_close(parents);       /* frees, writes nothing: forked */
+      global_error = 0;
+      global_message[0] = '\0';
+      if (global_per_pid)
+        global_open();
+      else
+        __atomic_store_n(&global_gen, tw__fork_generation(),
+                         __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&global_reopening, 0, __ATOMIC_RELEASE);
+  } else {
+    while (__atomic_load_n(&global_reopening, __ATOMIC_ACQUIRE))
+      sched_yield();
+  }
+  return __atomic_load_n(&global_writer, __ATOMIC_ACQUIRE);
+}
+
 tw_writer *tw_global(void)
 {
   pthread_once(&global_once, global_init);
-  return global_writer;
+  if (TW__UNLIKELY(__atomic_load_n(&global_gen, __ATOMIC_RELAXED) !=
+                   tw__fork_generation()))
+    return global_after_fork();
+  return __atomic_load_n(&global_writer, __ATOMIC_ACQUIRE);
 }
 
 int tw_global_status(const char **message)

@@ -431,21 +431,22 @@ static void test_first_call_race(void **state)
   free(dir);
 }
 
-/* A process with a global writer forks: the grandchild must not write
- * into its parent's file, not even at its exit commit.  Either its writer
- * is disabled (TW_EFORKED) or it gets a file of its own (%p). */
-static int grandchild(void *arg)
+/* A process with a global writer forks: the grandchild must never write
+ * into its parent's file, not even at its exit commit.  With %p in the
+ * path, its tw_global() opens a file of its own; without, it is NULL. */
+static int grandchild(int per_pid, tw_writer *parents)
 {
   tw_writer *w = tw_global();
-  int rc;
 
-  (void)arg;
-  if (!w)
-    return 0;                                   /* disabled: fine */
-  rc = tw_complete(w, "global", "grandchild", 1, 1, NULL, 0);
-  if (rc != 0 && rc != TW_EFORKED)
+  if (!per_pid)
+    return w == NULL ? 0 : 10;
+  if (!w || w == parents)
     return 11;
-  return 0;                                     /* exit(): atexit runs */
+  if (tw_global() != w)
+    return 12;
+  if (tw_complete(w, "global", "grandchild", 1, 1, NULL, 0) != 0)
+    return 13;
+  return 0;                                     /* exit(): atexit commits */
 }
 
 static int child_fork(void *arg)
@@ -468,7 +469,7 @@ static int child_fork(void *arg)
   if (pid < 0)
     return 4;
   if (pid == 0)
-    exit(grandchild(NULL));
+    exit(grandchild(strstr(sc->out, "%p") != NULL, w));
   if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
       WEXITSTATUS(status) != 0)
     return 5;
@@ -497,25 +498,55 @@ static void test_fork_after_global(void **state)
   check_file(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
-  /* If the grandchild got a file of its own, it must be a valid trace;
-   * remove whatever is there. */
+  /* The grandchild's own file: its pid, its one event. */
   {
     DIR *dp = opendir(dir);
     struct dirent *de;
+    int files = 0;
     assert_non_null(dp);
     while ((de = readdir(dp)) != NULL) {
       char *full;
       jc_doc *d;
+      jc_val ev, e;
+      long gpid;
       if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
         continue;
+      files++;
+      assert_int_equal(sscanf(de->d_name, "fork-%ld.json", &gpid), 1);
+      assert_true(gpid != (long)pid);
       full = join(dir, de->d_name);
       tu_assert_tail(full, 0);
       d = tu_load(full);
+      ev = tu_events(d);
+      assert_int_equal(jc_len(d, ev), 2);
+      e = jc_first(d, ev);
+      tu_assert_str(d, e, "name", "process_name");
+      tu_assert_int(d, e, "pid", gpid);
+      e = jc_next(d, e);
+      tu_assert_str(d, e, "name", "grandchild");
+      tu_assert_int(d, e, "pid", gpid);
       jc_free(d);
       tu_cleanup(full);
     }
     closedir(dp);
+    assert_int_equal(files, 1);
   }
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* Without %p the grandchild's tw_global() is NULL: tracing is off. */
+static void test_fork_without_pid(void **state)
+{
+  char *dir = make_dir();
+  char *out = join(dir, "plain.json");
+  scenario sc = { out, NULL, 40 };
+  pid_t pid;
+
+  (void)state;
+  pid = run_child(child_fork, &sc, 1);
+  check_file(out, 0, pid, sc.n);
+  tu_cleanup(out);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
 }
@@ -532,6 +563,7 @@ int main(void)
     cmocka_unit_test(test_unwritable_path),
     cmocka_unit_test(test_first_call_race),
     cmocka_unit_test(test_fork_after_global),
+    cmocka_unit_test(test_fork_without_pid),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
