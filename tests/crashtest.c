@@ -15,9 +15,11 @@
  *    tracewriter repair turns it into strict JSON with every committed
  *    event.
  *
- * Usage: crashtest [-n KILLS] [-s SINK[,SINK...]] [-r SEED] [-v]
+ * Usage: crashtest [-n KILLS] [-s SINK[,SINK...]] [-r SEED] [-f EVERY]
+ *                  [-o OPTIONS] [-v]
  * KILLS defaults to $TW_CRASH_KILLS or 60 per sink (make check); make
- * crashtest runs thousands.  Ends with "crashtest: N passed, N failed".
+ * crashtest runs thousands.  -f: each thread flushes every EVERY events
+ * (default 16); -o: options appended to each sink's (e.g. buffer=64KiB).  Ends with "crashtest: N passed, N failed".
  */
 #include <config.h>
 
@@ -68,6 +70,8 @@ static tw_writer *child_writer;
 static int child_death;              /* 0: wait for SIGKILL; else how */
 static uint64_t child_death_at;      /* thread 0's seq at which to die */
 static int verbose;
+static uint64_t flush_every = 16;    /* events per thread between flushes */
+static const char *extra_options = "";
 
 /* Deterministic content of event (t, i): phase, name, string length. */
 static char phase_of(uint64_t i) { return "XXIbeC"[i % 6]; }
@@ -123,7 +127,7 @@ static void *child_thread(void *arg)
       _exit(10);
     if (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) == 2) {
       __atomic_store_n(&sh->committed[t], i, __ATOMIC_RELEASE);
-    } else if (i % 16 == 0) {
+    } else if (i % flush_every == 0) {
       if (tw_flush(child_writer) != 0)
         _exit(11);
       __atomic_store_n(&sh->committed[t], i, __ATOMIC_RELEASE);
@@ -143,8 +147,9 @@ static void child_main(const char *path, const sink_case *c, int object)
   pthread_t th[THREADS];
   int err;
 
-  snprintf(opts_text, sizeof opts_text, "%s%s", c->options,
-           object ? ",format=object" : "");
+  snprintf(opts_text, sizeof opts_text, "%s%s%s%s", c->options,
+           object ? ",format=object" : "", *extra_options ? "," : "",
+           extra_options);
   tw_options_init(&o);
   if (tw_options_parse(&o, opts_text, NULL, 0) != 0)
     _exit(20);
@@ -408,14 +413,17 @@ int main(int argc, char **argv)
   unsigned passed = 0, failed = 0;
   int opt;
 
-  while ((opt = getopt(argc, argv, "n:s:r:v")) != -1) {
+  while ((opt = getopt(argc, argv, "n:s:r:f:o:v")) != -1) {
     switch (opt) {
     case 'n': kills = (unsigned)atoi(optarg); break;
     case 's': only = optarg; break;
     case 'r': seed = (unsigned)strtoul(optarg, NULL, 10); break;
+    case 'f': flush_every = strtoull(optarg, NULL, 10); break;
+    case 'o': extra_options = optarg; break;
     case 'v': verbose = 1; break;
     default:
-      fprintf(stderr, "usage: crashtest [-n KILLS] [-s SINKS] [-r SEED] [-v]\n");
+      fprintf(stderr, "usage: crashtest [-n KILLS] [-s SINKS] [-r SEED] "
+              "[-f EVERY] [-o OPTIONS] [-v]\n");
       return 2;
     }
   }
@@ -424,6 +432,8 @@ int main(int argc, char **argv)
   } else {
     snprintf(dirbuf, sizeof dirbuf, "%s", dir);
   }
+  if (flush_every == 0)
+    flush_every = 1;
   if (!mkdtemp(dirbuf))
     return perror("mkdtemp"), 1;
   sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
