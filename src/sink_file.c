@@ -25,6 +25,7 @@ typedef struct file_sink {
   int own_fd;              /* close fd at close */
   off_t end;               /* in place: offset of the tail, where the next
                               records go */
+  int committed;           /* a commit has succeeded: there is a tail */
   int err;                 /* first error; later writes fail fast */
 } file_sink;
 
@@ -75,12 +76,20 @@ static int file_write(tw__sink *s, const char *data, size_t len)
     rc = write_all(f->fd, iov, 2, f->end);
     if (rc == 0) {
       f->end += (off_t)len;
+      f->committed = 1;
+    } else if (!f->committed) {
+      /* Nothing was ever committed: leave the file as it was found. */
+      if (ftruncate(f->fd, f->end) != 0) {
+        /* The error already reported is the one that matters. */
+      }
     } else {
       /* Overwriting bytes that exist needs no new blocks, so this usually
        * succeeds even on a full disk; if not, repair handles the file. */
       struct iovec t = { (void *)s->tail, s->tail_len };
-      if (write_all(f->fd, &t, 1, f->end) == 0)
-        (void)ftruncate(f->fd, f->end + (off_t)s->tail_len);
+      if (write_all(f->fd, &t, 1, f->end) == 0 &&
+          ftruncate(f->fd, f->end + (off_t)s->tail_len) != 0) {
+        /* As above: the write's error is reported. */
+      }
     }
   }
   if (rc)

@@ -233,12 +233,14 @@ static int gzip_write_inplace(gzip_sink *g, const char *data, size_t len)
     /* Put the last commit's end back (overwriting existing bytes needs no
      * new blocks, so this usually works even on a full disk) and drop
      * whatever this commit wrote past it. */
+    off_t keep = g->pos;
     if (g->committed) {
       struct iovec e = { g->end, g->end_len };
-      if (write_all(g->fd, &e, 1, g->pos) == 0)
-        (void)ftruncate(g->fd, g->pos + (off_t)g->end_len);
-    } else {
-      (void)ftruncate(g->fd, g->pos);
+      keep = write_all(g->fd, &e, 1, g->pos) == 0
+             ? g->pos + (off_t)g->end_len : -1;
+    }
+    if (keep >= 0 && ftruncate(g->fd, keep) != 0) {
+      /* The write's error is the one reported. */
     }
     return g->err = rc;
   }
