@@ -99,8 +99,9 @@ TW_EXTERN const char *tw_err_name(int code);
 enum tw_format { TW_FORMAT_ARRAY = 0, TW_FORMAT_OBJECT = 1 };
 
 /* Where the bytes go.  AUTO picks GZIP for a tw_open path ending in ".gz",
- * FILE otherwise.  tw_open_stream takes only AUTO or FILE; MMAP needs a
- * seekable regular file.  Anything else is TW_ESINK at open. */
+ * FILE otherwise.  tw_open_stream takes only AUTO or FILE.  MMAP needs a
+ * regular file open for reading and writing (O_RDWR), without O_APPEND
+ * (tw_open opens it so).  Anything else is TW_ESINK at open. */
 enum tw_sink { TW_SINK_AUTO = 0, TW_SINK_FILE = 1, TW_SINK_MMAP = 2,
                TW_SINK_GZIP = 3 };
 
