@@ -273,7 +273,9 @@ static int grow(mmap_sink *m, off_t need)
   while (rc != 0 && errno == EINTR);
   if (rc != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
     rc = -errno;
-    (void)ftruncate(m->fd, old);     /* release a partial reservation */
+    if (ftruncate(m->fd, old) != 0) {
+      /* Releasing a partial reservation is best effort. */
+    }
     return rc;
   }
 #endif
