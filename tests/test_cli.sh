@@ -186,6 +186,44 @@ else
   skip "jq not found"
 fi
 
+# A path ending in .gz: the gzip sink, one member that gzip -t accepts
+# and that decompresses to a trace the strict checker accepts.
+gz=$tmp/trace.json.gz
+expect_status 0 "demo -o trace.json.gz exits 0" \
+  "$tool" demo --requests 200 --threads 2 -o "$gz"
+if command -v gzip >/dev/null 2>&1; then
+  check "... gzip -t accepts it" gzip -t "$gz"
+  gzip -dc "$gz" > "$tmp/unzipped.json"
+  run "$jsonlint" --check-demo --require-thread-names 3 "$tmp/unzipped.json"
+  if [ "$status" -eq 0 ]; then
+    pass "... it decompresses to a demo trace: $(cat "$tmp/out")"
+  else
+    fail "... it decompresses to a demo trace"
+  fi
+else
+  skip "gzip not found"
+fi
+
+# repair: a trace cut inside its last record is made strict JSON again.
+cut=$tmp/cut.json
+head -c $(($(wc -c < "$trace") - 40)) "$trace" > "$cut"
+run "$jsonlint" "$cut"
+check "a trace cut 40 bytes before its end is not valid JSON" \
+  test "$status" -ne 0
+expect_status 0 "repair FILE exits 0" "$tool" repair "$cut"
+check "... and says what it kept and dropped" grep -q "kept .* records" "$tmp/out"
+run "$jsonlint" --events "$cut"
+if [ "$status" -eq 0 ]; then
+  pass "... the repaired trace is strict JSON: $(cat "$tmp/out")"
+else
+  fail "... the repaired trace is strict JSON"
+fi
+expect_status 0 "repair of a valid trace exits 0" "$tool" repair "$cut"
+check "... and says it is already valid" grep -q "already valid" "$tmp/out"
+expect_status 1 "repair of a file that is not a trace exits 1" \
+  "$tool" repair "$tmp/out"
+expect_status 2 "repair without a FILE exits 2" "$tool" repair
+
 object=$tmp/object.json
 expect_status 0 "demo -O format=object exits 0" \
   "$tool" demo -O format=object --requests 50 --threads 2 -o "$object"
