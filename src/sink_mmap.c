@@ -1,6 +1,6 @@
 /* sink_mmap.c -- the mmap sink: every record is committed as it is copied
  *
- * The file is a shared mapping that always reads
+ * The file, written through a shared mapping, always reads
  *
  *     [ records <spaces> \n]\n          (or \n]}\n in the object form)
  *
@@ -11,15 +11,24 @@
  * end.  tw_close writes the tail right after the last record and truncates
  * the file to the exact length.
  *
+ * The mapping is a window, not the whole file: from the page holding the
+ * end of the records (the next record starts there) to the end of the
+ * file.  Records behind it are never touched again, so each growth unmaps
+ * them: their pages stay in the page cache but leave the process's RSS,
+ * which is bounded by the window (a chunk, plus the largest record and a
+ * page) however long the trace grows.  Offsets in the file are absolute
+ * and the window starts on a page boundary of the file (mmap's offset
+ * must be one), at or below the record end.
+ *
  * The chunk (default TW_DEFAULT_MMAP_CHUNK, 1 MiB) is the growth step.
- * Bigger: fewer growths (a fallocate, an mremap, a pwrite of the chunk and
- * a madvise each).  A process that dies leaves up to one chunk of spaces
- * before the `]`: valid JSON whitespace, but disk space; tw_close makes
- * the file exact.  The time spent writing spaces does not depend on the
- * chunk (every byte of the file is written as a space first), and neither
- * does the chance that a kill lands inside a growth.  A record never
- * straddles the tail: one larger than a chunk grows the file by as many
- * chunks as it needs.
+ * Bigger: fewer growths (a fallocate, a munmap and an mremap, a pwrite of
+ * the chunk and a madvise each) and a bigger window.  A process that dies
+ * leaves up to one chunk of spaces before the `]`: valid JSON whitespace,
+ * but disk space; tw_close makes the file exact.  The time spent writing
+ * spaces does not depend on the chunk (every byte of the file is written
+ * as a space first), and neither does the chance that a kill lands inside
+ * a growth.  A record never straddles the tail: one larger than a chunk
+ * grows the file by as many chunks as it needs (and the window with it).
  *
  * What a process killed at any instant leaves behind matters here: SIGKILL
  * can land between any two instructions, is acted on when a syscall or
@@ -37,8 +46,13 @@
  *     extends the size at once, so the new bytes would read as NULs after
  *     the `]` until overwritten.  Where KEEP_SIZE is unsupported the
  *     pwrite of step 3 allocates the blocks and reports a full disk.
- *  2. mremap the mapping to cover S' (mapping past the end of a file is
- *     allowed; nothing touches it yet).  The file is unchanged.
+ *  2. Move the window: munmap its pages wholly behind the page holding
+ *     the record end, then mremap the rest to cover S' (mapping past the
+ *     end of a file is allowed; nothing touches it yet).  The page holding
+ *     the record end stays mapped, as does everything after it: the old
+ *     tail, which step 3 may have to put back.  The file is unchanged; a
+ *     failed mremap leaves the smaller window, which still holds the
+ *     record end and the old tail (all that close writes).
  *  3. One pwrite from the old core to S': the old core blanked, spaces, T
  *     at the new end.  Done: `[ A ws T`, valid and exact.  Cut short (the
  *     kernel stops a write between pages for a fatal signal; or a full
@@ -104,9 +118,14 @@ typedef struct mmap_sink {
   tw__sink base;
   int fd;
   int own_fd;              /* close fd at close */
-  char *map;               /* shared mapping of the file from map_off */
-  size_t map_len;          /* bytes mapped (may reach past the file end) */
-  off_t map_off;           /* page boundary at or below start */
+  char *map;               /* shared mapping of the file from map_off: the
+                              window (see the top of the file) */
+  size_t map_len;          /* bytes mapped (may reach past the file end;
+                              map_off + map_len >= size always) */
+  off_t map_off;           /* page boundary at or below start, then at or
+                              below end: the window's start */
+  off_t sync_off;          /* map_off at the last sync: bytes below map_off
+                              written since left the window unsynced */
   off_t start;             /* where the trace begins in the file */
   off_t end;               /* where the next record goes */
   off_t size;              /* file size: the tail ends here */
@@ -246,13 +265,58 @@ static int fill(mmap_sink *m, off_t from, const char *pre, size_t plen,
   }
 }
 
+/* Move the window to [base, new_size): base is the page boundary at or
+ * below end, new_size the file's size after the growth.  Returns 0 or
+ * -errno; on error the window still covers [map_off, size) with map_off
+ * at or below base (the records behind it may be unmapped already). */
+static int move_window(mmap_sink *m, off_t base, off_t new_size)
+{
+  void *p;
+
+#ifdef MREMAP_MAYMOVE
+  /* What lies wholly behind base is never written again.  (Unmapping the
+   * front of a mapping cannot need a new one; if it fails all the same,
+   * the window only stays bigger.) */
+  if (base > m->map_off &&
+      munmap(m->map, (size_t)(base - m->map_off)) == 0) {
+    m->map += base - m->map_off;
+    m->map_len -= (size_t)(base - m->map_off);
+    m->map_off = base;
+  }
+  if ((uint64_t)(new_size - m->map_off) > SIZE_MAX)
+    return -EFBIG;
+  if ((size_t)(new_size - m->map_off) <= m->map_len)
+    return 0;
+  /* The kept pages move with their page tables: no fault again. */
+  p = mremap(m->map, m->map_len, (size_t)(new_size - m->map_off),
+             MREMAP_MAYMOVE);
+  if (p == MAP_FAILED)
+    return -errno;
+  m->map = p;
+  m->map_len = (size_t)(new_size - m->map_off);
+#else
+  if ((uint64_t)(new_size - base) > SIZE_MAX)
+    return -EFBIG;
+  p = mmap(NULL, (size_t)(new_size - base), PROT_READ | PROT_WRITE,
+           MAP_SHARED, m->fd, base);
+  if (p == MAP_FAILED)
+    return -errno;
+  (void)munmap(m->map, m->map_len);
+  m->map = p;
+  m->map_off = base;
+  m->map_len = (size_t)(new_size - base);
+#endif
+  return 0;
+}
+
 /* Make room before the tail for the bytes up to file offset need: grow
  * the file by whole chunks and move the tail to the new end (see the top
- * of the file for the order).  On error the file and the mapping are as
- * before when that can be ensured.  Returns 0 or -errno. */
+ * of the file for the order).  On error the file is as before when that
+ * can be ensured, and the window covers it from the record end.  Returns
+ * 0 or -errno. */
 static int grow(mmap_sink *m, off_t need)
 {
-  size_t tl = m->base.tail_len, new_len;
+  size_t tl = m->base.tail_len;
   off_t old = m->size, new_size, from;
   uint64_t chunks;
   int rc;
@@ -262,9 +326,6 @@ static int grow(mmap_sink *m, off_t need)
       (uint64_t)old > (uint64_t)INT64_MAX - chunks * m->chunk)
     return -EFBIG;
   new_size = old + (off_t)(chunks * m->chunk);
-  if ((uint64_t)(new_size - m->map_off) > SIZE_MAX)
-    return -EFBIG;
-  new_len = (size_t)(new_size - m->map_off);
 
 #ifdef FALLOC_FL_KEEP_SIZE
   /* 1. Reserve the blocks, keeping the size. */
@@ -279,22 +340,11 @@ static int grow(mmap_sink *m, off_t need)
     return rc;
   }
 #endif
-  /* 2. Map the new end before it exists. */
-  if (new_len > m->map_len) {
-#ifdef MREMAP_MAYMOVE
-    void *p = mremap(m->map, m->map_len, new_len, MREMAP_MAYMOVE);
-    if (p == MAP_FAILED)
-      return -errno;
-#else
-    void *p = mmap(NULL, new_len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd,
-                   m->map_off);
-    if (p == MAP_FAILED)
-      return -errno;
-    (void)munmap(m->map, m->map_len);
-#endif
-    m->map = p;
-    m->map_len = new_len;
-  }
+  /* 2. Unmap the records behind the record end's page, map the new end
+   *    before it exists. */
+  if ((rc = move_window(m, m->end - m->end % (off_t)m->page,
+                        new_size)) != 0)
+    return rc;
   /* 3. One write from the old core to the new end.  Before the first
    *    record there is no tail yet: only whitespace, the core comes after
    *    the record. */
@@ -442,8 +492,11 @@ static int mmap_close(tw__sink *s)
   return rc;
 }
 
-/* msync of the mapped file: on Linux an fdatasync of that range, which
- * also covers what the growths wrote with pwrite (the same page cache). */
+/* msync of the window: on Linux an fdatasync of that range, which also
+ * covers what the growths wrote there with pwrite (the same page cache).
+ * If the window has moved since the last sync, records written in
+ * between may lie behind it, dirty in the page cache but no longer
+ * mapped, where msync cannot reach them: fdatasync the whole file. */
 static int mmap_sync(tw__sink *s)
 {
   mmap_sink *m = (mmap_sink *)s;
@@ -454,6 +507,10 @@ static int mmap_sync(tw__sink *s)
   if (m->size > m->map_off &&
       msync(m->map, (size_t)(m->size - m->map_off), MS_SYNC) != 0)
     m->err = -errno;
+  else if (m->map_off > m->sync_off && fdatasync(m->fd) != 0)
+    m->err = -errno;
+  else
+    m->sync_off = m->map_off;
   return m->err;
 }
 
@@ -509,7 +566,7 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
   m->fd = fd;
   m->own_fd = own_fd;
   m->start = m->end = m->size = start;
-  m->map_off = start - start % page;
+  m->map_off = m->sync_off = start - start % page;
   m->chunk = chunk;
   m->page = (size_t)page;
   m->tail_ws = (char *)(m + 1);

@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -369,6 +370,103 @@ static void test_refused(void **state)
   assert_int_equal(err, TW_ESINK);
   fclose(f);
   tu_cleanup(path);
+}
+
+/* -------------------------------------------------------------- window */
+
+/* Bytes of the file st (matched by device and inode, or by its real path
+ * rp) that this process maps, from /proc/self/maps; -1 if that cannot be
+ * read. */
+static long mapped_bytes(const struct stat *st, const char *rp)
+{
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[4096];
+  long total = 0;
+
+  if (!f)
+    return -1;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi, off, ino;
+    unsigned maj, min;
+    char perms[8];
+    int name = 0;
+    size_t n = strlen(line);
+
+    if (n > 0 && line[n - 1] == '\n')
+      line[--n] = '\0';
+    if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &lo, &hi, perms, &off,
+               &maj, &min, &ino, &name) < 7 || name == 0)
+      continue;
+    if ((ino == (unsigned long)st->st_ino &&
+         makedev(maj, min) == st->st_dev) || strcmp(line + name, rp) == 0)
+      total += (long)(hi - lo);
+  }
+  fclose(f);
+  return total;
+}
+
+/* Write n test events with chunk-byte growths: after every event the
+ * file is mapped over at most a window of a chunk, the largest record and
+ * a page (rounded to pages: the window starts at the page holding the
+ * record end), never over the records behind it, however big the file
+ * gets; after tw_close nothing is mapped.  The file is checked as
+ * everywhere else. */
+static void run_window(size_t chunk, int n)
+{
+  char *path = tu_tmppath(".json"), *rp;
+  long page = sysconf(_SC_PAGESIZE), most = 0, bound;
+  size_t maxrec = BIG + 256;            /* a big record: string and fields */
+  struct stat st;
+  tw_options o;
+  tw_stats_t ts;
+  tw_writer *w;
+  int err = 0, i;
+
+  if (access("/proc/self/maps", R_OK) != 0) {
+    tu_cleanup(path);
+    skip();                             /* no /proc */
+  }
+  rp = realpath(path, NULL);
+  assert_non_null(rp);
+  bound = (long)((chunk + maxrec + 2 * (size_t)page + (size_t)page - 1) /
+                 (size_t)page) * page;
+  mmap_options(&o, chunk, TW_FORMAT_ARRAY);
+  w = tw_open(path, &o, &err);
+  assert_non_null(w);
+  assert_int_equal(stat(path, &st), 0);
+  for (i = 0; i < n; i++) {
+    long now;
+    assert_int_equal(emit(w, i), 0);
+    now = mapped_bytes(&st, rp);
+    if (now > bound)
+      fail_msg("event %d: %ld bytes of the file mapped, more than %ld", i,
+               now, bound);
+    if (now > most)
+      most = now;
+  }
+  /* The file is mapped, and the file is far bigger than the window. */
+  assert_true(most >= (long)chunk);
+  assert_int_equal(stat(path, &st), 0);
+  assert_true(st.st_size >= 10 * bound);
+  print_message("window: chunk %zu: at most %ld bytes of a %lld-byte file "
+                "mapped (bound %ld)\n", chunk, most, (long long)st.st_size,
+                bound);
+  assert_int_equal(tw_stats(w, &ts), 0);
+  assert_int_equal(tw_close(w), 0);
+  assert_int_equal(mapped_bytes(&st, rp), 0);
+  check_closed_file(path, 0, ts.bytes, 0, n);
+  free(rp);
+  tu_cleanup(path);
+}
+
+/* The mapping is a window at the end of the records: the process's
+ * memory does not grow with the file.  4 KiB chunks (every tenth record
+ * is larger than a chunk), and 64 KiB chunks. */
+static void test_window_bounded(void **state)
+{
+  (void)state;
+  run_window(4096, 1500);
+  run_window(65536, 4000);
 }
 
 /* ------------------------------------------------------------- threads */
@@ -835,6 +933,7 @@ int main(void)
     cmocka_unit_test(test_default_chunk),
     cmocka_unit_test(test_tw_open_options),
     cmocka_unit_test(test_refused),
+    cmocka_unit_test(test_window_bounded),
     cmocka_unit_test(test_threads),
     cmocka_unit_test_teardown(test_enospc, enospc_teardown),
     cmocka_unit_test(test_rlimit_fsize),
