@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""make_corpus.py -- write the seed corpora of tests/fuzz (run from anywhere).
+
+    python3 tests/fuzz/make_corpus.py
+
+Rewrites tests/fuzz/corpus/{format,options,json}/ with small, named seeds.
+The format seeds follow the input layout described at the top of
+fuzz_format.c; keep the two in step.
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PHASES = "XBEIiCbnestfMNODRc"
+
+HAS_TS, HAS_PID, HAS_TID, HAS_TTS, HAS_TDUR = 0x1, 0x2, 0x4, 0x8, 0x10
+HAS_ID, HAS_ID2_LOCAL, HAS_ID2_GLOBAL, HAS_BIND_ID = 0x20, 0x40, 0x80, 0x100
+FLOW_IN, FLOW_OUT, BP_ENCLOSING = 0x200, 0x400, 0x800
+
+
+def s(b):
+    """A string: None is NULL, else a length then the bytes."""
+    if b is None:
+        return b"\xff"
+    if isinstance(b, str):
+        b = b.encode()
+    if len(b) < 0xfe:
+        return bytes([len(b)]) + b
+    return b"\xfe" + struct.pack("<H", len(b)) + b
+
+
+def u64(v):
+    return b"\x08" + struct.pack("<Q", v & (2**64 - 1))
+
+
+def dbl_bits(bits):
+    return b"\x01" + struct.pack("<Q", bits)
+
+
+def dbl(v):
+    return b"\x01" + struct.pack("<d", v)
+
+
+def arg_int(name, v):
+    return s(name) + b"\x00" + u64(v)
+
+
+def arg_uint(name, v):
+    return s(name) + b"\x01" + u64(v)
+
+
+def arg_double(name, enc):
+    return s(name) + b"\x02" + enc
+
+
+def arg_bool(name, v):
+    return s(name) + (b"\x11" if v else b"\x03")
+
+
+def arg_str(name, v, nul=False):
+    return s(name) + (b"\x0b" if nul else b"\x04") + s(v)
+
+
+def arg_null(name):
+    return s(name) + b"\x05"
+
+
+def arg_json(name, v, nul=False):
+    return s(name) + (b"\x0d" if nul else b"\x06") + s(v)
+
+
+def event(ph, name, has=0, scope=0, cat=None, id_scope=None, cname=None,
+          ts=0, dur=0, tts=0, tdur=0, pid=0, tid=0, id_=0, bind_id=0,
+          args=None, nsel=None):
+    out = bytes([PHASES.index(ph)]) if ph in PHASES else b"\xf0" + ph.encode()
+    out += bytes([scope])
+    out += struct.pack("<H", has)
+    mask = (cat is not None) | (id_scope is not None) << 1 | (cname is not None) << 2
+    out += bytes([mask]) + s(name)
+    if has & HAS_TS:
+        out += u64(ts)
+    if ph == "X":
+        out += u64(dur)
+    if has & HAS_TTS:
+        out += u64(tts)
+    if has & HAS_TDUR:
+        out += u64(tdur)
+    if has & HAS_PID:
+        out += u64(pid)
+    if has & HAS_TID:
+        out += u64(tid)
+    if has & (HAS_ID | HAS_ID2_LOCAL | HAS_ID2_GLOBAL):
+        out += u64(id_)
+    if has & HAS_BIND_ID:
+        out += u64(bind_id)
+    for f in (cat, id_scope, cname):
+        if f is not None:
+            out += s(f)
+    args = args or []
+    if nsel is None:
+        out += bytes([len(args)])
+    else:
+        out += bytes([nsel])
+        if nsel >= 0xfd:
+            out += bytes([len(args) - 1])
+    for a in args:
+        out += a
+    return out
+
+
+def header(flags=0, max_string=3, max_event=3, obj=False, buf=3, mmap=False,
+           pname=None, nevents=1, flush=False):
+    b0 = flags | max_string << 3 | max_event << 5 | (0x80 if obj else 0)
+    b1 = buf | (4 if mmap else 0) | (8 if pname is not None else 0)
+    b1 |= 0x80 if flush else 0
+    b1 |= (nevents - 1) << 4
+    out = bytes([b0, b1])
+    if pname is not None:
+        out += s(pname)
+    return out
+
+
+def fmt(*events, **kw):
+    return header(nevents=len(events), **kw) + b"".join(events)
+
+
+NAN = 0x7ff8000000000000
+INF = 0x7ff0000000000000
+NINF = 0xfff0000000000000
+
+FORMAT = {
+    "complete": fmt(event("X", "rms_norm", HAS_TS, cat="gpu", ts=1234567891,
+                          dur=1000, args=[arg_int("n", -42),
+                                          arg_str("s", "hi \"there\"\n")])),
+    "counter": fmt(event("C", "mem", HAS_TS | HAS_PID | HAS_TID, ts=5,
+                         pid=-1, tid=2**63 - 1,
+                         args=[arg_double("a", dbl(0.1)),
+                               arg_double("nan", dbl_bits(NAN)),
+                               arg_double("inf", dbl_bits(NINF)),
+                               arg_uint("u", 2**64 - 1)])),
+    "async": fmt(event("b", "req", HAS_ID2_LOCAL, cat="net", id_=0xdeadbeef,
+                       id_scope="scope", cname="good"),
+                 event("e", "req", HAS_ID, cat="net", id_=0),
+                 event("n", "mid", HAS_ID2_GLOBAL, id_=2**64 - 1)),
+    "flow": fmt(event("s", "f", HAS_ID | HAS_BIND_ID | FLOW_OUT, id_=7,
+                      bind_id=9),
+                event("f", "f", HAS_ID | BP_ENCLOSING | FLOW_IN, id_=7)),
+    "metadata": fmt(event("M", "thread_name", args=[arg_str("name", "main")]),
+                    event("M", "thread_sort_index", HAS_TS, ts=3,
+                          args=[arg_int("sort_index", 2)])),
+    "instants": fmt(event("i", "g", scope=1), event("I", "p", scope=2),
+                    event("i", "bad scope", scope=0x3f),
+                    event("R", "mark"), event("c", "clock_sync",
+                                              args=[arg_int("sync_id", 1)]),
+                    event("E", None), event("q", "unknown phase")),
+    "utf8_replace": fmt(event("X", b"bad \xc3\x28 \xed\xa0\x80 \xf4\x90 \xff end",
+                              cat=b"\xe2\x82", args=[
+                                  arg_str(b"k\x01\x7f", b"\x00nul\x00\xe2\x82\xac", ),
+                                  arg_bool("t", True), arg_null("z")])),
+    "utf8_reject": fmt(event("B", b"bad \xc3\x28"), event("B", "good \xe2\x82\xac"),
+                       flags=1),
+    "long_cut": fmt(event("X", "a" * 62 + "\u20ac\u20ac",
+                          args=[arg_str("v", b"b" * 63 + b"\xf0\x9f\x98\x80",
+                                        nul=True)]),
+                    max_string=0),
+    "long_reject": fmt(event("X", "a" * 70), event("X", "short"),
+                       flags=4, max_string=1),
+    "nonfinite": fmt(event("C", "c", args=[arg_double("x", dbl_bits(INF))]),
+                     event("C", "c", args=[arg_double("x", dbl(1e300))]),
+                     flags=2),
+    "json_args": fmt(event("X", "j", args=[
+        arg_json("ok", '{"a":[1,-2.5e3,true,null,"\\u00e9\\ud83d\\ude00"]}'),
+        arg_json("ws", " \n[ ]\r\n", nul=True)]),
+        event("X", "j", args=[arg_json("bad", "[1,]")]),
+        event("X", "j", args=[arg_json("deep", "[" * 65 + "]" * 65)])),
+    "object_mmap": fmt(event("X", "x" * 200), event("B", "b"), event("E", "b"),
+                       obj=True, mmap=True, buf=0, pname="proc \"name\""),
+    "flush_each": fmt(event("X", "a" * 100), event("i", "bad", scope=0x0f),
+                      event("X", "b" * 300), event("E", None),
+                      obj=True, buf=0, flush=True),
+    "toomany": fmt(event("X", "many", args=[arg_int("a", 1), arg_int("b", 2)],
+                         nsel=0xfe),
+                   event("X", "max", args=[arg_bool("a", False)], nsel=0xfd),
+                   event("X", "null args", nsel=0xfc)),
+    "toobig": fmt(event("X", "big", args=[arg_str("s", b"\x01" * 1000)]),
+                  max_event=0),
+    "bad_types": fmt(event("X", "t", args=[s("a") + b"\xfc" + u64(1)]),
+                     event("C", "c", args=[arg_str("s", "x")]),
+                     event("X", "noname", args=[arg_int(None, 1)]),
+                     event("b", "noid")),
+}
+
+OPTIONS = {
+    "empty": b"",
+    "buffer_object": b"buffer=256KiB,format=object,utf8=reject",
+    "mmap": b"mmap,chunk=64k",
+    "gzip_background": b"gzip=9,commit=background,buffers=8,flush=100ms",
+    "drop_sync": b"on_full=drop,sync,commit=inline",
+    "limits": b"max_string=64,max_event=4KiB,long=reject,nonfinite=reject",
+    "lenient": b"utf8=replace,nonfinite=null,long=truncate,sink=file",
+    "spaces": b" , ,format=array , sink=auto,,",
+    "bad_size": b"buffer=1",
+    "bad_key": b"format=array,colour=blue",
+    "bad_gzip": b"gzip=0",
+    "bad_flush": b"flush=0s",
+    "overflow": b"max_string=18446744073709551616",
+    "units": b"buffer=1MiB,max_event=2m,chunk=1G,flush=2h",
+}
+
+JSON = {
+    "object": b'{"a":[1,2.5e-3,true,false,null,"\\u00e9\\ud83d\\ude00"]}',
+    "empty_array": b"[]",
+    "ws_number": b" \t-0.0E+5\r\n",
+    "depth64": b"[" * 64 + b"]" * 64,
+    "depth65": b"[" * 65 + b"]" * 65,
+    "trailing_comma": b"[1,]",
+    "lone_surrogate": b'"\\ud800"',
+    "leading_zero": b"01",
+    "raw_control": b'"a\x01b"',
+    "bad_utf8": b'"\xc0\xaf"',
+    "utf8": '"\u20ac\U0001f600"'.encode(),
+    "nested_objects": b'{"a":{"b":{"c":[{"d":""}]}},"e":-1e-10}',
+    "two_values": b"1 2",
+    "literal": b"nul",
+    "newlines": b'{\n"a" :\n[1,\n2]\n}\n',
+}
+
+
+def write(sub, seeds):
+    d = os.path.join(HERE, "corpus", sub)
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+    for name, data in seeds.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+
+
+write("format", FORMAT)
+write("options", OPTIONS)
+write("json", JSON)
