@@ -23,7 +23,8 @@
  * Thread safety: any number of threads may emit events on one writer at
  * once; the events of one thread appear in the file in the order they were
  * emitted.  tw_close() must not race with other calls on the same writer.
- * Nothing here is async-signal-safe.
+ * Nothing here is async-signal-safe.  A crash is handled by the library's
+ * own signal handler instead: see the crash option (tw_options.crash).
  */
 #ifndef TRACEWRITER_H
 #define TRACEWRITER_H
@@ -122,13 +123,58 @@ enum tw_commit { TW_COMMIT_AUTO = 0, TW_COMMIT_INLINE = 1,
  * viewer.  Only a background committer can be full. */
 enum tw_on_full { TW_ON_FULL_BLOCK = 0, TW_ON_FULL_DROP = 1 };
 
+/* What the writer does when the process dies by a signal (tw_options.crash).
+ * OFF: nothing; the file keeps its last commit.  COMMIT: the crash hook.
+ * The open function installs (once per process, and again if the program
+ * has replaced it since) a handler for SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGABRT and SIGTERM that commits what every such writer of the process
+ * has buffered, then puts back the action the program had before and
+ * raises the signal again (after an instruction's fault: returns to it, to
+ * fault again with the same address), so the process dies as it would
+ * have, or the program's own handler runs, after the commit.  A crash then
+ * loses nothing emitted before it.
+ *
+ * The handler is async-signal-safe: it allocates nothing and takes no lock
+ * (a crashed thread may hold the writer's); it calls only write, writev,
+ * pwrite, pwritev, ftruncate, fdatasync (sync option), nanosleep, getpid,
+ * gettid, sigaction and raise, and zlib's deflate and crc32 for gzip (pure
+ * computation: zlib allocates only at open).  It reads each buffer's
+ * length, published only once a whole record is copied in, so a record
+ * half-copied by any thread is left out and every one before it is
+ * written.  A commit in flight in another thread is waited for (at most
+ * TW_CRASH_WAIT_MS); one that the crashing thread itself was making (a
+ * fault inside the library) is left as it is: the file can then be cut
+ * inside that commit, as after SIGKILL.  Committing threads block SIGTERM
+ * meanwhile, so SIGTERM does not cut a commit (unless one outlasts the
+ * wait).  The mmap sink needs nothing (each record is committed as it is
+ * copied).
+ *
+ * On a streamed output (pipe, stdio stream) the tail is written too only
+ * if the signal's previous action was the default (the process is sure to
+ * die); a process that survives its own handler goes on with a consistent
+ * trace on every sink.
+ *
+ * Limits: at most TW_CRASH_MAX_WRITERS writers of a process have the hook
+ * at once (opening another fails with TW_EOPTION); a signal the program
+ * ignores (SIG_IGN) at open is left alone; a handler the program installs
+ * after open replaces the hook (install yours first: it runs after the
+ * commit); a stack overflow needs an alternate signal stack (sigaltstack)
+ * for any handler to run.  After fork(), a child's crash never commits the
+ * parent's writers. */
+enum tw_crash { TW_CRASH_OFF = 0, TW_CRASH_COMMIT = 1 };
+
+#define TW_CRASH_MAX_WRITERS     16u
+#define TW_CRASH_WAIT_MS         2000u
+
 /* Bits of tw_options.flags: strict behaviour is opt-in per kind of bad
  * input; the defaults replace and go on. */
 #define TW_OPT_REJECT_INVALID_UTF8 0x01u /* TW_EUTF8 instead of U+FFFD */
 #define TW_OPT_REJECT_NONFINITE    0x02u /* TW_ENONFINITE instead of null */
 #define TW_OPT_REJECT_LONG_STRINGS 0x04u /* TW_ETOOLONG instead of cutting */
 #define TW_OPT_SYNC                0x08u /* fdatasync each commit (mmap:
-                                            msync at tw_flush, tw_close) */
+                                            msync of the mapped window, and
+                                            fdatasync if it moved, at
+                                            tw_flush and tw_close) */
 
 #define TW_DEFAULT_BUFFER_SIZE   (64u * 1024u)
 #define TW_DEFAULT_BUFFER_COUNT  4u
@@ -175,6 +221,7 @@ typedef struct tw_options {
                              that (default 0: commit only when a buffer
                              fills, at tw_flush and tw_close) */
   int on_full;            /* enum tw_on_full (default TW_ON_FULL_BLOCK) */
+  int crash;              /* enum tw_crash (default TW_CRASH_OFF) */
 } tw_options;
 
 /* Fill *opts with the defaults.  Use the macro tw_options_init(opts); it
@@ -191,7 +238,7 @@ TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
  *   gzip=LEVEL             the gzip sink at LEVEL 1..9
  *   commit=auto|inline|background   buffers=N (2..8)   chunk=SIZE (mmap)
  *   flush=DURATION         flush_interval_ns: 100ms, 2s, 500us ... or off
- *   on_full=block|drop     sync (TW_OPT_SYNC)
+ *   on_full=block|drop     sync (TW_OPT_SYNC)     crash=off|commit
  *   utf8=replace|reject    nonfinite=null|reject    long=truncate|reject
  *   max_string=SIZE        max_event=SIZE
  * On error returns TW_EOPTION, leaves *opts unchanged, and writes a message

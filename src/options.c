@@ -7,8 +7,8 @@
 #include <string.h>
 
 /* The size of the first published tw_options: every caller knows at least
- * these fields.  Fields added later go after on_full. */
-#define OPTIONS_V1_SIZE (offsetof(tw_options, on_full) + sizeof(int))
+ * these fields.  Fields added later go after crash. */
+#define OPTIONS_V1_SIZE (offsetof(tw_options, crash) + sizeof(int))
 
 #define KNOWN_FLAGS (TW_OPT_REJECT_INVALID_UTF8 | TW_OPT_REJECT_NONFINITE | \
                      TW_OPT_REJECT_LONG_STRINGS | TW_OPT_SYNC)
@@ -60,6 +60,7 @@ static int check(const tw_options *o)
       o->buffer_count < 2 || o->buffer_count > TW_MAX_BUFFER_COUNT ||
       o->mmap_chunk < 4096 || o->mmap_chunk > MAX_SIZE_OPTION ||
       (o->on_full != TW_ON_FULL_BLOCK && o->on_full != TW_ON_FULL_DROP) ||
+      (o->crash != TW_CRASH_OFF && o->crash != TW_CRASH_COMMIT) ||
       (o->flags & ~KNOWN_FLAGS) || o->file_mode < 0 || o->file_mode > 07777)
     return TW_EOPTION;
   return 0;
@@ -207,6 +208,16 @@ static int apply(tw_options *o, const char *key, size_t klen,
     else
       return fail(err, errsize, "bad value '%.*s' for 'on_full': expected "
                   "block or drop", (int)vlen, val);
+    return 0;
+  }
+  if (is(key, klen, "crash")) {
+    if (is(val, vlen, "off"))
+      o->crash = TW_CRASH_OFF;
+    else if (is(val, vlen, "commit"))
+      o->crash = TW_CRASH_COMMIT;
+    else
+      return fail(err, errsize, "bad value '%.*s' for 'crash': expected "
+                  "off or commit", (int)vlen, val);
     return 0;
   }
   if (is(key, klen, "commit")) {

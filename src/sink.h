@@ -3,14 +3,17 @@
  * A sink receives bytes that are whole records (the writer never hands it
  * half a record) and is responsible for making the output a complete JSON
  * document again after each tw__sink_write: that is the commit.  The writer
- * calls every operation with its lock held, so a sink needs no locking of
- * its own for these calls.  Nothing outside the sink knows which sink it is.
+ * calls every operation with its lock held, or as the one committer thread,
+ * and always holding its commit token, so a sink needs no locking of its
+ * own for these calls -- crash_commit included, which the crash hook calls
+ * from a signal handler.  Nothing outside the sink knows which sink it is.
  */
 #ifndef TW_SINK_H
 #define TW_SINK_H
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/uio.h>
 
 typedef struct tw__sink tw__sink;
 
@@ -42,6 +45,19 @@ struct tw__sink {
   int streaming;           /* 1: the tail can only be written at close */
   int unbuffered;          /* 1: give each record to write() at once (the
                               sink commits per record, e.g. mmap) */
+  /* The crash hook's commit, called from a signal handler: append the
+   * bytes of iov[0..n) (whole records; n <= TW_MAX_BUFFER_COUNT, one
+   * segment per buffer of the writer) exactly as write() would, and
+   * commit.  Only async-signal-safe calls: no allocation, no lock, no
+   * stdio.  The writer makes sure no other call runs on s meanwhile (its
+   * commit token).  final: the process is about to die, so a streaming
+   * sink writes its tail too; without final it writes only the records
+   * and can go on.  Returns 0 or a negative error (then sticky, as for
+   * write).  Set at open by the sinks that buffer; NULL (as calloc leaves
+   * it) for a sink with nothing to commit, such as mmap.  A field rather
+   * than an op, so that a sink's ops table need not know of it. */
+  int (*crash_commit)(tw__sink *s, const struct iovec *iov, int n,
+                      int final);
 };
 
 /* File sink on fd.  own_fd: close fd at close.  A seekable fd without

@@ -7,6 +7,11 @@
  *
  * Streaming (pipes, sockets, terminals, O_APPEND, devices, stdio): records
  * are written as they come and the tail only at close.
+ *
+ * The crash hook's commit (from a signal handler) is the same commit with
+ * the writer's buffers as an iovec: pwritev/writev, and on failure pwrite
+ * and ftruncate, all async-signal-safe; the stdio sink writes to the
+ * stream's descriptor, since stdio is not.
  */
 #include "internal.h"
 #include "sink.h"
@@ -58,43 +63,82 @@ static int write_all(int fd, struct iovec *iov, int n, off_t offset)
   return 0;
 }
 
-static int file_write(tw__sink *s, const char *data, size_t len)
+/* In place, after a failed commit: put the last commit back (its tail at
+ * end, nothing after it), or, if nothing was ever committed, the file as
+ * it was found.  Only pwrite and ftruncate: the crash hook uses it too. */
+static void undo_commit(file_sink *f)
 {
-  file_sink *f = (file_sink *)s;
-  struct iovec iov[2];
-  int rc;
+  if (!f->committed) {
+    /* Nothing was ever committed: leave the file as it was found. */
+    if (ftruncate(f->fd, f->end) != 0) {
+      /* The error already reported is the one that matters. */
+    }
+  } else {
+    /* Overwriting bytes that exist needs no new blocks, so this usually
+     * succeeds even on a full disk; if not, repair handles the file. */
+    struct iovec t = { (void *)f->base.tail, f->base.tail_len };
+    if (write_all(f->fd, &t, 1, f->end) == 0 &&
+        ftruncate(f->fd, f->end + (off_t)f->base.tail_len) != 0) {
+      /* As above: the write's error is reported. */
+    }
+  }
+}
+
+/* Segments a crash commit gets at most: one per buffer of the writer. */
+#define SEGMENTS ((int)TW_MAX_BUFFER_COUNT)
+
+/* Write iov[0..n) (n <= SEGMENTS) and commit: in place, at end and
+ * followed by the tail, in one pwritev; streaming, at the file position,
+ * followed by the tail only if with_tail.  Returns 0 or the (now sticky)
+ * error.  Async-signal-safe: pwritev/writev, pwrite and ftruncate only. */
+static int file_commit(file_sink *f, const struct iovec *data, int n,
+                       int with_tail)
+{
+  struct iovec iov[SEGMENTS + 1];
+  size_t len = 0;
+  int k = 0, rc;
 
   if (f->err)
     return f->err;
-  iov[0].iov_base = (void *)data;
-  iov[0].iov_len = len;
-  if (s->streaming) {
-    rc = len ? write_all(f->fd, iov, 1, -1) : 0;
+  if (n < 0 || n > SEGMENTS)
+    return -EINVAL;
+  for (int i = 0; i < n; i++)
+    if (data[i].iov_len) {
+      iov[k++] = data[i];
+      len += data[i].iov_len;
+    }
+  if (!f->base.streaming || with_tail) {
+    iov[k].iov_base = (void *)f->base.tail;
+    iov[k++].iov_len = f->base.tail_len;
+  }
+  if (f->base.streaming) {
+    rc = k ? write_all(f->fd, iov, k, -1) : 0;
   } else {
-    iov[1].iov_base = (void *)s->tail;
-    iov[1].iov_len = s->tail_len;
-    rc = write_all(f->fd, iov, 2, f->end);
+    rc = write_all(f->fd, iov, k, f->end);
     if (rc == 0) {
       f->end += (off_t)len;
       f->committed = 1;
-    } else if (!f->committed) {
-      /* Nothing was ever committed: leave the file as it was found. */
-      if (ftruncate(f->fd, f->end) != 0) {
-        /* The error already reported is the one that matters. */
-      }
     } else {
-      /* Overwriting bytes that exist needs no new blocks, so this usually
-       * succeeds even on a full disk; if not, repair handles the file. */
-      struct iovec t = { (void *)s->tail, s->tail_len };
-      if (write_all(f->fd, &t, 1, f->end) == 0 &&
-          ftruncate(f->fd, f->end + (off_t)s->tail_len) != 0) {
-        /* As above: the write's error is reported. */
-      }
+      undo_commit(f);
     }
   }
   if (rc)
     f->err = rc;
   return rc;
+}
+
+static int file_write(tw__sink *s, const char *data, size_t len)
+{
+  struct iovec iov = { (void *)data, len };
+
+  return file_commit((file_sink *)s, &iov, 1, 0);
+}
+
+/* The crash hook: the same commit, the tail included when final. */
+static int file_crash_commit(tw__sink *s, const struct iovec *iov, int n,
+                             int final)
+{
+  return file_commit((file_sink *)s, iov, n, final);
 }
 
 static int file_close(tw__sink *s)
@@ -162,6 +206,7 @@ int tw__sink_file_open(tw__sink **out, int fd, int own_fd,
   f->base.tail = tail;
   f->base.tail_len = tail_len;
   f->base.streaming = start < 0;
+  f->base.crash_commit = file_crash_commit;
   f->fd = fd;
   f->own_fd = own_fd;
   f->end = start;
@@ -174,6 +219,7 @@ int tw__sink_file_open(tw__sink **out, int fd, int own_fd,
 typedef struct stream_sink {
   tw__sink base;
   FILE *stream;
+  int fd;                  /* fileno(stream), or -1: for the crash hook */
   int err;
 } stream_sink;
 
@@ -194,6 +240,34 @@ static int stream_write(tw__sink *s, const char *data, size_t len)
       fflush(st->stream) != 0)
     st->err = stdio_error();
   return st->err;
+}
+
+/* The crash hook: stdio is not async-signal-safe, so write to the
+ * stream's descriptor directly.  The stream's buffer is empty (every
+ * commit ends with fflush, and nobody else writes to the stream), so the
+ * bytes land where the next fwrite would have put them.  A stream without
+ * a descriptor (fmemopen, fopencookie) gets nothing. */
+static int stream_crash_commit(tw__sink *s, const struct iovec *data, int n,
+                               int final)
+{
+  stream_sink *st = (stream_sink *)s;
+  struct iovec iov[SEGMENTS + 1];
+  int k = 0;
+
+  if (st->err)
+    return st->err;
+  if (st->fd < 0 || n < 0 || n > SEGMENTS)
+    return -EBADF;                /* nothing written: the stream goes on */
+  for (int i = 0; i < n; i++)
+    if (data[i].iov_len)
+      iov[k++] = data[i];
+  if (final) {
+    iov[k].iov_base = (void *)s->tail;
+    iov[k++].iov_len = s->tail_len;
+  }
+  if (k && (st->err = write_all(st->fd, iov, k, -1)) != 0)
+    return st->err;
+  return 0;
 }
 
 static int stream_close(tw__sink *s)
@@ -241,7 +315,9 @@ int tw__sink_stream_open(tw__sink **out, FILE *stream,
   st->base.tail = tail;
   st->base.tail_len = tail_len;
   st->base.streaming = 1;
+  st->base.crash_commit = stream_crash_commit;
   st->stream = stream;
+  st->fd = fileno(stream);
   *out = &st->base;
   return 0;
 }

@@ -23,6 +23,12 @@
  * stream.  Each commit's deflate output is sync-flushed and written at
  * once, so a reader gets the records promptly; close deflates the tail
  * with Z_FINISH and writes the trailer.
+ *
+ * The crash hook (gzip_crash_commit, from a signal handler) commits the
+ * same way without allocating: when out is full it writes what out holds
+ * (in place: from pos on, over the old end, which the final pwritev
+ * replaces) and goes on deflating.  deflate is computation on this
+ * stream only; the writer's commit token keeps every other call off it.
  */
 #include "internal.h"
 #include "sink.h"
@@ -150,17 +156,48 @@ static int out_reserve(gzip_sink *g, size_t want)
   return 0;
 }
 
+/* Write out[0..out_len) at *at (advanced), or at the file position if
+ * *at < 0, and empty out.  For the crash hook, which may not grow out.
+ * Returns 0 or -errno. */
+static int out_emit(gzip_sink *g, off_t *at)
+{
+  struct iovec iov = { g->out, g->out_len };
+  int rc = g->out_len ? write_all(g->fd, &iov, 1, *at) : 0;
+
+  if (rc == 0 && *at >= 0)
+    *at += (off_t)g->out_len;
+  if (rc == 0)
+    g->out_len = 0;
+  return rc;
+}
+
+/* Make room for want (at most GZ_FLUSH_SLACK) more bytes in out: grow
+ * it; or, for the crash hook (at not NULL), which must not allocate,
+ * write out what it holds (see out_emit).  Returns 0 or an error. */
+static int out_room(gzip_sink *g, size_t want, off_t *at)
+{
+  if (!at)
+    return out_reserve(g, want);
+  return want <= g->out_cap - g->out_len ? 0 : out_emit(g, at);
+}
+
 /* The error for a zlib return code. */
 static int zlib_error(int zr)
 {
   return zr == Z_MEM_ERROR ? -ENOMEM : TW_EZLIB;
 }
 
-/* Deflate data[0..len) with flush (Z_SYNC_FLUSH or Z_FINISH) and append
- * the output to out, growing it as needed; fold the bytes into the CRC
- * and the size.  Returns 0, -ENOMEM or TW_EZLIB; on error the stream is
- * in an unknown state and the caller makes the error sticky. */
-static int deflate_data(gzip_sink *g, const char *data, size_t len, int flush)
+/* Deflate data[0..len) with flush (Z_NO_FLUSH, Z_SYNC_FLUSH or Z_FINISH)
+ * and append the output to out, growing it as needed -- or, for the crash
+ * hook (at not NULL), writing out whenever it is full (see out_emit), so
+ * that nothing is allocated; fold the bytes into the CRC and the size.
+ * Returns 0, -ENOMEM, TW_EZLIB or a write error; on error the stream is
+ * in an unknown state and the caller makes the error sticky.  zlib's
+ * deflate allocates only in deflateInit2, and deflate and crc32_z touch
+ * nothing but the stream and their own constant tables: computation only,
+ * safe in a signal handler when nobody else is using this stream. */
+static int deflate_data(gzip_sink *g, const char *data, size_t len, int flush,
+                        off_t *at)
 {
   const char *p = data;
   size_t left = len;
@@ -168,7 +205,7 @@ static int deflate_data(gzip_sink *g, const char *data, size_t len, int flush)
 
   /* Reserve the whole bound up front: one allocation at most per commit,
    * and deflate rarely runs out of room below. */
-  if (len <= GZ_MAX_IN &&
+  if (!at && len <= GZ_MAX_IN &&
       (rc = out_reserve(g, deflateBound(&g->zs, (uLong)len) +
                         GZ_FLUSH_SLACK)) != 0)
     return rc;
@@ -181,7 +218,7 @@ static int deflate_data(gzip_sink *g, const char *data, size_t len, int flush)
     for (;;) {
       size_t room;
 
-      if ((rc = out_reserve(g, GZ_FLUSH_SLACK)) != 0)
+      if ((rc = out_room(g, GZ_FLUSH_SLACK, at)) != 0)
         return rc;
       room = g->out_cap - g->out_len;
       if (room > UINT_MAX)
@@ -214,43 +251,60 @@ static int deflate_data(gzip_sink *g, const char *data, size_t len, int flush)
 
 /* ------------------------------------------------------------- in place */
 
-static int gzip_write_inplace(gzip_sink *g, const char *data, size_t len)
+/* After a failed commit: put the last commit's end back at pos
+ * (overwriting existing bytes needs no new blocks, so this usually works
+ * even on a full disk) and drop whatever the commit wrote past it.  Makes
+ * rc sticky and returns it.  pwrite and ftruncate only. */
+static int undo_commit(gzip_sink *g, int rc)
+{
+  off_t keep = g->pos;
+
+  if (g->committed) {
+    struct iovec e = { g->end, g->end_len };
+    keep = write_all(g->fd, &e, 1, g->pos) == 0
+           ? g->pos + (off_t)g->end_len : -1;
+  }
+  if (keep >= 0 && ftruncate(g->fd, keep) != 0) {
+    /* The write's error is the one reported. */
+  }
+  return g->err = rc;
+}
+
+/* The end of an in-place commit whose deflate output is in out, the part
+ * of it already written (by the crash hook) ending at at: write the rest
+ * of out, a new stored block and trailer at at, in one pwritev.  Returns 0
+ * or the (sticky) error, the last commit put back. */
+static int finish_inplace(gzip_sink *g, off_t at)
 {
   struct iovec iov[2];
   unsigned char *t;
   int rc;
 
-  if (len == 0 && g->committed)
-    return 0;                         /* the file is complete already */
-  if ((rc = deflate_data(g, data, len, Z_SYNC_FLUSH)) != 0)
-    return g->err = rc;
   make_end(g, g->next_end);
   iov[0].iov_base = g->out;
   iov[0].iov_len = g->out_len;
   iov[1].iov_base = g->next_end;
   iov[1].iov_len = g->end_len;
-  if ((rc = write_all(g->fd, iov, 2, g->pos)) != 0) {
-    /* Put the last commit's end back (overwriting existing bytes needs no
-     * new blocks, so this usually works even on a full disk) and drop
-     * whatever this commit wrote past it. */
-    off_t keep = g->pos;
-    if (g->committed) {
-      struct iovec e = { g->end, g->end_len };
-      keep = write_all(g->fd, &e, 1, g->pos) == 0
-             ? g->pos + (off_t)g->end_len : -1;
-    }
-    if (keep >= 0 && ftruncate(g->fd, keep) != 0) {
-      /* The write's error is the one reported. */
-    }
-    return g->err = rc;
-  }
-  g->pos += (off_t)g->out_len;
+  if ((rc = write_all(g->fd, iov, 2, at)) != 0)
+    return undo_commit(g, rc);
+  g->pos = at + (off_t)g->out_len;
   g->out_len = 0;
   t = g->end;
   g->end = g->next_end;
   g->next_end = t;
   g->committed = 1;
   return 0;
+}
+
+static int gzip_write_inplace(gzip_sink *g, const char *data, size_t len)
+{
+  int rc;
+
+  if (len == 0 && g->committed)
+    return 0;                         /* the file is complete already */
+  if ((rc = deflate_data(g, data, len, Z_SYNC_FLUSH, NULL)) != 0)
+    return g->err = rc;
+  return finish_inplace(g, g->pos);
 }
 
 /* ------------------------------------------------------------ streaming */
@@ -269,7 +323,7 @@ static int gzip_write_stream(gzip_sink *g, const char *data, size_t len)
 {
   int rc;
 
-  if (len > 0 && (rc = deflate_data(g, data, len, Z_SYNC_FLUSH)) != 0)
+  if (len > 0 && (rc = deflate_data(g, data, len, Z_SYNC_FLUSH, NULL)) != 0)
     return g->err = rc;
   if ((rc = flush_out(g)) != 0)
     return g->err = rc;
@@ -281,12 +335,55 @@ static int finish_stream(gzip_sink *g)
 {
   int rc;
 
-  if ((rc = deflate_data(g, g->base.tail, g->base.tail_len, Z_FINISH)) != 0 ||
+  if ((rc = deflate_data(g, g->base.tail, g->base.tail_len, Z_FINISH,
+                         NULL)) != 0 ||
       (rc = out_reserve(g, GZ_TRAILER_LEN)) != 0)
     return rc;
   put_trailer(g, g->out + g->out_len, NULL, 0);   /* tail already folded in */
   g->out_len += GZ_TRAILER_LEN;
   return flush_out(g);
+}
+
+/* ------------------------------------------------------------ crash hook */
+
+/* Called from a signal handler (see sink.h): deflate iov[0..n) without
+ * allocating, writing the output as out fills, then commit as a write
+ * would: in place, sync-flush and a new end at pos; streaming, a sync
+ * flush, or, when final, the tail with Z_FINISH and the trailer. */
+static int gzip_crash_commit(tw__sink *s, const struct iovec *iov, int n,
+                             int final)
+{
+  gzip_sink *g = (gzip_sink *)s;
+  off_t at = s->streaming ? -1 : g->pos;
+  size_t total = 0;
+  int rc = 0;
+
+  if (g->err)
+    return g->err;
+  for (int i = 0; i < n; i++)
+    total += iov[i].iov_len;
+  if (!s->streaming && total == 0 && g->committed)
+    return 0;                         /* the file is complete already */
+  for (int i = 0; i < n && rc == 0; i++)
+    if (iov[i].iov_len)
+      rc = deflate_data(g, iov[i].iov_base, iov[i].iov_len, Z_NO_FLUSH, &at);
+  if (s->streaming) {
+    if (rc == 0 && final) {
+      rc = deflate_data(g, s->tail, s->tail_len, Z_FINISH, &at);
+      if (rc == 0 && (rc = out_room(g, GZ_TRAILER_LEN, &at)) == 0) {
+        put_trailer(g, g->out + g->out_len, NULL, 0);
+        g->out_len += GZ_TRAILER_LEN;
+      }
+    } else if (rc == 0) {
+      rc = deflate_data(g, NULL, 0, Z_SYNC_FLUSH, &at);
+    }
+    if (rc == 0)
+      rc = out_emit(g, &at);
+    return rc ? (g->err = rc) : 0;
+  }
+  if (rc == 0)
+    rc = deflate_data(g, NULL, 0, Z_SYNC_FLUSH, &at);
+  return rc ? undo_commit(g, rc) : finish_inplace(g, at);
 }
 
 /* ----------------------------------------------------------- operations */
@@ -406,6 +503,7 @@ int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
   g->base.tail = tail;
   g->base.tail_len = tail_len;
   g->base.streaming = start < 0;
+  g->base.crash_commit = gzip_crash_commit;
   g->fd = fd;
   g->own_fd = own_fd;
   g->pos = start;

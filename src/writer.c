@@ -1,9 +1,20 @@
-/* writer.c -- the writer: buffer, lock, commit, stats, sticky error
+/* writer.c -- the writer: buffer, lock, commit, stats, sticky error, and
+ * the crash hook
  *
  * An event is formatted outside the lock into a stack buffer (or, for a
  * large one, a per-thread scratch buffer), then copied into the writer's
  * buffer under the lock.  A full buffer, tw_flush and tw_close commit: the
  * buffered records go to the sink, which makes the file valid again.
+ *
+ * The crash hook (crash=commit) commits from a signal handler, which may
+ * take no lock: a crashed thread may hold the writer's.  So the state it
+ * reads is published with atomics -- a buffer's length is stored (release)
+ * only after its records are copied in, and a buffer's seq says whether
+ * and in which order it waits to be committed -- and the sink is guarded
+ * by the commit token, an atomic owner id that every commit holds from its
+ * first write to the sink until the buffers it wrote are marked committed.
+ * The handler waits for the token (a commit in flight in another thread
+ * ends by itself), and skips the writer if its own thread holds it.
  */
 #include "internal.h"
 #include "sink.h"
@@ -12,18 +23,28 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 /* One buffer of records waiting to be committed. */
 typedef struct tw__buffer {
   char *data;
-  size_t len;
+  size_t len;              /* bytes of whole records; written under the
+                              lock, with release: the crash hook reads it
+                              without the lock (acquire) */
+  uint64_t seq;            /* 0: free (its records are committed); else
+                              when it was begun, so the crash hook commits
+                              the buffers in use oldest first.  Set under
+                              the lock (release), cleared holding the
+                              commit token */
 } tw__buffer;
 
-#define MAX_BUFFERS 8
+#define MAX_BUFFERS 8       /* TW_MAX_BUFFER_COUNT: the crash hook gives a
+                               sink at most that many segments */
 
 struct tw_writer {
   pthread_mutex_t lock;    /* guards every field below but the atomics */
@@ -55,6 +76,19 @@ struct tw_writer {
   size_t max_event;        /* largest record accepted */
   tw_stats_t stats;        /* events, bytes, commits: under the lock;
                               rejected, truncated, replaced: atomic */
+  uint64_t next_seq;       /* the seq of the last buffer begun */
+  int64_t pid;             /* the process that opened the writer */
+  int crash_hook;          /* crash=commit, on a sink that buffers */
+  int crash_slot;          /* the crash hook's registry slot, or -1 */
+  int commit_owner;        /* the commit token: the kernel thread id of
+                              the thread writing to the sink, 0 if none
+                              (atomic) */
+  unsigned crash_waiting;  /* crash handlers waiting for the token
+                              (atomic): commits hold back meanwhile */
+  size_t crash_ahead;      /* bytes at the start of the uncommitted
+                              records that a crash commit has already given
+                              the sink (the process survived the signal):
+                              later commits skip them.  Token held */
 };
 
 /* ------------------------------------------------------ per-thread scratch */
@@ -103,23 +137,87 @@ static void set_error_locked(tw_writer *w, int err)
     __atomic_store_n(&w->err, err, __ATOMIC_RELAXED);
 }
 
+/* Take the commit token: the right to write to the sink and to mark what
+ * was written committed.  Commits are serialised by the lock and the
+ * committer's protocol already, so the token is only ever contended by
+ * the crash hook, which cannot take the lock; a commit lets a waiting
+ * crash handler go first.  With the hook, SIGTERM is blocked in the
+ * holder until token_give (*old keeps the mask), so that a SIGTERM goes
+ * to another thread, whose handler waits for this commit to end, rather
+ * than cut into it (a handler skips a commit of its own thread). */
+static void token_take(tw_writer *w, sigset_t *old)
+{
+  int me = (int)tw__tid();
+
+  if (w->crash_hook) {
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, old);
+  }
+  for (;;) {
+    int free_token = 0;
+    if (!__atomic_load_n(&w->crash_waiting, __ATOMIC_SEQ_CST) &&
+        __atomic_compare_exchange_n(&w->commit_owner, &free_token, me, 0,
+                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      return;
+    sched_yield();
+  }
+}
+
+static void token_give(tw_writer *w, const sigset_t *old)
+{
+  __atomic_store_n(&w->commit_owner, 0, __ATOMIC_RELEASE);
+  if (w->crash_hook)
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* Publish a buffer's length (records copied in first). */
+static void set_len(tw__buffer *b, size_t len)
+{
+  __atomic_store_n(&b->len, len, __ATOMIC_RELEASE);
+}
+
+/* Make b, empty, the newest buffer in use.  Lock held. */
+static void begin_buffer(tw_writer *w, tw__buffer *b)
+{
+  set_len(b, 0);
+  __atomic_store_n(&b->seq, ++w->next_seq, __ATOMIC_RELEASE);
+}
+
 /* Write bytes to the sink, which commits, then sync them if asked (an
- * unbuffered sink commits per record: it syncs at tw_flush only).  Called
- * by the one thread that may use the sink.  Returns 0 or an error. */
+ * unbuffered sink commits per record: it syncs at tw_flush only).  The
+ * first bytes that a crash commit already gave the sink are skipped.
+ * Called by the one thread that may use the sink, holding the token
+ * (once the writer is open).  Returns 0 or an error. */
 static int sink_commit(tw_writer *w, const char *data, size_t len)
 {
-  int rc = w->sink->ops->write(w->sink, data, len);
+  size_t skip = w->crash_ahead < len ? w->crash_ahead : len;
+  int rc;
+
+  w->crash_ahead -= skip;
+  /* data is NULL (and len 0) for an unbuffered sink: no offset then. */
+  rc = w->sink->ops->write(w->sink, skip ? data + skip : data, len - skip);
   if (rc == 0 && w->sync_commits && !w->sink->unbuffered &&
       w->sink->ops->sync)
     rc = w->sink->ops->sync(w->sink);
   return rc;
 }
 
-/* Write bytes to the sink and count the commit.  Lock held, and no
- * committer writing.  Returns 0 or the (now sticky) error. */
-static int sink_write_locked(tw_writer *w, const char *data, size_t len)
+/* Write bytes to the sink and count the commit; if b is not NULL, the
+ * bytes are b's records and b is emptied with the token still held.  Lock
+ * held, and no committer writing.  Returns 0 or the (now sticky) error. */
+static int sink_write_locked(tw_writer *w, const char *data, size_t len,
+                             tw__buffer *b)
 {
-  int rc = sink_commit(w, data, len);
+  sigset_t mask;
+  int rc;
+
+  token_take(w, &mask);
+  rc = sink_commit(w, data, len);
+  if (rc == 0 && b)
+    set_len(b, 0);
+  token_give(w, &mask);
   if (rc) {
     set_error_locked(w, rc);
     return rc;
@@ -180,11 +278,15 @@ static void *committer_main(void *arg)
       break;                                /* stopping, nothing left */
     {
       tw__buffer *b = &w->bufs[(w->fill + w->nbufs - w->queued) % w->nbufs];
+      sigset_t mask;
       int rc = 0;
       if (!w->err) {
         w->committing = 1;
         pthread_mutex_unlock(&w->lock);
+        token_take(w, &mask);
         rc = sink_commit(w, b->data, b->len);
+        __atomic_store_n(&b->seq, 0, __ATOMIC_RELEASE);
+        token_give(w, &mask);
         pthread_mutex_lock(&w->lock);
         w->committing = 0;
         if (rc)
@@ -192,7 +294,8 @@ static void *committer_main(void *arg)
         else
           w->stats.commits++;
       }
-      b->len = 0;
+      __atomic_store_n(&b->seq, 0, __ATOMIC_RELEASE);
+      set_len(b, 0);
       w->queued--;
       pthread_cond_broadcast(&w->done);
     }
@@ -209,15 +312,11 @@ static void *committer_main(void *arg)
 static int hand_off_locked(tw_writer *w, int may_drop)
 {
   tw__buffer *b = &w->bufs[w->fill];
-  int rc;
 
   if (w->err)
     return w->err;
-  if (!w->background) {
-    if ((rc = sink_write_locked(w, b->data, b->len)) == 0)
-      b->len = 0;
-    return rc;
-  }
+  if (!w->background)
+    return sink_write_locked(w, b->data, b->len, b);
   if (b->len == 0)
     return 0;
   if (w->queued + 1 >= w->nbufs && may_drop)
@@ -230,7 +329,7 @@ static int hand_off_locked(tw_writer *w, int may_drop)
     return w->err;
   w->queued++;
   w->fill = (w->fill + 1) % w->nbufs;
-  w->bufs[w->fill].len = 0;
+  begin_buffer(w, &w->bufs[w->fill]);
   w->wake_committer = 1;       /* signalled by the caller, after unlock */
   if (w->drops_unreported)
     report_drops_locked(w);
@@ -296,18 +395,15 @@ static int append_record(tw_writer *w, const char *rec, size_t len)
       signal_committer_locked(w);
       if ((rc = wait_idle_locked(w)) != 0)
         goto out;
-      if (b->len) {
-        if ((rc = sink_write_locked(w, b->data, b->len)) != 0)
-          goto out;
-        b->len = 0;
-      }
-      if ((rc = sink_write_locked(w, rec, len)) != 0)
+      if (b->len && (rc = sink_write_locked(w, b->data, b->len, b)) != 0)
+        goto out;
+      if ((rc = sink_write_locked(w, rec, len, NULL)) != 0)
         goto out;
       goto counted;
     }
   }
   memcpy(b->data + b->len, rec, len);
-  b->len += len;
+  set_len(b, b->len + len);
 counted:
   w->stats.events++;
   w->stats.bytes += len;
@@ -399,11 +495,277 @@ static void report_drops_locked(tw_writer *w)
   ev.nargs = 1;
   if (tw__format_event(&ev, &def, &w->fmt, b->data + b->len,
                        w->buf_cap - b->len, &len, &notes) == 0) {
-    b->len += len;
+    set_len(b, b->len + len);
     w->stats.events++;
     w->stats.bytes += len;
     w->drops_unreported = 0;
   }
+}
+
+/* ------------------------------------------------------------ crash hook
+ *
+ * Async-signal-safety of the handler, call by call: getpid, sigaction,
+ * raise, nanosleep, write, pwrite and ftruncate are on POSIX's list of
+ * async-signal-safe functions; writev and pwritev are not listed (they
+ * came later) but glibc documents them AS-Safe: like syscall(SYS_gettid)
+ * they are bare system calls that touch no lock and no memory of the
+ * library's.  memcpy (struct copies, zlib) is on the list since POSIX
+ * 2016.  deflate and crc32_z are computation on the sink's own stream and
+ * constant tables (zlib allocates only in deflateInit2).  The __atomic
+ * operations are lock-free (checked below).  Nothing else is called: no
+ * malloc, no stdio, no pthread_mutex_*, no condition variables.
+ *
+ * What the handler reads is what it can read safely without the lock:
+ * the registry (atomic pointers), a writer's pid, fork generation, error,
+ * buffer seqs and lengths (atomic), and, holding the token, the sink.
+ * Records a producer is still copying lie past the length it has
+ * published, so a crash in the middle of a copy (in this thread or
+ * another) loses that one record and no other.
+ */
+
+#define NCRASH_SIGNALS 6
+static const int crash_signals[NCRASH_SIGNALS] = {
+  SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM
+};
+
+/* The program's actions, put back by the handler before it re-raises.
+ * Written under crash_lock, only while the action in place is not the
+ * hook's (so no handler of ours is reading it). */
+static struct sigaction crash_prev[NCRASH_SIGNALS];
+/* The writers with the hook (atomic), CRASH_RESERVED while one opens. */
+static tw_writer *crash_slots[TW_CRASH_MAX_WRITERS];
+static char crash_reserved_mark;
+#define CRASH_RESERVED ((tw_writer *)&crash_reserved_mark)
+/* Handlers running (atomic): tw_close waits for 0 before freeing. */
+static unsigned crash_active;
+static pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t crash_once = PTHREAD_ONCE_INIT;
+
+#if !defined(__GCC_ATOMIC_INT_LOCK_FREE) || __GCC_ATOMIC_INT_LOCK_FREE != 2 || \
+    !defined(__GCC_ATOMIC_POINTER_LOCK_FREE) || \
+    __GCC_ATOMIC_POINTER_LOCK_FREE != 2 || \
+    !defined(__GCC_ATOMIC_LLONG_LOCK_FREE) || __GCC_ATOMIC_LLONG_LOCK_FREE != 2
+# error "the crash hook needs lock-free atomic int, pointer and long long"
+#endif
+
+/* The writer's commit from the handler, holding the token: the buffers
+ * in use, oldest first, less what an earlier crash commit gave already.
+ * A buffer is in use from begin_buffer until the commit that wrote it
+ * clears its seq; no commit can run while the handler holds the token,
+ * so only the newest buffer seen can still grow (every older one was
+ * complete before the newer one's seq was published), and reading its
+ * length at any moment gives whole records. */
+static void crash_commit_held(tw_writer *w, int final)
+{
+  struct iovec iov[MAX_BUFFERS];
+  unsigned order[MAX_BUFFERS], n = 0, k;
+  uint64_t seqs[MAX_BUFFERS];
+  size_t skip = w->crash_ahead, total = 0;
+  int niov = 0;
+
+  if (w->nbufs > MAX_BUFFERS)
+    return;                            /* corrupted: touch nothing */
+  for (unsigned i = 0; i < w->nbufs; i++) {
+    uint64_t seq = __atomic_load_n(&w->bufs[i].seq, __ATOMIC_ACQUIRE);
+    if (!seq)
+      continue;
+    for (k = n; k > 0 && seqs[k - 1] > seq; k--) {
+      seqs[k] = seqs[k - 1];
+      order[k] = order[k - 1];
+    }
+    seqs[k] = seq;
+    order[k] = i;
+    n++;
+  }
+  for (k = 0; k < n; k++) {
+    tw__buffer *b = &w->bufs[order[k]];
+    size_t len = __atomic_load_n(&b->len, __ATOMIC_ACQUIRE);
+    if (len > w->buf_cap)
+      return;                          /* corrupted: touch nothing */
+    if (skip >= len) {
+      skip -= len;
+      continue;
+    }
+    iov[niov].iov_base = b->data + skip;
+    iov[niov].iov_len = len - skip;
+    total += len - skip;
+    skip = 0;
+    niov++;
+  }
+  if (w->sink->crash_commit(w->sink, iov, niov, final) == 0) {
+    w->crash_ahead += total;
+    if (w->sync_commits && w->sink->ops->sync)
+      (void)w->sink->ops->sync(w->sink);    /* fdatasync */
+  }
+}
+
+/* Commit one registered writer from the handler, if it is this
+ * process's and well: wait (at most TW_CRASH_WAIT_MS) for the token,
+ * unless this very thread holds it -- then the handler interrupted the
+ * writer's own commit, which it leaves as it is.  When the process is
+ * sure to die (final), the token is kept: other threads go on running
+ * until the signal ends the process, and a commit of theirs started now
+ * would be cut by the death (a large write stops at a page boundary when
+ * the process is killed), leaving a torn record after the good tail. */
+static void crash_commit_writer(tw_writer *w, int64_t pid, int me, int final)
+{
+  struct timespec ms = { 0, 1000000 };
+  int got = 0;
+
+  if (w->pid != pid || w->fork_gen != tw__fork_generation() ||
+      __atomic_load_n(&w->err, __ATOMIC_RELAXED) || !w->sink->crash_commit)
+    return;
+  __atomic_add_fetch(&w->crash_waiting, 1, __ATOMIC_SEQ_CST);
+  for (unsigned t = 0; t <= TW_CRASH_WAIT_MS; t++) {
+    int owner = 0;
+    if (__atomic_compare_exchange_n(&w->commit_owner, &owner, me, 0,
+                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+      got = 1;
+      break;
+    }
+    if (owner == me)
+      break;
+    (void)nanosleep(&ms, NULL);
+  }
+  if (got) {
+    crash_commit_held(w, final);
+    if (!final)
+      __atomic_store_n(&w->commit_owner, 0, __ATOMIC_RELEASE);
+  }
+  __atomic_sub_fetch(&w->crash_waiting, 1, __ATOMIC_SEQ_CST);
+}
+
+/* 1 if returning from the handler executes the faulting instruction
+ * again, which raises the same signal anew under the program's action:
+ * a core dump or the program's own handler then sees the original fault
+ * (its address in si_addr).  Otherwise (sent by kill, raise, abort, or
+ * by the kernel not for an instruction) the handler re-raises. */
+static int crash_refaults(int sig, const siginfo_t *si)
+{
+  if (!si || si->si_code <= 0)
+    return 0;
+#ifdef SI_KERNEL
+  if (si->si_code == SI_KERNEL)
+    return 0;
+#endif
+  switch (sig) {
+  case SIGSEGV:
+  case SIGFPE:
+  case SIGILL:
+    return 1;
+  case SIGBUS:
+#ifdef BUS_MCEERR_AO
+    return si->si_code != BUS_MCEERR_AO;    /* not this instruction's */
+#else
+    return 1;
+#endif
+  default:
+    return 0;
+  }
+}
+
+/* The hook: commit every writer of this process, put the program's
+ * action back, re-raise (or return to fault again).  Every signal is
+ * blocked while it runs (sa_mask), so no other handler cuts into a
+ * commit; a fault inside it kills the process at once (the kernel
+ * resets a blocked synchronous signal to its default). */
+static void crash_handler(int sig, siginfo_t *si, void *ctx)
+{
+  int saved_errno = errno, i, final;
+  struct sigaction prev;
+  int64_t pid;
+  int me;
+
+  (void)ctx;
+  for (i = 0; i < NCRASH_SIGNALS && crash_signals[i] != sig; i++)
+    continue;
+  if (i == NCRASH_SIGNALS)
+    return;
+  prev = crash_prev[i];
+  /* Only the default action is sure to end the process: then a
+   * streaming output gets its tail. */
+  final = !(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_DFL;
+  pid = (int64_t)getpid();
+  me = (int)syscall(SYS_gettid);
+  __atomic_add_fetch(&crash_active, 1, __ATOMIC_SEQ_CST);
+  for (unsigned k = 0; k < TW_CRASH_MAX_WRITERS; k++) {
+    tw_writer *w = __atomic_load_n(&crash_slots[k], __ATOMIC_SEQ_CST);
+    if (w && w != CRASH_RESERVED)
+      crash_commit_writer(w, pid, me, final);
+  }
+  __atomic_sub_fetch(&crash_active, 1, __ATOMIC_SEQ_CST);
+  (void)sigaction(sig, &prev, NULL);
+  if (!crash_refaults(sig, si))
+    (void)raise(sig);             /* pending until the handler returns */
+  errno = saved_errno;
+}
+
+/* In the child after fork, no handler runs (it has one thread). */
+static void crash_after_fork(void)
+{
+  __atomic_store_n(&crash_active, 0, __ATOMIC_RELAXED);
+}
+
+static void crash_init(void)
+{
+  (void)pthread_atfork(NULL, NULL, crash_after_fork);
+}
+
+/* Install the hook for each signal whose action is neither the hook
+ * already nor SIG_IGN, keeping the action it replaces.  Returns 0 or
+ * -errno. */
+static int crash_install(void)
+{
+  int rc = 0;
+
+  pthread_once(&crash_once, crash_init);
+  pthread_mutex_lock(&crash_lock);
+  for (int i = 0; i < NCRASH_SIGNALS && !rc; i++) {
+    struct sigaction cur, ours;
+
+    if (sigaction(crash_signals[i], NULL, &cur) != 0) {
+      rc = -errno;
+      break;
+    }
+    if (cur.sa_flags & SA_SIGINFO ? cur.sa_sigaction == crash_handler
+                                  : cur.sa_handler == SIG_IGN)
+      continue;
+    memset(&ours, 0, sizeof ours);
+    ours.sa_sigaction = crash_handler;
+    sigfillset(&ours.sa_mask);
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    crash_prev[i] = cur;
+    if (sigaction(crash_signals[i], &ours, NULL) != 0)
+      rc = -errno;
+  }
+  pthread_mutex_unlock(&crash_lock);
+  return rc;
+}
+
+/* Reserve a registry slot.  Returns its index, or -1 if all are taken. */
+static int crash_reserve(void)
+{
+  for (int i = 0; i < (int)TW_CRASH_MAX_WRITERS; i++) {
+    tw_writer *none = NULL;
+    if (__atomic_compare_exchange_n(&crash_slots[i], &none, CRASH_RESERVED,
+                                    0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+      return i;
+  }
+  return -1;
+}
+
+/* Take w out of the registry, then wait until no handler can still be
+ * using it.  A handler counts itself in (crash_active) before it reads a
+ * slot, and every access here is sequentially consistent: either it saw
+ * the slot empty or this loop sees it running. */
+static void crash_unregister(tw_writer *w)
+{
+  if (w->crash_slot < 0)
+    return;
+  __atomic_store_n(&crash_slots[w->crash_slot], NULL, __ATOMIC_SEQ_CST);
+  w->crash_slot = -1;
+  while (__atomic_load_n(&crash_active, __ATOMIC_SEQ_CST))
+    sched_yield();                 /* a crash handler is committing */
 }
 
 /* ------------------------------------------------------------ public API */
@@ -443,9 +805,11 @@ static int init_monotonic_cond(pthread_cond_t *cond)
   return rc;
 }
 
-/* Free what writer_create allocated (lock and conditions excepted). */
+/* Free what writer_create allocated (lock and conditions excepted), and
+ * its crash hook slot. */
 static void writer_free(tw_writer *w)
 {
+  crash_unregister(w);
   for (unsigned i = 0; i < w->nbufs; i++)
     free(w->bufs[i].data);
   free(w);
@@ -469,6 +833,7 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
 
   if (!(w = calloc(1, sizeof *w)))
     goto fail;
+  w->crash_slot = -1;
   w->sink = sink;
   w->interval_ns = o->flush_interval_ns;
   w->drop_when_full = o->on_full == TW_ON_FULL_DROP;
@@ -482,8 +847,22 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   for (unsigned i = 0; i < w->nbufs; i++)
     if (w->buf_cap && !(w->bufs[i].data = malloc(w->buf_cap)))
       goto fail;
+  w->bufs[0].seq = w->next_seq = 1;
   tw__install_fork_handler();
   w->fork_gen = tw__fork_generation();
+  w->pid = tw__pid();
+  /* The crash hook, for a sink that buffers (mmap has nothing to do):
+   * a slot now, so that no slot is an error before the file is touched;
+   * the writer goes into it once complete. */
+  if (o->crash == TW_CRASH_COMMIT && w->buf_cap && sink->crash_commit) {
+    w->crash_hook = 1;
+    if ((w->crash_slot = crash_reserve()) < 0) {
+      rc = TW_EOPTION;
+      goto fail;
+    }
+    if ((rc = crash_install()) != 0)
+      goto fail;
+  }
   w->fmt.flags = o->flags;
   w->fmt.max_string = o->max_string;
   w->max_event = o->max_event;
@@ -520,6 +899,8 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   if (w->background &&
       (rc = -pthread_create(&w->committer, NULL, committer_main, w)) != 0)
     goto fail_done;
+  if (w->crash_slot >= 0)
+    __atomic_store_n(&crash_slots[w->crash_slot], w, __ATOMIC_SEQ_CST);
   return w;
 
 fail_done:
@@ -687,6 +1068,8 @@ int tw_close(tw_writer *w)
     pthread_join(w->committer, NULL);
     pthread_mutex_lock(&w->lock);
   }
+  /* Everything is committed: the sink is closed without the hook. */
+  crash_unregister(w);
   if (!rc && w->sync_commits && w->sink->unbuffered && w->sink->ops->sync &&
       (rc = w->sink->ops->sync(w->sink)) != 0)
     set_error_locked(w, rc);
