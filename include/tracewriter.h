@@ -184,6 +184,7 @@ enum tw_crash { TW_CRASH_OFF = 0, TW_CRASH_COMMIT = 1 };
 #define TW_MIN_BUFFER_SIZE       256u
 #define TW_DEFAULT_MAX_STRING    (64u * 1024u)
 #define TW_MIN_MAX_STRING        64u
+#define TW_MIN_ROTATE_SIZE       4096u
 #define TW_DEFAULT_MAX_EVENT     (1024u * 1024u)
 #define TW_MAX_ARGS              1024u
 #define TW_MAX_JSON_DEPTH        64u
@@ -222,6 +223,16 @@ typedef struct tw_options {
                              fills, at tw_flush and tw_close) */
   int on_full;            /* enum tw_on_full (default TW_ON_FULL_BLOCK) */
   int crash;              /* enum tw_crash (default TW_CRASH_OFF) */
+  uint64_t rotate_size;   /* tw_open only.  > 0: once the file holds this
+                             many bytes (compressed bytes for gzip), the
+                             next commit finishes it and starts a new one
+                             (default 0: never; at least 4 KiB) */
+  uint64_t rotate_interval_ns; /* tw_open only.  > 0: the first commit
+                             this long after a file was begun finishes it
+                             and starts a new one (default 0: never) */
+  unsigned rotate_keep;   /* with rotation: finished files kept; the
+                             oldest beyond that are deleted (default 0:
+                             keep every one) */
 } tw_options;
 
 /* Fill *opts with the defaults.  Use the macro tw_options_init(opts); it
@@ -239,6 +250,7 @@ TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
  *   commit=auto|inline|background   buffers=N (2..8)   chunk=SIZE (mmap)
  *   flush=DURATION         flush_interval_ns: 100ms, 2s, 500us ... or off
  *   on_full=block|drop     sync (TW_OPT_SYNC)     crash=off|commit
+ *   rotate=SIZE|off        rotate_every=DURATION|off    keep=N|all
  *   utf8=replace|reject    nonfinite=null|reject    long=truncate|reject
  *   max_string=SIZE        max_event=SIZE
  * On error returns TW_EOPTION, leaves *opts unchanged, and writes a message
@@ -258,7 +270,20 @@ typedef struct tw_writer tw_writer;
  * once.  opts may be NULL for the defaults.  Returns the writer, or NULL
  * with *error (if error is not NULL) set to the reason (a process_name
  * longer than about 4 KiB once escaped is TW_ETOOBIG).  A file created or
- * truncated before a later step failed is left in place. */
+ * truncated before a later step failed is left in place.
+ *
+ * Rotation (rotate_size, rotate_interval_ns): at the commit that is due,
+ * the file is renamed path with ".NNNNNN" before its extension
+ * (trace.json -> trace.000001.json, numbered from 1 in order) and
+ * finished, and a new file at path begins with the head and the 'M'
+ * records emitted so far (the latest per name, process and thread, at
+ * most 64 KiB), so every file is a complete trace on its own; with
+ * rotate_keep, older finished files are deleted.  A 'B' whose 'E' lands in
+ * the next file is left open in its file, and the 'E' alone in the next
+ * (viewers ignore it): spans are not carried over; 'X' events are always
+ * whole.  If the new file cannot be begun, the old one keeps the path and
+ * the error is sticky.  tw_open_fd and tw_open_stream refuse rotation
+ * (TW_EOPTION). */
 TW_EXTERN tw_writer *tw_open(const char *path, const tw_options *opts,
                              int *error);
 
@@ -307,6 +332,11 @@ typedef struct tw_stats_s {
   uint64_t utf8_replaced;    /* strings with invalid UTF-8 replaced */
   uint64_t dropped;          /* events dropped by on_full=drop */
   int error;                 /* the sticky error, as tw_errcode() */
+  uint64_t output_bytes;     /* bytes committed to the output, the tail not
+                                counted: compressed bytes for gzip; the
+                                mmap sink's padding not counted; with
+                                rotation, every file's */
+  uint64_t rotations;        /* files begun by rotation */
 } tw_stats_t;
 
 /* Copy the writer's counters into *stats.  Use the macro tw_stats(w, s).

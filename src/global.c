@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static tw_writer *global_writer;   /* this process's writer, or NULL */
@@ -23,14 +24,17 @@ static void commit_at_exit(void)
   (void)tw_flush(global_writer);
 }
 
-/* Expand "%p" (pid) and "%%" in pattern into out[size].  Returns 0 or
- * -ENAMETOOLONG. */
+/* Expand "%p" (pid), "%t" (now, UTC: 20261122T071500Z) and "%%" in
+ * pattern into out[size].  Returns 0 or -ENAMETOOLONG. */
 static int expand_path(const char *pattern, char *out, size_t size)
 {
+  time_t now = time(NULL);
   size_t n = 0;
+  struct tm utc;
 
+  gmtime_r(&now, &utc);
   for (const char *p = pattern; *p; p++) {
-    char num[24];
+    char num[32];
     const char *piece = p;
     size_t len = 1;
 
@@ -38,6 +42,10 @@ static int expand_path(const char *pattern, char *out, size_t size)
       snprintf(num, sizeof num, "%lld", (long long)tw__pid());
       piece = num;
       len = strlen(num);
+      p++;
+    } else if (p[0] == '%' && p[1] == 't') {
+      len = strftime(num, sizeof num, "%Y%m%dT%H%M%SZ", &utc);
+      piece = num;
       p++;
     } else if (p[0] == '%' && p[1] == '%') {
       p++;

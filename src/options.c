@@ -2,13 +2,14 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 /* The size of the first published tw_options: every caller knows at least
- * these fields.  Fields added later go after crash. */
-#define OPTIONS_V1_SIZE (offsetof(tw_options, crash) + sizeof(int))
+ * these fields.  Fields added later go after rotate_keep. */
+#define OPTIONS_V1_SIZE (offsetof(tw_options, rotate_keep) + sizeof(unsigned))
 
 #define KNOWN_FLAGS (TW_OPT_REJECT_INVALID_UTF8 | TW_OPT_REJECT_NONFINITE | \
                      TW_OPT_REJECT_LONG_STRINGS | TW_OPT_SYNC)
@@ -61,6 +62,7 @@ static int check(const tw_options *o)
       o->mmap_chunk < 4096 || o->mmap_chunk > MAX_SIZE_OPTION ||
       (o->on_full != TW_ON_FULL_BLOCK && o->on_full != TW_ON_FULL_DROP) ||
       (o->crash != TW_CRASH_OFF && o->crash != TW_CRASH_COMMIT) ||
+      (o->rotate_size != 0 && o->rotate_size < TW_MIN_ROTATE_SIZE) ||
       (o->flags & ~KNOWN_FLAGS) || o->file_mode < 0 || o->file_mode > 07777)
     return TW_EOPTION;
   return 0;
@@ -208,6 +210,37 @@ static int apply(tw_options *o, const char *key, size_t klen,
     else
       return fail(err, errsize, "bad value '%.*s' for 'on_full': expected "
                   "block or drop", (int)vlen, val);
+    return 0;
+  }
+  if (is(key, klen, "rotate")) {
+    if (is(val, vlen, "off"))
+      size = 0;
+    else if (parse_size(val, vlen, &size) != 0 || size < TW_MIN_ROTATE_SIZE)
+      return fail(err, errsize, "bad value '%.*s' for 'rotate': expected a "
+                  "size of at least 4KiB such as 64MiB, or off", (int)vlen,
+                  val);
+    o->rotate_size = size;
+    return 0;
+  }
+  if (is(key, klen, "rotate_every")) {
+    uint64_t ns;
+    if (is(val, vlen, "off"))
+      ns = 0;
+    else if (parse_duration(val, vlen, &ns) != 0 || ns == 0)
+      return fail(err, errsize, "bad value '%.*s' for 'rotate_every': "
+                  "expected a duration such as 1h, 10m or 30s, or off",
+                  (int)vlen, val);
+    o->rotate_interval_ns = ns;
+    return 0;
+  }
+  if (is(key, klen, "keep")) {
+    if (is(val, vlen, "all"))
+      size = 0;
+    else if (parse_size(val, vlen, &size) != 0 || size == 0 ||
+             size > UINT_MAX || val[vlen - 1] < '0' || val[vlen - 1] > '9')
+      return fail(err, errsize, "bad value '%.*s' for 'keep': expected a "
+                  "number of files (1 or more), or all", (int)vlen, val);
+    o->rotate_keep = (unsigned)size;
     return 0;
   }
   if (is(key, klen, "crash")) {

@@ -45,6 +45,10 @@ struct tw__sink {
   int streaming;           /* 1: the tail can only be written at close */
   int unbuffered;          /* 1: give each record to write() at once (the
                               sink commits per record, e.g. mmap) */
+  unsigned long long out_bytes; /* bytes the sink has committed to its
+                              output, the tail (gzip: the final stored
+                              block and trailer) not counted: compressed
+                              bytes for gzip.  Updated by the sink */
   /* The crash hook's commit, called from a signal handler: append the
    * bytes of iov[0..n) (whole records; n <= TW_MAX_BUFFER_COUNT, one
    * segment per buffer of the writer) exactly as write() would, and

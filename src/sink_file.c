@@ -113,10 +113,13 @@ static int file_commit(file_sink *f, const struct iovec *data, int n,
   }
   if (f->base.streaming) {
     rc = k ? write_all(f->fd, iov, k, -1) : 0;
+    if (rc == 0)
+      f->base.out_bytes += len + (with_tail ? f->base.tail_len : 0);
   } else {
     rc = write_all(f->fd, iov, k, f->end);
     if (rc == 0) {
       f->end += (off_t)len;
+      f->base.out_bytes += len;
       f->committed = 1;
     } else {
       undo_commit(f);
@@ -239,6 +242,8 @@ static int stream_write(tw__sink *s, const char *data, size_t len)
   if ((len && fwrite(data, 1, len, st->stream) != len) ||
       fflush(st->stream) != 0)
     st->err = stdio_error();
+  else
+    s->out_bytes += len;
   return st->err;
 }
 
@@ -258,15 +263,20 @@ static int stream_crash_commit(tw__sink *s, const struct iovec *data, int n,
     return st->err;
   if (st->fd < 0 || n < 0 || n > SEGMENTS)
     return -EBADF;                /* nothing written: the stream goes on */
+  size_t len = 0;
   for (int i = 0; i < n; i++)
-    if (data[i].iov_len)
+    if (data[i].iov_len) {
       iov[k++] = data[i];
+      len += data[i].iov_len;
+    }
   if (final) {
     iov[k].iov_base = (void *)s->tail;
     iov[k++].iov_len = s->tail_len;
+    len += s->tail_len;
   }
   if (k && (st->err = write_all(st->fd, iov, k, -1)) != 0)
     return st->err;
+  s->out_bytes += len;
   return 0;
 }
 

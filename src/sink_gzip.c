@@ -166,6 +166,8 @@ static int out_emit(gzip_sink *g, off_t *at)
 
   if (rc == 0 && *at >= 0)
     *at += (off_t)g->out_len;
+  else if (rc == 0)
+    g->base.out_bytes += g->out_len;   /* in place: counted when finished */
   if (rc == 0)
     g->out_len = 0;
   return rc;
@@ -287,6 +289,7 @@ static int finish_inplace(gzip_sink *g, off_t at)
   iov[1].iov_len = g->end_len;
   if ((rc = write_all(g->fd, iov, 2, at)) != 0)
     return undo_commit(g, rc);
+  g->base.out_bytes += (unsigned long long)(at + (off_t)g->out_len - g->pos);
   g->pos = at + (off_t)g->out_len;
   g->out_len = 0;
   t = g->end;
@@ -315,6 +318,8 @@ static int flush_out(gzip_sink *g)
   struct iovec iov = { g->out, g->out_len };
   int rc = g->out_len ? write_all(g->fd, &iov, 1, -1) : 0;
 
+  if (rc == 0)
+    g->base.out_bytes += g->out_len;
   g->out_len = 0;
   return rc;
 }

@@ -407,6 +407,7 @@ static int mmap_write(tw__sink *s, const char *data, size_t len)
   ORDER();
   copy_forward(dst, data, len);
   m->end += (off_t)len;
+  s->out_bytes += len;
   if (!m->has_tail) {
     /* The first write (head and first record): the tail's whitespace is
      * in place since the growth, the core completes the document. */

@@ -17,10 +17,13 @@
  * ends by itself), and skips the writer if its own thread holds it.
  */
 #include "internal.h"
+#include "rotate.h"
 #include "sink.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -89,6 +92,27 @@ struct tw_writer {
                               records that a crash commit has already given
                               the sink (the process survived the signal):
                               later commits skip them.  Token held */
+  unsigned long long out_done; /* output bytes of the finished files */
+  unsigned long long out_bytes; /* out_done + the sink's, after each commit
+                              (atomic: the committer writes it unlocked) */
+  struct rotation *rot;    /* NULL: no rotation */
+};
+
+/* Rotation state: used holding the commit token, but meta (meta_lock). */
+struct rotation {
+  char *path;              /* the live file */
+  char *name;              /* room for a numbered name */
+  size_t name_size;
+  tw_options opts;         /* to open the next file (process_name unset) */
+  uint64_t size;           /* rotate_size */
+  uint64_t interval_ns;    /* rotate_interval_ns */
+  unsigned keep;           /* rotate_keep */
+  unsigned long finished;  /* files finished (the newest is numbered so) */
+  uint64_t began_ns;       /* when the live file was begun */
+  int closing;             /* tw_close is committing: no new file (atomic) */
+  uint64_t rotations;      /* files begun after the first (atomic) */
+  pthread_mutex_t meta_lock;
+  tw__meta meta;
 };
 
 /* ------------------------------------------------------ per-thread scratch */
@@ -185,11 +209,147 @@ static void begin_buffer(tw_writer *w, tw__buffer *b)
   __atomic_store_n(&b->seq, ++w->next_seq, __ATOMIC_RELEASE);
 }
 
+/* ------------------------------------------------------------- rotation */
+
+static int open_path(const char *path, const tw_options *o);
+static int open_sink(int fd, int own_fd, const tw_options *o,
+                     tw__sink **out);
+static const char *head_of(const tw_options *o, size_t *len);
+
+/* Whether the live file is to be finished now, after a commit. */
+static int rotation_due(const tw_writer *w)
+{
+  struct rotation *r = w->rot;
+
+  if (__atomic_load_n(&r->closing, __ATOMIC_ACQUIRE))
+    return 0;
+  if (r->size && w->sink->out_bytes + w->sink->tail_len >= r->size)
+    return 1;
+  return r->interval_ns && tw_now_ns() - r->began_ns >= r->interval_ns;
+}
+
+/* Finish the live file and begin the next.  The live file is renamed to
+ * its numbered name first, so that the path always names a complete
+ * trace; then a new file at the path gets the head and the metadata
+ * records (a complete trace at once); then the old sink is closed, which
+ * completes the finished file; then the finished files beyond keep are
+ * deleted.  If the new file cannot be begun, the old one gets its name
+ * back and stays the live file.  Holding the token.  Returns 0 or an
+ * error for the sticky error. */
+static int rotate(tw_writer *w)
+{
+  struct rotation *r = w->rot;
+  unsigned long n = r->finished + 1;
+  tw__sink *old = w->sink, *next;
+  const char *head, *doc;
+  size_t head_len, len;
+  int fd, rc;
+
+  if ((rc = tw__rotated_name(r->name, r->name_size, r->path, n)) != 0)
+    return rc;
+  if (rename(r->path, r->name) != 0)
+    return -errno;
+  if ((fd = open_path(r->path, &r->opts)) < 0) {
+    rc = fd;
+    goto undo;
+  }
+  if ((rc = open_sink(fd, 1, &r->opts, &next)) != 0)
+    goto undo;
+  head = head_of(&r->opts, &head_len);
+  pthread_mutex_lock(&r->meta_lock);
+  doc = tw__meta_document_start(&r->meta, head, head_len, &len);
+  rc = next->ops->write(next, doc, len);
+  tw__meta_document_done(&r->meta);
+  pthread_mutex_unlock(&r->meta_lock);
+  if (rc == 0 && w->sync_commits && next->ops->sync)
+    rc = next->ops->sync(next);
+  if (rc) {
+    next->ops->abandon(next);
+    goto undo;
+  }
+  w->sink = next;
+  w->out_done += old->out_bytes;
+  rc = old->ops->close(old);
+  r->finished = n;
+  r->began_ns = tw_now_ns();
+  __atomic_add_fetch(&r->rotations, 1, __ATOMIC_RELAXED);
+  /* A file already gone (deleted by someone else) is no error. */
+  if (r->keep && n > r->keep &&
+      tw__rotated_name(r->name, r->name_size, r->path, n - r->keep) == 0)
+    (void)unlink(r->name);
+  return rc;
+
+undo:
+  (void)rename(r->name, r->path);
+  return rc;
+}
+
+/* Remember an 'M' record, to begin every later file with it. */
+static void remember_metadata(tw_writer *w, const tw_event *ev,
+                              const char *rec, size_t len)
+{
+  struct rotation *r = w->rot;
+  int64_t pid = (ev->has & TW_HAS_PID) ? ev->pid : tw__pid();
+  int64_t tid = (ev->has & TW_HAS_TID) ? ev->tid : tw__tid();
+
+  pthread_mutex_lock(&r->meta_lock);
+  tw__meta_remember(&r->meta, ev->name, pid, tid, rec, len);
+  pthread_mutex_unlock(&r->meta_lock);
+}
+
+static void rotation_free(struct rotation *r)
+{
+  if (!r)
+    return;
+  pthread_mutex_destroy(&r->meta_lock);
+  tw__meta_free(&r->meta);
+  free(r->path);
+  free(r->name);
+  free(r);
+}
+
+/* The rotation state for a writer on path, or NULL with *rc set. */
+static struct rotation *rotation_new(const char *path, const tw_options *o,
+                                     int *rc)
+{
+  struct rotation *r = calloc(1, sizeof *r);
+
+  *rc = -ENOMEM;
+  if (!r)
+    return NULL;
+  if (tw__meta_init(&r->meta, TW__META_BYTES) != 0) {
+    free(r);
+    return NULL;
+  }
+  if ((*rc = -pthread_mutex_init(&r->meta_lock, NULL)) != 0) {
+    tw__meta_free(&r->meta);
+    free(r);
+    return NULL;
+  }
+  r->name_size = strlen(path) + 32;
+  r->path = strdup(path);
+  r->name = malloc(r->name_size);
+  if (!r->path || !r->name) {
+    *rc = -ENOMEM;
+    rotation_free(r);
+    return NULL;
+  }
+  r->opts = *o;
+  r->opts.process_name = NULL;       /* the caller's; not needed again */
+  r->size = o->rotate_size;
+  r->interval_ns = o->rotate_interval_ns;
+  r->keep = o->rotate_keep;
+  *rc = 0;
+  return r;
+}
+
+/* ----------------------------------------------------------------- commit */
+
 /* Write bytes to the sink, which commits, then sync them if asked (an
- * unbuffered sink commits per record: it syncs at tw_flush only).  The
- * first bytes that a crash commit already gave the sink are skipped.
- * Called by the one thread that may use the sink, holding the token
- * (once the writer is open).  Returns 0 or an error. */
+ * unbuffered sink commits per record: it syncs at tw_flush only), then
+ * rotate if it is time.  The first bytes that a crash commit already gave
+ * the sink are skipped.  Called by the one thread that may use the sink,
+ * holding the token (once the writer is open).  Returns 0 or an error. */
 static int sink_commit(tw_writer *w, const char *data, size_t len)
 {
   size_t skip = w->crash_ahead < len ? w->crash_ahead : len;
@@ -201,6 +361,10 @@ static int sink_commit(tw_writer *w, const char *data, size_t len)
   if (rc == 0 && w->sync_commits && !w->sink->unbuffered &&
       w->sink->ops->sync)
     rc = w->sink->ops->sync(w->sink);
+  if (rc == 0 && w->rot && rotation_due(w))
+    rc = rotate(w);
+  __atomic_store_n(&w->out_bytes, w->out_done + w->sink->out_bytes,
+                   __ATOMIC_RELAXED);
   return rc;
 }
 
@@ -787,6 +951,8 @@ int tw_emit(tw_writer *w, const tw_event *ev)
     return rc;
   if ((rc = format_record(w, ev, stackbuf, sizeof stackbuf, &rec, &len)) != 0)
     return rc;
+  if (TW__UNLIKELY(ev->ph == 'M') && w->rot)
+    remember_metadata(w, ev, rec, len);
   return append_record(w, rec, len);
 }
 
@@ -810,20 +976,35 @@ static int init_monotonic_cond(pthread_cond_t *cond)
 static void writer_free(tw_writer *w)
 {
   crash_unregister(w);
+  rotation_free(w->rot);
   for (unsigned i = 0; i < w->nbufs; i++)
     free(w->bufs[i].data);
   free(w);
 }
 
-/* Create a writer on an opened sink and commit its head and first record.
- * Takes the sink: on failure it is abandoned.  Returns the writer or NULL
- * with *error set. */
-static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
-                                int *error)
+/* Rotation needs a path to name the files. */
+static int rotates(const tw_options *o)
 {
-  const char *head = o->format == TW_FORMAT_OBJECT ? "{\"traceEvents\":[" : "[";
-  size_t head_len = strlen(head);
+  return o->rotate_size || o->rotate_interval_ns;
+}
+
+static const char *head_of(const tw_options *o, size_t *len)
+{
+  const char *h = o->format == TW_FORMAT_OBJECT ? "{\"traceEvents\":[" : "[";
+  *len = strlen(h);
+  return h;
+}
+
+/* Create a writer on an opened sink and commit its head and first record.
+ * path: the file's, for rotation; NULL for none.  Takes the sink: on
+ * failure it is abandoned.  Returns the writer or NULL with *error set. */
+static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
+                                const char *path, int *error)
+{
+  size_t head_len;
+  const char *head = head_of(o, &head_len);
   char stackbuf[STACK_RECORD];
+  struct rotation *rot = NULL;
   tw_writer *w;
   tw_arg arg;
   tw_event ev;
@@ -883,8 +1064,17 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
     rc = TW_ETOOBIG;                      /* a process name of > 4 KiB */
     goto fail;
   }
+  if (path && rotates(o)) {
+    if (!(rot = rotation_new(path, o, &rc)))
+      goto fail;
+    tw__meta_remember(&rot->meta, ev.name, w->pid, 0, rec, len);
+  }
   memcpy(rec + 1 - head_len, head, head_len);
-  if ((rc = sink_commit(w, rec + 1 - head_len, head_len + len - 1)))
+  rc = sink_commit(w, rec + 1 - head_len, head_len + len - 1);
+  /* Rotation from the next commit on. */
+  if ((w->rot = rot) != NULL)
+    rot->began_ns = tw_now_ns();
+  if (rc)
     goto fail;
   w->stats.events = 1;
   w->stats.bytes = head_len + len - 1;
@@ -918,6 +1108,19 @@ fail:
   return NULL;
 }
 
+/* Open (create, truncate) path as tw_open does.  Returns the fd or
+ * -errno. */
+static int open_path(const char *path, const tw_options *o)
+{
+  /* A shared writable mapping needs read access too. */
+  int mode = o->sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY, fd;
+
+  do
+    fd = open(path, mode | O_CREAT | O_TRUNC | O_CLOEXEC, o->file_mode);
+  while (fd < 0 && errno == EINTR);
+  return fd >= 0 ? fd : -errno;
+}
+
 static const char *tail_of(const tw_options *o, size_t *len)
 {
   const char *t = o->format == TW_FORMAT_OBJECT ? "\n]}\n" : "\n]\n";
@@ -932,35 +1135,44 @@ static int gz_path(const char *path)
   return n >= 3 && strcmp(path + n - 3, ".gz") == 0;
 }
 
-/* Open the sink the options ask for on fd, then the writer.  Takes fd
- * when own_fd.  Returns the writer or NULL with *error set. */
-static tw_writer *open_fd(int fd, int own_fd, const tw_options *o,
-                          int *error)
+/* Open the sink the options ask for on fd.  Takes fd when own_fd (closed
+ * on failure).  Returns 0 and *out, or an error. */
+static int open_sink(int fd, int own_fd, const tw_options *o, tw__sink **out)
 {
-  tw__sink *sink;
   size_t tail_len;
   const char *tail = tail_of(o, &tail_len);
   int rc;
 
   switch (o->sink) {
   case TW_SINK_MMAP:
-    rc = tw__sink_mmap_open(&sink, fd, own_fd, tail, tail_len, o->mmap_chunk);
+    rc = tw__sink_mmap_open(out, fd, own_fd, tail, tail_len, o->mmap_chunk);
     break;
   case TW_SINK_GZIP:
-    rc = tw__sink_gzip_open(&sink, fd, own_fd, tail, tail_len, o->gzip_level);
+    rc = tw__sink_gzip_open(out, fd, own_fd, tail, tail_len, o->gzip_level);
     break;
   default:
-    rc = tw__sink_file_open(&sink, fd, own_fd, tail, tail_len);
+    rc = tw__sink_file_open(out, fd, own_fd, tail, tail_len);
     break;
   }
+  if (rc && own_fd)
+    close(fd);
+  return rc;
+}
+
+/* Open the sink, then the writer (path: for rotation, or NULL).  Takes
+ * fd when own_fd.  Returns the writer or NULL with *error set. */
+static tw_writer *open_fd(int fd, int own_fd, const tw_options *o,
+                          const char *path, int *error)
+{
+  tw__sink *sink;
+  int rc = open_sink(fd, own_fd, o, &sink);
+
   if (rc) {
-    if (own_fd)
-      close(fd);
     if (error)
       *error = rc;
     return NULL;
   }
-  return writer_create(sink, o, error);
+  return writer_create(sink, o, path, error);
 }
 
 tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
@@ -973,14 +1185,9 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
   else if ((rc = tw__options_import(&o, opts)) == 0) {
     if (o.sink == TW_SINK_AUTO)
       o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
-    /* A shared writable mapping needs read access too. */
-    int mode = o.sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY;
-    do
-      fd = open(path, mode | O_CREAT | O_TRUNC | O_CLOEXEC, o.file_mode);
-    while (fd < 0 && errno == EINTR);
-    if (fd >= 0)
-      return open_fd(fd, 1, &o, error);
-    rc = -errno;
+    if ((fd = open_path(path, &o)) >= 0)
+      return open_fd(fd, 1, &o, path, error);
+    rc = fd;
   }
   if (error)
     *error = rc;
@@ -994,10 +1201,11 @@ tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error)
 
   if (fd < 0)
     rc = -EBADF;
-  else if ((rc = tw__options_import(&o, opts)) == 0) {
+  else if ((rc = tw__options_import(&o, opts)) == 0 &&
+           (rc = rotates(&o) ? TW_EOPTION : 0) == 0) {
     if (o.sink == TW_SINK_AUTO)
       o.sink = TW_SINK_FILE;
-    return open_fd(fd, 0, &o, error);
+    return open_fd(fd, 0, &o, NULL, error);
   }
   if (error)
     *error = rc;
@@ -1015,13 +1223,15 @@ tw_writer *tw_open_stream(FILE *stream, const tw_options *opts, int *error)
   if (!stream)
     rc = -EINVAL;
   else if ((rc = tw__options_import(&o, opts)) == 0) {
-    if (o.sink != TW_SINK_AUTO && o.sink != TW_SINK_FILE)
+    if (rotates(&o))
+      rc = TW_EOPTION;
+    else if (o.sink != TW_SINK_AUTO && o.sink != TW_SINK_FILE)
       rc = TW_ESINK;
     else {
       o.sink = TW_SINK_FILE;
       tail = tail_of(&o, &tail_len);
       if ((rc = tw__sink_stream_open(&sink, stream, tail, tail_len)) == 0)
-        return writer_create(sink, &o, error);
+        return writer_create(sink, &o, NULL, error);
     }
   }
   if (error)
@@ -1060,6 +1270,8 @@ int tw_close(tw_writer *w)
     return 0;
   }
   pthread_mutex_lock(&w->lock);
+  if (w->rot)      /* the last commit is not to begin a file of its own */
+    __atomic_store_n(&w->rot->closing, 1, __ATOMIC_RELEASE);
   rc = commit_all_locked(w);
   if (w->background) {
     w->stopping = 1;
@@ -1111,6 +1323,9 @@ int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size)
     s.commits = w->stats.commits;
     s.dropped = w->stats.dropped;
     pthread_mutex_unlock(&w->lock);
+    s.output_bytes = __atomic_load_n(&w->out_bytes, __ATOMIC_RELAXED);
+    s.rotations = w->rot ? __atomic_load_n(&w->rot->rotations,
+                                           __ATOMIC_RELAXED) : 0;
     s.rejected = __atomic_load_n(&w->stats.rejected, __ATOMIC_RELAXED);
     s.strings_truncated =
       __atomic_load_n(&w->stats.strings_truncated, __ATOMIC_RELAXED);

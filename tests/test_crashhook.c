@@ -743,7 +743,8 @@ static void test_threads_random_deaths(void **state)
 static int prog_pipe = -1;         /* the program's handlers report here */
 static int prog_trace_fd = -1;     /* the trace, opened by the program */
 static off_t prog_min_size;        /* the trace's size once committed */
-static volatile sig_atomic_t prog_got_term;
+/* Atomic: the handler may run in another thread (the committer). */
+static int prog_got_term;
 
 /* The program's SIGTERM handler, installed before tw_open: reports
  * whether the trace already holds the commit ('H') or not ('h'), then
@@ -779,7 +780,7 @@ static void prog_segv(int sig, siginfo_t *si, void *ctx)
 static void prog_term_survive(int sig)
 {
   (void)sig;
-  prog_got_term = 1;
+  __atomic_store_n(&prog_got_term, 1, __ATOMIC_RELEASE);
 }
 
 /* A SIGTERM handler the program installed before tw_open runs after the
@@ -901,7 +902,7 @@ static void run_survive(const char *opts, int gz)
     w = child_open(path, opts);
     emit_range(w, 0, N_EVENTS);
     write_byte(up[1], 'R');
-    while (!prog_got_term)      /* (the handler may run in the committer) */
+    while (!__atomic_load_n(&prog_got_term, __ATOMIC_ACQUIRE))
       usleep(1000);
     write_byte(up[1], 'C');
     CHILD_CHECK(read_byte(down[0]) == 'G');
@@ -982,7 +983,7 @@ static void run_stream(int kind, int how, int survive)
     if (!survive)
       die(how, up[1]);
     write_byte(up[1], 'R');
-    while (!prog_got_term)      /* (the handler may run in the committer) */
+    while (!__atomic_load_n(&prog_got_term, __ATOMIC_ACQUIRE))
       usleep(1000);
     emit_range(w, N_EVENTS, 2 * N_EVENTS);
     CHILD_CHECK(tw_close(w) == 0);
@@ -1208,8 +1209,7 @@ static void test_option(void **state)
   /* crash is part of the first published struct. */
   assert_int_equal(tw_options_init_sized(&o, offsetof(tw_options, crash)),
                    -EINVAL);
-  assert_int_equal(tw_options_init_sized(&o, offsetof(tw_options, crash) +
-                                         sizeof(int)), 0);
+  assert_int_equal(tw_options_init_sized(&o, sizeof(tw_options)), 0);
 }
 
 int main(void)

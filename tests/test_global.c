@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- helpers */
@@ -255,6 +256,45 @@ static void test_percent_percent(void **state)
   (void)state;
   pid = run_child(child_emit, &sc, 1);
   path = pid_path(dir, "g-%-", pid, "-%p.json");
+  check_file(path, 0, pid, sc.n);
+  tu_cleanup(path);
+  free(pattern);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* %t: the start time, UTC, as 20261122T071500Z. */
+static void test_time_path(void **state)
+{
+  char *dir = make_dir();
+  char *pattern = join(dir, "g-%t.json");
+  scenario sc = { pattern, NULL, 10 };
+  time_t before = time(NULL), after, named;
+  struct dirent *e;
+  struct tm tm;
+  DIR *d;
+  char *path = NULL;
+  pid_t pid;
+
+  (void)state;
+  pid = run_child(child_emit, &sc, 1);
+  after = time(NULL);
+  assert_non_null(d = opendir(dir));
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    assert_null(path);                          /* one file only */
+    path = join(dir, e->d_name);
+    assert_int_equal(strlen(e->d_name), strlen("g-20261122T071500Z.json"));
+    assert_int_equal(strncmp(e->d_name, "g-", 2), 0);
+    memset(&tm, 0, sizeof tm);
+    assert_string_equal(strptime(e->d_name + 2, "%Y%m%dT%H%M%SZ", &tm),
+                        ".json");
+    named = timegm(&tm);
+    assert_true(named >= before && named <= after);
+  }
+  closedir(d);
+  assert_non_null(path);
   check_file(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
@@ -560,6 +600,7 @@ int main(void)
     cmocka_unit_test(test_unset),
     cmocka_unit_test(test_pid_path_atexit),
     cmocka_unit_test(test_percent_percent),
+    cmocka_unit_test(test_time_path),
     cmocka_unit_test(test_plain_path),
     cmocka_unit_test(test_options_applied),
     cmocka_unit_test(test_bad_options),

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -640,7 +639,6 @@ static int cmd_demo(int argc, char **argv)
   const char *options_string = NULL;
   uint64_t threads = DEMO_DEFAULT_THREADS, requests = 0, seconds_ns = 0;
   char message[256], size[64], dropped[48] = "";
-  struct stat file_status;
   tw_options options;
   tw_writer *writer;
   tw_stats_t stats;
@@ -716,8 +714,10 @@ static int cmd_demo(int argc, char **argv)
   run_failed = run_demo(writer, (unsigned)threads, requests, seconds_ns,
                         &event_error) != 0;
 
-  /* The counts are the writer's, so read them before tw_close frees it.
-   * Only a header/library version mismatch fails here: then count 0. */
+  /* The counts are the writer's, so read them before tw_close frees it,
+   * after a last commit.  Only a header/library version mismatch fails
+   * here: then count 0. */
+  (void)tw_flush(writer);            /* an error is tw_close's to report */
   if (tw_stats(writer, &stats) != 0)
     memset(&stats, 0, sizeof stats);
   rc = tw_close(writer);
@@ -734,13 +734,15 @@ static int cmd_demo(int argc, char **argv)
     return EXIT_RUNTIME;
   format_size(stats.bytes, size, sizeof size);
   /* The counts are of JSON bytes; for gzip say what reached the disk. */
-  if (options.sink == TW_SINK_GZIP && stat(output, &file_status) == 0) {
+  if (options.sink == TW_SINK_GZIP) {
     char compressed[32];
-    format_size((uint64_t)file_status.st_size, compressed,
-                sizeof compressed);
+    format_size(stats.output_bytes, compressed, sizeof compressed);
     snprintf(size + strlen(size), sizeof size - strlen(size),
              " (%s compressed)", compressed);
   }
+  if (stats.rotations)
+    snprintf(size + strlen(size), sizeof size - strlen(size),
+             " in %" PRIu64 " files (rotated)", stats.rotations + 1);
   if (stats.dropped)
     snprintf(dropped, sizeof dropped, " (%" PRIu64 " dropped)",
              stats.dropped);

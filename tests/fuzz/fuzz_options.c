@@ -78,6 +78,13 @@ static void open_with(const tw_options *parsed)
    * sanitizers, which report this target's failures. */
   o.crash = TW_CRASH_OFF;
 #endif
+  /* Rotation needs a path: tw_open_fd refuses it, with TW_EOPTION. */
+  if (o.rotate_size || o.rotate_interval_ns) {
+    w = tw_open_fd(fd, &o, &err);
+    FZ_CHECK(w == NULL && err == TW_EOPTION,
+             "tw_open_fd took rotation: %s (%d)", tw_err_name(err), err);
+    o.rotate_size = o.rotate_interval_ns = 0;
+  }
   w = tw_open_fd(fd, &o, &err);
   FZ_CHECK(w != NULL, "tw_open_fd refused parsed options: %s (%d)",
            tw_err_name(err), err);

@@ -1,0 +1,53 @@
+/* rotate.h -- names of rotated files; the metadata repeated in each file */
+#ifndef TW_ROTATE_H
+#define TW_ROTATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Room before the records for the head ("{\"traceEvents\":[" at most). */
+#define TW__META_GAP 16
+#define TW__META_MAX_ENTRIES 1024u
+#define TW__META_BYTES (64u * 1024u)
+
+/* The 'M' records to write again at the top of every new file.  Not
+ * thread-safe: the writer guards it. */
+typedef struct tw__meta {
+  char *data;              /* TW__META_GAP bytes, then the records */
+  size_t len;              /* bytes of records */
+  size_t cap;              /* room for records */
+  unsigned n;              /* records */
+  char saved;              /* see tw__meta_document_start */
+  struct tw__meta_entry {
+    uint32_t off, len;     /* the record in data + TW__META_GAP */
+    uint64_t name_hash;    /* the key: the event's name, pid and (thread_*
+                              only) tid */
+    int64_t pid, tid;
+  } *ent;
+} tw__meta;
+
+/* Allocate room for cap bytes of records.  Returns 0 or -ENOMEM. */
+int tw__meta_init(tw__meta *m, size_t cap);
+void tw__meta_free(tw__meta *m);
+
+/* Keep rec[0..len), a formatted 'M' record (leading comma included) for
+ * the event name of process pid and thread tid, in place of an older one
+ * with the same key; forget the oldest records (the first last) when
+ * full.  A record larger than the store is not kept. */
+void tw__meta_remember(tw__meta *m, const char *name, int64_t pid,
+                       int64_t tid, const char *rec, size_t len);
+
+/* The start of a new file: head followed by the records (the first
+ * without its comma), in place; *len its length.  There must be at least
+ * one record.  Valid until tw__meta_document_done, which must follow. */
+const char *tw__meta_document_start(tw__meta *m, const char *head,
+                                    size_t head_len, size_t *len);
+void tw__meta_document_done(tw__meta *m);
+
+/* path with ".NNNNNN" (n, at least six digits) inserted before its
+ * extension: trace.json -> trace.000001.json, t.json.gz -> t.000001.json.gz.
+ * Returns 0 or -ENAMETOOLONG. */
+int tw__rotated_name(char *out, size_t size, const char *path,
+                     unsigned long n);
+
+#endif /* TW_ROTATE_H */

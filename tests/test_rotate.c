@@ -1,0 +1,592 @@
+/* test_rotate.c -- rotation: rotate=, rotate_every=, keep=
+ *
+ * Every file a rotated writer leaves is read back through the strict
+ * checker (gzip files through zlib first, as one complete member): each
+ * must be a complete trace on its own, begin with the process name and
+ * carry the metadata emitted before it, and together, in order, the files
+ * must hold every event exactly once.
+ */
+#include "testutil.h"
+#include "gunzip.h"
+#include "rotate.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- helpers */
+
+/* A new empty directory and the trace path name in it. */
+typedef struct {
+  char dir[256];
+  char path[320];
+} place;
+
+static void place_new(place *p, const char *name)
+{
+  const char *tmp = getenv("TMPDIR");
+
+  snprintf(p->dir, sizeof p->dir, "%s/twrot-XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
+  assert_non_null(mkdtemp(p->dir));
+  snprintf(p->path, sizeof p->path, "%s/%s", p->dir, name);
+}
+
+/* The name of finished file n (0: the live file). */
+static void file_name(const place *p, unsigned long n, char *out,
+                      size_t size)
+{
+  if (n == 0)
+    snprintf(out, size, "%s", p->path);
+  else
+    assert_int_equal(tw__rotated_name(out, size, p->path, n), 0);
+}
+
+static int exists(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* Remove the files 0..last and the directory. */
+static void place_remove(place *p, unsigned long last)
+{
+  char name[400];
+
+  for (unsigned long n = 0; n <= last; n++) {
+    file_name(p, n, name, sizeof name);
+    unlink(name);
+  }
+  assert_int_equal(rmdir(p->dir), 0);
+}
+
+/* Parse a trace file strictly; gz: it must be one complete gzip member. */
+static jc_doc *load(const char *path, int gz)
+{
+  size_t len, jlen;
+  char *bytes = tu_read_file(path, &len), *json;
+  jc_doc *d;
+
+  if (!gz) {
+    d = tu_load_mem(bytes, len);
+    free(bytes);
+    return d;
+  }
+  json = tu_gunzip(bytes, len, &jlen);
+  if (!json)
+    fail_msg("%s: not one complete gzip member", path);
+  d = tu_load_mem(json, jlen);
+  free(json);
+  free(bytes);
+  return d;
+}
+
+/* Checks the first records of a file: the process name first, then
+ * (when thread_name is not NULL) this thread's name among the metadata. */
+static void assert_begins_complete(const jc_doc *d, const char *process,
+                                   const char *thread_name)
+{
+  jc_val ev = jc_first(d, tu_events(d));
+  int found = thread_name == NULL;
+
+  assert_true(ev >= 0);
+  tu_assert_str(d, ev, "ph", "M");
+  tu_assert_str(d, ev, "name", "process_name");
+  assert_true(jc_streq(d, jc_get(d, jc_get(d, ev, "args"), "name"),
+                       process));
+  for (; ev >= 0 && jc_streq(d, jc_get(d, ev, "ph"), "M");
+       ev = jc_next(d, ev))
+    if (thread_name && jc_streq(d, jc_get(d, ev, "name"), "thread_name") &&
+        jc_streq(d, jc_get(d, jc_get(d, ev, "args"), "name"), thread_name))
+      found = 1;
+  assert_true(found);
+}
+
+/* Append the "i" arg of every X event of thread tid in d to seen[], in
+ * file order; *n counts them.  (tid < 0: every thread.) */
+static void collect(const jc_doc *d, int64_t tid, int64_t *seen, size_t cap,
+                    size_t *n)
+{
+  for (jc_val ev = jc_first(d, tu_events(d)); ev >= 0; ev = jc_next(d, ev)) {
+    int64_t t, i;
+    if (!jc_streq(d, jc_get(d, ev, "ph"), "X"))
+      continue;
+    assert_int_equal(jc_int64(d, jc_get(d, ev, "tid"), &t), 0);
+    if (tid >= 0 && t != tid)
+      continue;
+    assert_int_equal(jc_int64(d, jc_get(d, jc_get(d, ev, "args"), "i"), &i),
+                     0);
+    assert_true(*n < cap);
+    seen[(*n)++] = i;
+  }
+}
+
+static tw_writer *open_with(const char *path, const char *options)
+{
+  tw_options o;
+  char err[256];
+  int rc = 0;
+  tw_writer *w;
+
+  tw_options_init(&o);
+  o.process_name = "rotating";
+  assert_int_equal(tw_options_parse(&o, options, err, sizeof err), 0);
+  w = tw_open(path, &o, &rc);
+  if (!w)
+    fail_msg("tw_open %s with %s: %s", path, options, tw_strerror(rc));
+  return w;
+}
+
+static void emit_i(tw_writer *w, int64_t i)
+{
+  tw_arg a = tw_arg_int("i", i);
+  assert_int_equal(tw_complete(w, "t", "e", (uint64_t)i * 1000 + 1, 500,
+                               &a, 1), 0);
+}
+
+static void name_thread(tw_writer *w, const char *name)
+{
+  tw_arg a = tw_arg_str("name", name);
+  tw_event ev;
+
+  memset(&ev, 0, sizeof ev);
+  ev.ph = 'M';
+  ev.name = "thread_name";
+  ev.args = &a;
+  ev.nargs = 1;
+  assert_int_equal(tw_emit(w, &ev), 0);
+}
+
+/* ------------------------------------------------------------- tests */
+
+static void test_names(void **state)
+{
+  static const struct { const char *path, *want; unsigned long n; } cases[] = {
+    { "trace.json", "trace.000001.json", 1 },
+    { "/var/tmp/srv-1.json.gz", "/var/tmp/srv-1.000012.json.gz", 12 },
+    { "t.gz", "t.000003.gz", 3 },
+    { "x.log", "x.000001.log", 1 },
+    { "dir.d/trace", "dir.d/trace.000001", 1 },
+    { ".hidden", ".hidden.000002", 2 },
+    { "a.json", "a.1234567.json", 1234567 },
+  };
+  char out[64];
+  (void)state;
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    assert_int_equal(tw__rotated_name(out, sizeof out, cases[i].path,
+                                      cases[i].n), 0);
+    assert_string_equal(out, cases[i].want);
+  }
+  assert_int_equal(tw__rotated_name(out, 10, "trace.json", 1),
+                   -ENAMETOOLONG);
+}
+
+static void test_options(void **state)
+{
+  tw_options o;
+  char err[256];
+  (void)state;
+
+  tw_options_init(&o);
+  assert_int_equal(o.rotate_size, 0);
+  assert_int_equal(o.rotate_interval_ns, 0);
+  assert_int_equal(o.rotate_keep, 0);
+  assert_int_equal(tw_options_parse(&o, "rotate=64MiB,rotate_every=1h,"
+                                    "keep=5", err, sizeof err), 0);
+  assert_int_equal(o.rotate_size, 64u << 20);
+  assert_int_equal(o.rotate_interval_ns, 3600000000000ull);
+  assert_int_equal(o.rotate_keep, 5);
+  assert_int_equal(tw_options_parse(&o, "rotate=off,rotate_every=off,"
+                                    "keep=all", err, sizeof err), 0);
+  assert_int_equal(o.rotate_size, 0);
+  assert_int_equal(o.rotate_interval_ns, 0);
+  assert_int_equal(o.rotate_keep, 0);
+  assert_int_equal(tw_options_parse(&o, "rotate=100", err, sizeof err),
+                   TW_EOPTION);
+  assert_non_null(strstr(err, "'100' for 'rotate'"));
+  assert_int_equal(tw_options_parse(&o, "rotate_every=soon", err,
+                                    sizeof err), TW_EOPTION);
+  assert_non_null(strstr(err, "'soon' for 'rotate_every'"));
+  assert_int_equal(tw_options_parse(&o, "keep=0", err, sizeof err),
+                   TW_EOPTION);
+  assert_non_null(strstr(err, "'0' for 'keep'"));
+  assert_int_equal(tw_options_parse(&o, "keep=2k", err, sizeof err),
+                   TW_EOPTION);
+  o.rotate_size = 100;                        /* below TW_MIN_ROTATE_SIZE */
+  int rc = 0;
+  assert_null(tw_open("/dev/null", &o, &rc));
+  assert_int_equal(rc, TW_EOPTION);
+}
+
+/* Rotation needs the path: the fd and stream writers refuse it. */
+static void test_needs_path(void **state)
+{
+  tw_options o;
+  FILE *f = tmpfile();
+  int rc = 0;
+  (void)state;
+
+  assert_non_null(f);
+  tw_options_init(&o);
+  o.rotate_size = 1u << 20;
+  assert_null(tw_open_fd(fileno(f), &o, &rc));
+  assert_int_equal(rc, TW_EOPTION);
+  rc = 0;
+  assert_null(tw_open_stream(f, &o, &rc));
+  assert_int_equal(rc, TW_EOPTION);
+  o.rotate_size = 0;
+  o.rotate_interval_ns = 1000;
+  rc = 0;
+  assert_null(tw_open_fd(fileno(f), &o, &rc));
+  assert_int_equal(rc, TW_EOPTION);
+  fclose(f);
+}
+
+/* By size, on each sink: every file complete, the events all there once,
+ * in order, the byte count that of the files. */
+static void rotate_by_size(const char *name, const char *options, int gz)
+{
+  enum { N = 6000 };
+  static int64_t seen[N];
+  size_t nseen = 0, tail_len = 3;
+  uint64_t out_total = 0;
+  tw_stats_t st;
+  place p;
+  char fname[400];
+  tw_writer *w;
+
+  place_new(&p, name);
+  w = open_with(p.path, options);
+  name_thread(w, "main-t");
+  for (int64_t i = 0; i < N; i++)
+    emit_i(w, i);
+  assert_int_equal(tw_flush(w), 0);
+  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_close(w), 0);
+  assert_true(st.rotations >= 5);
+  for (unsigned long n = 1; n <= st.rotations + 1; n++) {
+    jc_doc *d;
+    struct stat sb;
+    file_name(&p, n <= st.rotations ? n : 0, fname, sizeof fname);
+    d = load(fname, gz);
+    assert_begins_complete(d, "rotating", "main-t");
+    collect(d, -1, seen, N, &nseen);
+    jc_free(d);
+    if (!gz)
+      tu_assert_tail(fname, 0);
+    assert_int_equal(stat(fname, &sb), 0);
+    out_total += (uint64_t)sb.st_size;
+  }
+  file_name(&p, st.rotations + 1, fname, sizeof fname);
+  assert_false(exists(fname));
+  assert_int_equal(nseen, N);
+  for (size_t i = 0; i < N; i++)
+    assert_int_equal(seen[i], (int64_t)i);
+  /* Output bytes: the files' sizes less their tails (gzip: the end
+   * block and trailer, 5 + 3 + 8 bytes each). */
+  if (gz)
+    tail_len = 16;
+  assert_int_equal(st.output_bytes,
+                   out_total - tail_len * (st.rotations + 1));
+  place_remove(&p, st.rotations);
+}
+
+static void test_size_file(void **state)
+{
+  (void)state;
+  rotate_by_size("trace.json", "buffer=4KiB,rotate=16KiB", 0);
+}
+
+static void test_size_mmap(void **state)
+{
+  (void)state;
+  rotate_by_size("trace.json", "sink=mmap,chunk=4KiB,rotate=16KiB", 0);
+}
+
+static void test_size_gzip(void **state)
+{
+  (void)state;
+  rotate_by_size("trace.json.gz", "buffer=4KiB,rotate=4KiB", 1);
+}
+
+static void test_size_background(void **state)
+{
+  (void)state;
+  rotate_by_size("trace.json", "buffer=4KiB,commit=background,rotate=16KiB",
+                 0);
+}
+
+/* rotate_every: with an interval of 1ns every commit finishes the file,
+ * so file n holds exactly the event emitted before the nth flush. */
+static void test_every(void **state)
+{
+  enum { K = 5 };
+  tw_stats_t st;
+  place p;
+  char fname[400];
+  tw_writer *w;
+  (void)state;
+
+  place_new(&p, "every.json");
+  w = open_with(p.path, "rotate_every=1ns");
+  name_thread(w, "main-t");
+  for (int64_t i = 0; i < K; i++) {
+    emit_i(w, i);
+    assert_int_equal(tw_flush(w), 0);
+  }
+  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(st.rotations, K);
+  assert_int_equal(tw_close(w), 0);
+  for (unsigned long n = 0; n <= K; n++) {
+    int64_t seen[2];
+    size_t nseen = 0;
+    jc_doc *d;
+    file_name(&p, n, fname, sizeof fname);
+    d = tu_load(fname);
+    assert_begins_complete(d, "rotating", "main-t");
+    collect(d, -1, seen, 2, &nseen);
+    if (n == 0) {
+      assert_int_equal(nseen, 0);       /* the live file: metadata only */
+    } else {
+      assert_int_equal(nseen, 1);
+      assert_int_equal(seen[0], (int64_t)n - 1);
+    }
+    jc_free(d);
+  }
+  place_remove(&p, K);
+}
+
+/* keep=2: only the two newest finished files stay. */
+static void test_keep(void **state)
+{
+  enum { K = 6 };
+  place p;
+  char fname[400];
+  tw_writer *w;
+  (void)state;
+
+  place_new(&p, "keep.json.gz");
+  w = open_with(p.path, "rotate_every=1ns,keep=2");
+  for (int64_t i = 0; i < K; i++) {
+    emit_i(w, i);
+    assert_int_equal(tw_flush(w), 0);
+  }
+  assert_int_equal(tw_close(w), 0);
+  for (unsigned long n = 1; n <= K; n++) {
+    file_name(&p, n, fname, sizeof fname);
+    assert_int_equal(exists(fname), n > K - 2);
+    if (n > K - 2) {
+      int64_t seen[2];
+      size_t nseen = 0;
+      jc_doc *d = load(fname, 1);
+      collect(d, -1, seen, 2, &nseen);
+      assert_int_equal(nseen, 1);
+      assert_int_equal(seen[0], (int64_t)n - 1);
+      jc_free(d);
+    }
+  }
+  file_name(&p, 0, fname, sizeof fname);
+  jc_free(load(fname, 1));
+  place_remove(&p, K);
+}
+
+/* The metadata repeated in a new file: the latest value per key, once;
+ * bounded when there is too much of it, the newest kept. */
+static void test_metadata(void **state)
+{
+  enum { THREADS = 3000 };
+  place p;
+  char fname[400], tname[32];
+  tw_writer *w;
+  jc_doc *d;
+  size_t names = 0, len;
+  int saw_newest = 0, saw_oldest = 0, saw_b = 0, saw_a = 0;
+  (void)state;
+
+  place_new(&p, "meta.json");
+  /* One commit, at the flush: the buffer holds everything before it. */
+  w = open_with(p.path, "buffer=1MiB,rotate_every=1ns");
+  name_thread(w, "a");
+  name_thread(w, "b");               /* replaces "a" for this thread */
+  for (int i = 0; i < THREADS; i++) {
+    tw_arg a;
+    tw_event ev;
+    snprintf(tname, sizeof tname, "worker-%d", i);
+    a = tw_arg_str("name", tname);
+    memset(&ev, 0, sizeof ev);
+    ev.ph = 'M';
+    ev.name = "thread_name";
+    ev.has = TW_HAS_TID;
+    ev.tid = 100000 + i;
+    ev.args = &a;
+    ev.nargs = 1;
+    assert_int_equal(tw_emit(w, &ev), 0);
+  }
+  name_thread(w, "b");               /* again: the newest, not evicted */
+  assert_int_equal(tw_flush(w), 0); /* rotates */
+  assert_int_equal(tw_close(w), 0);
+
+  /* The finished file has everything, as emitted. */
+  file_name(&p, 1, fname, sizeof fname);
+  d = tu_load(fname);
+  assert_int_equal(jc_len(d, tu_events(d)), 1 + 2 + THREADS + 1);
+  jc_free(d);
+
+  file_name(&p, 0, fname, sizeof fname);
+  free(tu_read_file(fname, &len));
+  assert_true(len <= 64 * 1024 + 16);
+  d = tu_load(fname);
+  assert_begins_complete(d, "rotating", "b");
+  for (jc_val ev = jc_first(d, tu_events(d)); ev >= 0; ev = jc_next(d, ev)) {
+    jc_val name = jc_get(d, jc_get(d, ev, "args"), "name");
+    tu_assert_str(d, ev, "ph", "M");
+    if (!jc_streq(d, jc_get(d, ev, "name"), "thread_name"))
+      continue;
+    names++;
+    saw_a |= jc_streq(d, name, "a");
+    saw_b += jc_streq(d, name, "b");
+    saw_oldest |= jc_streq(d, name, "worker-0");
+    snprintf(tname, sizeof tname, "worker-%d", THREADS - 1);
+    saw_newest |= jc_streq(d, name, tname);
+  }
+  jc_free(d);
+  assert_false(saw_a);
+  assert_int_equal(saw_b, 1);
+  assert_true(saw_newest);
+  assert_false(saw_oldest);
+  assert_true(names > 100 && names < THREADS);
+  place_remove(&p, 1);
+}
+
+/* A new file that cannot be created (no descriptor left): the live file
+ * keeps its name and every committed event, the error is sticky and
+ * tw_close reports it. */
+static void test_open_fails(void **state)
+{
+  struct rlimit old, low;
+  place p;
+  char fname[400];
+  int64_t seen[8];
+  size_t nseen = 0;
+  tw_writer *w;
+  jc_doc *d;
+  int fd;
+  (void)state;
+
+  place_new(&p, "fail.json");
+  w = open_with(p.path, "rotate_every=1ns");
+  emit_i(w, 0);
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+  fd = dup(0);
+  assert_true(fd >= 0);
+  close(fd);
+  low = old;
+  low.rlim_cur = (rlim_t)fd;        /* the next open gets EMFILE */
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  assert_int_equal(tw_flush(w), -EMFILE);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+  assert_int_equal(tw_errcode(w), -EMFILE);
+  assert_int_equal(tw_complete(w, "t", "late", 1, 1, NULL, 0), -EMFILE);
+  assert_int_equal(tw_close(w), -EMFILE);
+  file_name(&p, 1, fname, sizeof fname);
+  assert_false(exists(fname));
+  d = tu_load(p.path);
+  assert_begins_complete(d, "rotating", NULL);
+  collect(d, -1, seen, 8, &nseen);
+  assert_int_equal(nseen, 1);
+  assert_int_equal(seen[0], 0);
+  jc_free(d);
+  tu_assert_tail(p.path, 0);
+  place_remove(&p, 1);
+}
+
+/* Several threads, a background committer, gzip: each thread's events
+ * all there, once, in order, across the files. */
+enum { PER_THREAD = 4000, NTHREADS = 3 };
+
+struct worker {
+  tw_writer *w;
+  int64_t tid;
+};
+
+static void *worker_main(void *arg)
+{
+  struct worker *k = arg;
+  k->tid = (int64_t)syscall(SYS_gettid);
+  for (int64_t i = 0; i < PER_THREAD; i++) {
+    tw_arg a = tw_arg_int("i", i);
+    if (tw_complete(k->w, "t", "e", tw_now_ns(), 100, &a, 1) != 0)
+      break;
+  }
+  return NULL;
+}
+
+static void test_threads(void **state)
+{
+  static int64_t seen[PER_THREAD];
+  struct worker k[NTHREADS];
+  pthread_t t[NTHREADS];
+  tw_stats_t st;
+  place p;
+  char fname[400];
+  tw_writer *w;
+  (void)state;
+
+  place_new(&p, "threads.json.gz");
+  w = open_with(p.path, "buffer=4KiB,rotate=8KiB,commit=background");
+  for (int i = 0; i < NTHREADS; i++) {
+    k[i].w = w;
+    assert_int_equal(pthread_create(&t[i], NULL, worker_main, &k[i]), 0);
+  }
+  for (int i = 0; i < NTHREADS; i++)
+    pthread_join(t[i], NULL);
+  assert_int_equal(tw_close(w), 0);
+  /* Stats are gone with the writer: count the files instead. */
+  memset(&st, 0, sizeof st);
+  for (unsigned long n = 1;; n++) {
+    file_name(&p, n, fname, sizeof fname);
+    if (!exists(fname))
+      break;
+    st.rotations = n;
+  }
+  assert_true(st.rotations >= 3);
+  for (int i = 0; i < NTHREADS; i++) {
+    size_t nseen = 0;
+    for (unsigned long n = 1; n <= st.rotations + 1; n++) {
+      jc_doc *d;
+      file_name(&p, n <= st.rotations ? n : 0, fname, sizeof fname);
+      d = load(fname, 1);
+      if (i == 0)
+        assert_begins_complete(d, "rotating", NULL);
+      collect(d, k[i].tid, seen, PER_THREAD, &nseen);
+      jc_free(d);
+    }
+    assert_int_equal(nseen, PER_THREAD);
+    for (size_t j = 0; j < PER_THREAD; j++)
+      assert_int_equal(seen[j], (int64_t)j);
+  }
+  place_remove(&p, st.rotations);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_names),
+    cmocka_unit_test(test_options),
+    cmocka_unit_test(test_needs_path),
+    cmocka_unit_test(test_size_file),
+    cmocka_unit_test(test_size_mmap),
+    cmocka_unit_test(test_size_gzip),
+    cmocka_unit_test(test_size_background),
+    cmocka_unit_test(test_every),
+    cmocka_unit_test(test_keep),
+    cmocka_unit_test(test_metadata),
+    cmocka_unit_test(test_open_fails),
+    cmocka_unit_test(test_threads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
