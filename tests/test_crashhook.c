@@ -29,6 +29,7 @@
 #endif
 
 #include "testutil.h"
+#include "gunzip.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +41,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define NNAMES 8
 static const char *const names[NNAMES] = {
@@ -130,40 +130,6 @@ static tw_writer *child_open(const char *path, const char *opts)
   return w;
 }
 
-/* Inflate one complete gzip member that ends exactly at the end of
- * buf[0..len).  Returns the bytes (free them) or NULL. */
-static char *gunzip(const char *buf, size_t len, size_t *outlen)
-{
-  z_stream z;
-  size_t cap = len * 8 + 65536, n = 0;
-  char *o = malloc(cap);
-  int rc;
-
-  assert_non_null(o);
-  memset(&z, 0, sizeof z);
-  assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
-  z.next_in = (Bytef *)(uintptr_t)buf;
-  z.avail_in = (uInt)len;
-  do {
-    if (n == cap) {
-      cap *= 2;
-      o = realloc(o, cap);
-      assert_non_null(o);
-    }
-    z.next_out = (Bytef *)o + n;
-    z.avail_out = (uInt)(cap - n);
-    rc = inflate(&z, Z_NO_FLUSH);
-    n = cap - z.avail_out;
-  } while (rc == Z_OK);
-  inflateEnd(&z);
-  if (rc != Z_STREAM_END || z.avail_in != 0) {
-    free(o);
-    return NULL;
-  }
-  *outlen = n;
-  return o;
-}
-
 /* A trace (gzip: one complete member first) from bytes, strictly. */
 static jc_doc *load_bytes(const char *buf, size_t len, int gz)
 {
@@ -171,7 +137,7 @@ static jc_doc *load_bytes(const char *buf, size_t len, int gz)
 
   if (gz) {
     size_t jlen = 0;
-    char *json = gunzip(buf, len, &jlen);
+    char *json = tu_gunzip(buf, len, &jlen);
     if (!json)
       fail_msg("not one complete gzip member (%zu bytes)", len);
     d = tu_load_mem(json, jlen);
@@ -368,17 +334,15 @@ static void die(int how, int ready_fd)
   _exit(99);                           /* still alive */
 }
 
-/* A child opens path with opts, with the hook or not, emits N_EVENTS and
- * dies as asked; the file must then hold the first expect of them. */
-static void run_death_n(const char *opts, int gz, int how, int hook,
-                        unsigned expect)
+/* Fork a child that opens path with opts, emits events [0, n) and dies
+ * as asked (SIGTERM sent from here), and wait for its death.  Returns the
+ * child's pid. */
+static pid_t child_dies(const char *path, const char *opts, unsigned n,
+                        int how)
 {
-  char *path = tu_tmppath(gz ? ".json.gz" : ".json");
-  char full[256];
   int fds[2];
   pid_t pid;
 
-  snprintf(full, sizeof full, "%s,crash=%s", opts, hook ? "commit" : "off");
   assert_int_equal(pipe(fds), 0);
   fflush(NULL);
   pid = fork();
@@ -387,8 +351,8 @@ static void run_death_n(const char *opts, int gz, int how, int hook,
     tw_writer *w;
     close(fds[0]);
     child_defaults();
-    w = child_open(path, full);
-    emit_range(w, 0, N_EVENTS);
+    w = child_open(path, opts);
+    emit_range(w, 0, n);
     die(how, fds[1]);
   }
   close(fds[1]);
@@ -397,6 +361,20 @@ static void run_death_n(const char *opts, int gz, int how, int hook,
     assert_int_equal(kill(pid, SIGTERM), 0);
   expect_death(pid, death_sig[how]);
   close(fds[0]);
+  return pid;
+}
+
+/* A child opens path with opts, with the hook or not, emits N_EVENTS and
+ * dies as asked; the file must then hold the first expect of them. */
+static void run_death_n(const char *opts, int gz, int how, int hook,
+                        unsigned expect)
+{
+  char *path = tu_tmppath(gz ? ".json.gz" : ".json");
+  char full[256];
+  pid_t pid;
+
+  snprintf(full, sizeof full, "%s,crash=%s", opts, hook ? "commit" : "off");
+  pid = child_dies(path, full, N_EVENTS, how);
   check_file(path, gz, expect, pid);
   tu_cleanup(path);
 }
@@ -513,27 +491,8 @@ static void test_closed_writer(void **state)
 static void run_busy(const char *opts, int gz, int how, unsigned n)
 {
   char *path = tu_tmppath(gz ? ".json.gz" : ".json");
-  int fds[2];
-  pid_t pid;
+  pid_t pid = child_dies(path, opts, n, how);
 
-  assert_int_equal(pipe(fds), 0);
-  fflush(NULL);
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    tw_writer *w;
-    close(fds[0]);
-    child_defaults();
-    w = child_open(path, opts);
-    emit_range(w, 0, n);
-    die(how, fds[1]);
-  }
-  close(fds[1]);
-  assert_int_equal(read_byte(fds[0]), 'R');
-  if (how == D_TERM)
-    assert_int_equal(kill(pid, SIGTERM), 0);
-  expect_death(pid, death_sig[how]);
-  close(fds[0]);
   check_file(path, gz, n, pid);
   tu_cleanup(path);
 }
@@ -698,7 +657,7 @@ static void run_threads(const char *opts, int gz, unsigned *seed)
   {
     size_t len, jlen = 0;
     char *buf = tu_read_file(path, &len), *json = buf, err[200];
-    if (gz && !(json = gunzip(buf, len, &jlen)))
+    if (gz && !(json = tu_gunzip(buf, len, &jlen)))
       fail_msg("%s, %s: not one complete gzip member (kept %s)", opts,
                thread0_dies_at ? "SIGSEGV in thread 0" : "SIGTERM", path);
     if (!(d = jc_parse(json, gz ? jlen : len, err, sizeof err)))
