@@ -283,7 +283,8 @@ typedef struct tw_writer tw_writer;
  * (viewers ignore it): spans are not carried over; 'X' events are always
  * whole.  If the new file cannot be begun, the old one keeps the path and
  * the error is sticky.  tw_open_fd and tw_open_stream refuse rotation
- * (TW_EOPTION). */
+ * (TW_EOPTION), and so does tw_open of anything but a regular file, such
+ * as a FIFO or /dev/null (TW_ESINK). */
 TW_EXTERN tw_writer *tw_open(const char *path, const tw_options *opts,
                              int *error);
 

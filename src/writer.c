@@ -1065,6 +1065,12 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
     goto fail;
   }
   if (path && rotates(o)) {
+    /* Only a regular file can be renamed and begun again (think of
+     * /dev/null); anything else streams. */
+    if (sink->streaming) {
+      rc = TW_ESINK;
+      goto fail;
+    }
     if (!(rot = rotation_new(path, o, &rc)))
       goto fail;
     tw__meta_remember(&rot->meta, ev.name, w->pid, 0, rec, len);

@@ -244,6 +244,11 @@ static void test_needs_path(void **state)
   assert_null(tw_open_fd(fileno(f), &o, &rc));
   assert_int_equal(rc, TW_EOPTION);
   fclose(f);
+  /* A path that is not a regular file is never renamed. */
+  rc = 0;
+  assert_null(tw_open("/dev/null", &o, &rc));
+  assert_int_equal(rc, TW_ESINK);
+  assert_true(exists("/dev/null"));
 }
 
 /* By size, on each sink: every file complete, the events all there once,
