@@ -73,12 +73,26 @@
  *             write(2): one core, no formatting.  Timed as above.
  *   gzip -1, gzip -6   sizes only, of the same bytes, by gzip(1).
  *
+ * COST OF SERVER OPTIONS -- a section after the table: workload A on the
+ * file-bg sink, in both directories, plain and with each of
+ *   flush    "flush=100ms"          a commit at least every 100 ms
+ *   sync     "sync"                 fdatasync at every commit
+ *   rotate   "rotate=8MiB,keep=3"   a new file every 8 MiB, 3 kept
+ * added to its options; the same reps, interleaved, timed as above; the
+ * median ns/event of each and its ratio to plain's.  Options that
+ * tw_options_parse or tw_open refuses make the rotate row "n/a (rotation
+ * not available)" (an error for the others).  The files rotation made are
+ * counted and removed after each run.
+ *
  * Environment: BENCH_N (events per run, default 1000000), BENCH_REPS
  * (default 5), BENCH_DIR (the disk directory, default /var/tmp), BENCH_SHM
  * (default /dev/shm), BENCH_RSS_N (the large N of the RSS check, default
  * 10000000), BENCH_WORKLOADS (default ABCD), BENCH_SINKS (default
  * file,file-bg,mmap,gzip), BENCH_OPTIONS (an options string added to every
- * sink's, for experiments: "buffer=1MiB"; the targets assume none).
+ * sink's, for experiments: "buffer=1MiB"; the targets assume none),
+ * BENCH_COSTS (the cost section's rows, default flush,sync,rotate; none
+ * skips it).  BENCH_WORKLOADS=none skips the table, its checks and its
+ * targets, leaving the cost section.
  *
  *   bench                 the whole benchmark
  *   bench --one W SINK DIR   one run in this process (for profilers),
@@ -87,6 +101,7 @@
 #define _GNU_SOURCE
 #include "tracewriter.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -607,6 +622,23 @@ static const sinkdef SINKS[] = {
 #define NSINKS 4
 enum { S_FILE, S_FILEBG, S_MMAP, S_GZIP };
 
+/* The cost section: workload A on the file-bg sink, with these options
+ * added (name: for BENCH_COSTS; "plain" is always run with the others). */
+typedef struct costdef {
+  const char *name;
+  const char *options;
+} costdef;
+
+static const costdef COSTS[] = {
+  { "plain",  NULL },
+  { "flush",  "flush=100ms" },
+  { "sync",   "sync" },
+  { "rotate", "rotate=8MiB,keep=3" },
+};
+#define NCOSTS 4
+#define COST_KEEP 3u             /* keep= of the rotate row */
+enum { C_PLAIN, C_FLUSH, C_SYNC, C_ROTATE };
+
 /* ================================================================= runs */
 
 /* What one run measured, sent from the child to the parent. */
@@ -619,6 +651,7 @@ typedef struct result {
   uint64_t json_bytes;     /* uncompressed bytes, head and tail included */
   uint64_t file_bytes;     /* size of the output */
   uint64_t allocs;         /* allocations in the counted window */
+  uint64_t commits;        /* tw_stats commits */
   int has_lat;
   uint64_t p50, p99, p999, pmax;
   long maxrss_kib;         /* filled by the parent from wait4 */
@@ -638,6 +671,8 @@ typedef struct job {
   uint64_t n;              /* events */
   int latency;             /* time each call of the producer */
   const char *ref;         /* bounds: the reference JSON file */
+  const char *extra;       /* K_TW: options added to the sink's (the cost
+                              section), or NULL */
   char out[PATH_MAX];      /* the output file */
 } job;
 
@@ -749,9 +784,11 @@ static uint64_t file_size(const char *path)
 
 static const char *env_str(const char *name, const char *dflt);
 
-/* The options of a sink's runs: its options string, then BENCH_OPTIONS
- * (for experiments, e.g. "buffer=1MiB"; printed in the header). */
-static int open_options(tw_options *o, int sink, char *err, size_t errsize)
+/* The options of a sink's runs: its options string, then cost (the cost
+ * section's options, or NULL), then BENCH_OPTIONS (for experiments, e.g.
+ * "buffer=1MiB"; printed in the header). */
+static int open_options(tw_options *o, int sink, const char *cost, char *err,
+                        size_t errsize)
 {
   const char *extra = env_str("BENCH_OPTIONS", NULL);
   int rc;
@@ -759,6 +796,8 @@ static int open_options(tw_options *o, int sink, char *err, size_t errsize)
   tw_options_init(o);
   o->process_name = PROCESS_NAME;
   if ((rc = tw_options_parse(o, SINKS[sink].options, err, errsize)) != 0)
+    return rc;
+  if (cost && (rc = tw_options_parse(o, cost, err, errsize)) != 0)
     return rc;
   return extra ? tw_options_parse(o, extra, err, errsize) : 0;
 }
@@ -776,7 +815,7 @@ static void run_tw(const job *j, result *res)
   int rc, threads = j->wl == 'C' ? 2 : 1;
 
   memset(&run, 0, sizeof run);
-  if ((rc = open_options(&o, j->sink, err, sizeof err)) != 0) {
+  if ((rc = open_options(&o, j->sink, j->extra, err, sizeof err)) != 0) {
     fail_msg(res, rc, "options: %s", err);
     return;
   }
@@ -831,6 +870,7 @@ static void run_tw(const job *j, result *res)
   res->json_bytes = st.bytes + 3;            /* the tail "\n]\n" */
   res->file_bytes = file_size(j->out);
   res->allocs = a1 - a0;
+  res->commits = st.commits;
   if (j->latency) {
     res->has_lat = 1;
     res->p50 = hist_quantile(&lat_hist, 0.50);
@@ -1064,7 +1104,7 @@ static void run_mmap_bound(const job *j, result *res)
 static int gzip_level(void)
 {
   tw_options o;
-  open_options(&o, S_GZIP, NULL, 0);
+  open_options(&o, S_GZIP, NULL, NULL, 0);
   return o.gzip_level;
 }
 
@@ -1362,8 +1402,9 @@ static struct {
   int reps;
   const char *base[2];     /* shm, disk */
   char dir[2][1024];       /* our directories under them ("" if unusable) */
-  const char *workloads;
+  const char *workloads;   /* "" for BENCH_WORKLOADS=none */
   int sink_on[NSINKS];
+  int cost_on[NCOSTS];     /* the cost section's rows (COSTS) */
 } cfg;
 
 static const char *const DIR_NAME[2] = { "shm", "disk" };
@@ -1803,7 +1844,7 @@ static void print_header(const result *idle)
     fclose(f);
   uname(&u);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&t));
-  open_options(&o, S_FILE, NULL, 0);
+  open_options(&o, S_FILE, NULL, NULL, 0);
   printf("tracewriter benchmark -- %s\n", date);
   printf("machine: %s, nproc %ld, %s %s %s, zlib %s; load average %s\n",
          model, sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release,
@@ -1937,6 +1978,241 @@ static void print_notes(void)
          "%s\n", misses, errors, load_average());
 }
 
+/* ================================================ cost of server options */
+
+/* Workload A through the file sink with the background committer (the
+ * file-bg row of the table), plain and with each option of COSTS, in both
+ * directories: the same reps, interleaved, so the ratios to plain are
+ * measured under the same conditions.  Runs after the table, printed
+ * after it. */
+
+typedef struct cost_row {
+  row r;                   /* the runs (kind K_TW, sink S_FILEBG) */
+  int cost;                /* index into COSTS */
+  uint64_t commits;        /* median, counted before tw_close */
+  uint64_t rotations;      /* most in a run: the highest file number */
+  unsigned kept;           /* most rotated files left after a run */
+} cost_row;
+
+static cost_row cost_rows[2][NCOSTS];
+static int cost_measured;
+static int cost_errors;    /* the section's failures (not in errors) */
+
+static void configure_costs(const char *list)
+{
+  if (strcmp(list, "none") == 0)
+    return;
+  for (const char *p = list; p && *p;
+       p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+    size_t n = strcspn(p, ",");
+    int c;
+    for (c = 1; c < NCOSTS; c++)
+      if (strlen(COSTS[c].name) == n && strncmp(p, COSTS[c].name, n) == 0)
+        break;
+    if (c == NCOSTS) {
+      fprintf(stderr, "bench: BENCH_COSTS: only flush, sync, rotate, or "
+              "none\n");
+      exit(2);
+    }
+    cfg.cost_on[c] = cfg.cost_on[C_PLAIN] = 1;
+  }
+}
+
+/* Remove the files that rotation made from path (DIR/STEM.EXT ->
+ * DIR/STEM.NNNNNN.EXT); the highest NNNNNN into *highest (0 if none) and
+ * how many there were into *count. */
+static void remove_rotated(const char *path, uint64_t *highest,
+                           unsigned *count)
+{
+  char dir[PATH_MAX], name[PATH_MAX];
+  const char *base = strrchr(path, '/'), *ext;
+  size_t stem;
+  struct dirent *e;
+  DIR *dp;
+
+  *highest = 0;
+  *count = 0;
+  base = base ? base + 1 : path;
+  snprintf(dir, sizeof dir, "%.*s", (int)(base - path), path);
+  if (!dir[0])
+    strcpy(dir, ".");
+  ext = strchr(base, '.');
+  stem = ext ? (size_t)(ext - base) : strlen(base);
+  if (!ext)
+    ext = "";
+  if (!(dp = opendir(dir)))
+    return;
+  while ((e = readdir(dp)) != NULL) {
+    const char *p = e->d_name + stem + 1;
+    char *end;
+    unsigned long long k;
+    if (strncmp(e->d_name, base, stem) != 0 || e->d_name[stem] != '.' ||
+        *p < '0' || *p > '9')
+      continue;
+    k = strtoull(p, &end, 10);
+    if (end - p < 6 || strcmp(end, ext) != 0)
+      continue;
+    snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
+    if (unlink(name) == 0) {
+      ++*count;
+      if (k > *highest)
+        *highest = k;
+    }
+  }
+  closedir(dp);
+}
+
+static void cost_job(job *j, int d, int c)
+{
+  memset(j, 0, sizeof *j);
+  j->kind = K_TW;
+  j->wl = 'A';
+  j->sink = S_FILEBG;
+  j->n = cfg.n;
+  j->extra = COSTS[c].options;
+  snprintf(j->out, sizeof j->out, "%s/A-cost-%s.json", cfg.dir[d],
+           COSTS[c].name);
+}
+
+static void measure_costs(void)
+{
+  char err[160];
+  tw_options o;
+  result res;
+  job j;
+  int errors_before = errors;    /* take() counts into errors */
+
+  for (int d = 0; d < 2; d++) {
+    int on = 0;
+    if (!cfg.dir[d][0])
+      continue;
+    for (int c = 0; c < NCOSTS; c++) {
+      cost_row *cr = &cost_rows[d][c];
+      memset(cr, 0, sizeof *cr);
+      cr->cost = c;
+      cr->r.wl = 'A';
+      cr->r.dir = d;
+      cr->r.kind = K_TW;
+      cr->r.sink = S_FILEBG;
+      if (!cfg.cost_on[c])
+        continue;
+      on = 1;
+      /* Options this library does not know: the row is n/a for rotation
+       * (being added), an error for the others. */
+      if (open_options(&o, S_FILEBG, COSTS[c].options, err, sizeof err)) {
+        cr->r.state = c == C_ROTATE ? 1 : 2;
+        if (c == C_ROTATE)
+          snprintf(cr->r.msg, sizeof cr->r.msg,
+                   "n/a (rotation not available)");
+        else {
+          snprintf(cr->r.msg, sizeof cr->r.msg, "ERROR options: %.140s",
+                   err);
+          cost_errors++;
+        }
+      }
+    }
+    if (!on)
+      continue;
+    cost_measured = 1;
+    progress("bench: cost of server options, %s: ", DIR_NAME[d]);
+    cost_job(&j, d, C_PLAIN);                /* warm-up, not counted */
+    run_job(&j, &res);
+    unlink(j.out);
+    for (int rep = 0; rep < cfg.reps; rep++) {
+      progress("%d ", rep + 1);
+      for (int c = 0; c < NCOSTS; c++) {
+        cost_row *cr = &cost_rows[d][c];
+        uint64_t highest;
+        unsigned kept;
+        if (!cfg.cost_on[c] || cr->r.state)
+          continue;
+        cost_job(&j, d, c);
+        run_job(&j, &res);
+        unlink(j.out);
+        remove_rotated(j.out, &highest, &kept);
+        if (highest > cr->rotations)
+          cr->rotations = highest;
+        if (kept > cr->kept)
+          cr->kept = kept;
+        if (res.status == TW_EOPTION && c == C_ROTATE) {
+          cr->r.state = 1;                   /* tw_open refused it */
+          snprintf(cr->r.msg, sizeof cr->r.msg,
+                   "n/a (rotation not available)");
+        } else {
+          take(&cr->r, &res, 0);
+        }
+      }
+    }
+    progress("\n");
+  }
+  for (int d = 0; d < 2; d++)
+    for (int c = 0; c < NCOSTS; c++) {
+      cost_row *cr = &cost_rows[d][c];
+      uint64_t v[MAX_REPS];
+      if (!measured(&cr->r))
+        continue;
+      for (int i = 0; i < cr->r.nreps; i++)
+        v[i] = cr->r.reps[i].commits;
+      cr->commits = median_u64(v, cr->r.nreps);
+      summarize(&cr->r);
+      if (c == C_ROTATE && cr->kept > COST_KEEP)
+        cost_errors++;                       /* keep= not honoured */
+    }
+  cost_errors += errors - errors_before;
+  errors = errors_before;
+}
+
+static void print_costs(void)
+{
+  tw_options o;
+
+  if (!cost_measured)
+    return;
+  open_options(&o, S_FILEBG, NULL, NULL, 0);
+  printf("\ncost of server options: workload A, N = %" PRIu64 ", sink "
+         "\"%s\", buffer %zu KiB x %u,\nmedian of %d repetitions, "
+         "interleaved; x plain: this row's median / plain's, same "
+         "directory\n", cfg.n, SINKS[S_FILEBG].options,
+         o.buffer_size / 1024, o.buffer_count, cfg.reps);
+  printf("\n%-20s %-4s %8s %5s %7s %8s %8s %8s\n", "options", "dir",
+         "ns/ev", "+-%", "cpu/ev", "x plain", "cpu x", "commits");
+  for (int d = 0, lines = 0; d < 2; d++) {
+    const cost_row *plain = &cost_rows[d][C_PLAIN];
+    if (!cfg.dir[d][0])
+      continue;
+    if (lines)
+      printf("\n");
+    for (int c = 0; c < NCOSTS; c++) {
+      const cost_row *cr = &cost_rows[d][c];
+      char xp[16] = "", xc[16] = "", note[80] = "";
+      if (!cfg.cost_on[c])
+        continue;
+      lines++;
+      printf("%-20s %-4s ", c == C_PLAIN ? "(plain)" : COSTS[c].options,
+             DIR_NAME[d]);
+      if (cr->r.state || !measured(&cr->r)) {
+        printf("%s\n", cr->r.state ? cr->r.msg : "not run");
+        continue;
+      }
+      if (measured(&plain->r)) {
+        snprintf(xp, sizeof xp, "%.2fx", (double)cr->r.ns / plain->r.ns);
+        snprintf(xc, sizeof xc, "%.2fx", (double)cr->r.cpu / plain->r.cpu);
+      }
+      if (c == C_ROTATE)
+        snprintf(note, sizeof note, "%" PRIu64 " rotations, %u kept "
+                 "(keep=%u)%s", cr->rotations, cr->kept, COST_KEEP,
+                 cr->kept > COST_KEEP ? ": TOO MANY" : "");
+      printf("%8.1f %5.1f %7.1f %8s %8s %8" PRIu64 "%s%s\n",
+             ns_per_event(&cr->r), cr->r.spread * 100,
+             (double)cr->r.cpu / cr->r.events, xp, xc, cr->commits,
+             note[0] ? "  " : "", note);
+    }
+  }
+  printf("\nshm: %s (no device: sync costs only the calls); disk: %s; "
+         "commits: tw_stats before tw_close\n", cfg.base[0], cfg.base[1]);
+  printf("cost section: %d run(s) failed\n", cost_errors);
+}
+
 /* ------------------------------------------------------------------ setup */
 
 static uint64_t env_u64(const char *name, uint64_t dflt, uint64_t min)
@@ -1982,9 +2258,11 @@ static void configure(void)
   cfg.base[0] = env_str("BENCH_SHM", "/dev/shm");
   cfg.base[1] = env_str("BENCH_DIR", "/var/tmp");
   cfg.workloads = env_str("BENCH_WORKLOADS", "ABCD");
+  if (strcmp(cfg.workloads, "none") == 0)
+    cfg.workloads = "";                      /* the cost section alone */
   for (const char *w = cfg.workloads; *w; w++)
     if (*w < 'A' || *w > 'D') {
-      fprintf(stderr, "bench: BENCH_WORKLOADS: only A B C D\n");
+      fprintf(stderr, "bench: BENCH_WORKLOADS: only A B C D, or none\n");
       exit(2);
     }
   sinks = env_str("BENCH_SINKS", "file,file-bg,mmap,gzip");
@@ -1995,6 +2273,7 @@ static void configure(void)
       if (strncmp(p, SINKS[s].name, n) == 0 && (p[n] == ',' || !p[n]))
         cfg.sink_on[s] = 1;
   }
+  configure_costs(env_str("BENCH_COSTS", "flush,sync,rotate"));
   for (int d = 0; d < 2; d++) {
     snprintf(cfg.dir[d], sizeof cfg.dir[d], "%s/tw-bench.XXXXXX", cfg.base[d]);
     if (!mkdtemp(cfg.dir[d])) {
@@ -2059,7 +2338,7 @@ int main(int argc, char **argv)
   if (argc > 1) {
     fprintf(stderr, "usage: bench [--one A|B|C|D SINK DIR]\n"
             "environment: BENCH_N BENCH_REPS BENCH_DIR BENCH_SHM BENCH_RSS_N"
-            " BENCH_WORKLOADS BENCH_SINKS BENCH_OPTIONS\n");
+            " BENCH_WORKLOADS BENCH_SINKS BENCH_OPTIONS BENCH_COSTS\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
@@ -2097,7 +2376,7 @@ int main(int argc, char **argv)
     for (int d = 0; d < 2; d++)
       measure_block(*w, d);
 
-  if (cfg.dir[0][0] && cfg.rss_big > 0) {
+  if (cfg.dir[0][0] && cfg.rss_big > 0 && *cfg.workloads) {
     progress("bench: peak RSS: ");
     for (int s = 0; s < NSINKS; s++) {
       rss_run *q = &rss_runs[s];
@@ -2128,10 +2407,15 @@ int main(int argc, char **argv)
       rss_runs[s].state = 2;
   }
 
-  for (int i = 0; i < nrows; i++)
-    summarize(&rows[i]);
-  evaluate_targets();
-  print_table();
-  print_notes();
-  return errors ? 1 : 0;
+  measure_costs();
+
+  if (*cfg.workloads) {
+    for (int i = 0; i < nrows; i++)
+      summarize(&rows[i]);
+    evaluate_targets();
+    print_table();
+    print_notes();
+  }
+  print_costs();
+  return errors || cost_errors ? 1 : 0;
 }
