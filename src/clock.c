@@ -13,39 +13,36 @@
 #include <unistd.h>
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static int64_t cached_pid;               /* 0 until first asked */
+int64_t tw__cached_pid;                  /* 0 until first asked */
 static unsigned fork_gen;                /* bumped in each child */
-static TW__THREAD int64_t cached_tid;      /* 0 until first asked */
+TW__THREAD int64_t tw__cached_tid;       /* 0 until first asked */
 
 /* Runs in the child right after fork(), in the only thread it has. */
 static void after_fork_in_child(void)
 {
-  __atomic_store_n(&cached_pid, (int64_t)getpid(), __ATOMIC_RELAXED);
+  __atomic_store_n(&tw__cached_pid, (int64_t)getpid(), __ATOMIC_RELAXED);
   __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
-  cached_tid = 0;
+  tw__cached_tid = 0;
 }
 
 static void install_atfork(void)
 {
   (void)pthread_atfork(NULL, NULL, after_fork_in_child);
-  __atomic_store_n(&cached_pid, (int64_t)getpid(), __ATOMIC_RELAXED);
+  __atomic_store_n(&tw__cached_pid, (int64_t)getpid(), __ATOMIC_RELAXED);
 }
 
-int64_t tw__pid(void)
+/* tw__pid's first call: installs the fork handler, which caches the pid. */
+int64_t tw__pid_slow(void)
 {
-  int64_t pid = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
-  if (TW__UNLIKELY(pid == 0)) {
-    pthread_once(&atfork_once, install_atfork);
-    pid = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
-  }
-  return pid;
+  pthread_once(&atfork_once, install_atfork);
+  return __atomic_load_n(&tw__cached_pid, __ATOMIC_RELAXED);
 }
 
-int64_t tw__tid(void)
+/* tw__tid's first call in a thread (or in a child after fork). */
+int64_t tw__tid_slow(void)
 {
-  if (TW__UNLIKELY(cached_tid == 0))
-    cached_tid = (int64_t)syscall(SYS_gettid);
-  return cached_tid;
+  tw__cached_tid = (int64_t)syscall(SYS_gettid);
+  return tw__cached_tid;
 }
 
 unsigned tw__fork_generation(void)

@@ -5,6 +5,14 @@
  * so the caller learns how much room to give it next time.  Everything is
  * checked while formatting, and nothing is written to the trace unless the
  * whole record formatted, so bad input never leaves half a record.
+ *
+ * The hot path is the head of a record (ph, name, cat, ts, dur, pid, tid):
+ * once the lengths of name and cat are known, one check of room covers all
+ * of it (head_fast), strings are copied 8 bytes at a time while they are
+ * plain ASCII, numbers are written two digits at a time without counting
+ * their digits first, and pid/tid come from a per-thread cache.  Anything
+ * that may not fit goes field by field through the cursor (put_head), with
+ * the same bytes as the result.
  */
 #include "internal.h"
 
@@ -14,6 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* For the small helpers of the hot path, which GCC at -O2 would otherwise
+ * call: the call costs more than they do. */
+#define HOT_INLINE static inline __attribute__((always_inline))
 
 /* The output cursor.  Once something does not fit, nothing more is
  * written (end is pulled back to p, so every later room() fails on one
@@ -66,38 +78,100 @@ static const char digit_pairs[201] =
   "74757677787980818283848586878889909192939495969798"
   "99";
 
-/* The number of decimal digits of v. */
-static inline unsigned dec_digits(uint64_t v)
+/* Two digits of v < 100 at d. */
+HOT_INLINE void put2(char *d, uint32_t v)
 {
-  unsigned n = 1;
-  while (v >= 10000) {
-    v /= 10000;
-    n += 4;
-  }
-  return n + (v >= 10) + (v >= 100) + (v >= 1000);
+  memcpy(d, digit_pairs + 2 * v, 2);
 }
 
-/* Decimal digits of v into out (20 bytes of room); returns the length.
- * Two digits at a time from a table, written from the end. */
-static inline size_t u64_to_dec(uint64_t v, char *out)
-{
-  unsigned n = dec_digits(v);
-  char *p = out + n;
+/* The divisions below are multiplications by reciprocals, exact in the
+ * ranges where they are used (checked for every value of each range):
+ *   x * 5243 >> 19        is x / 100    for x < 10^4
+ *   x * 429497 >> 32      is x / 10000  for x < 10^6
+ *   x * 109951163 >> 40   is x / 10000  for x < 10^8 */
+#define DIV100(x) (((x) * 5243u) >> 19)
+#define DIV1E4_1E6(x) ((uint32_t)(((uint64_t)(x) * 429497u) >> 32))
+#define DIV1E4_1E8(x) ((uint32_t)(((uint64_t)(x) * 109951163u) >> 40))
 
-  while (v >= 100) {
-    unsigned i = (unsigned)(v % 100) * 2;
-    v /= 100;
-    p -= 2;
-    p[0] = digit_pairs[i];
-    p[1] = digit_pairs[i + 1];
+/* v < 10^8 as exactly eight digits at d, leading zeros kept. */
+HOT_INLINE void dec8(char *d, uint32_t v)
+{
+  uint32_t hi = DIV1E4_1E8(v), lo = v - hi * 10000;
+  uint32_t a = DIV100(hi), c = DIV100(lo);
+
+  put2(d, a);
+  put2(d + 2, hi - a * 100);
+  put2(d + 4, c);
+  put2(d + 6, lo - c * 100);
+}
+
+/* v < 10^8 in decimal at d (8 bytes of room); returns the length.  The
+ * leading pair a < 10 drops its zero by being copied from one byte further
+ * into the table; the extra byte that copies is overwritten by the next
+ * pair, which moves back by one (yyjson's trick: no digit count first). */
+HOT_INLINE size_t dec_1_8(char *d, uint32_t v)
+{
+  uint32_t a, b, hi, lo;
+  size_t lz;
+
+  if (v < 100) {
+    if (v < 10) {
+      d[0] = (char)('0' + v);
+      return 1;
+    }
+    put2(d, v);
+    return 2;
   }
-  if (v >= 10) {
-    p[-2] = digit_pairs[v * 2];
-    p[-1] = digit_pairs[v * 2 + 1];
-  } else {
-    p[-1] = (char)('0' + v);
+  if (v < 10000) {
+    a = DIV100(v);
+    lz = a < 10;
+    memcpy(d, digit_pairs + 2 * a + lz, 2);
+    put2(d + 2 - lz, v - a * 100);
+    return 4 - lz;
   }
-  return n;
+  if (v < 1000000) {
+    a = DIV1E4_1E6(v);
+    lo = v - a * 10000;
+    b = DIV100(lo);
+    lz = a < 10;
+    memcpy(d, digit_pairs + 2 * a + lz, 2);
+    put2(d + 2 - lz, b);
+    put2(d + 4 - lz, lo - b * 100);
+    return 6 - lz;
+  }
+  hi = DIV1E4_1E8(v);
+  lo = v - hi * 10000;
+  a = DIV100(hi);
+  b = DIV100(lo);
+  lz = a < 10;
+  memcpy(d, digit_pairs + 2 * a + lz, 2);
+  put2(d + 2 - lz, hi - a * 100);
+  put2(d + 4 - lz, b);
+  put2(d + 6 - lz, lo - b * 100);
+  return 8 - lz;
+}
+
+/* Decimal digits of v at d (20 bytes of room); returns the length. */
+HOT_INLINE size_t u64_to_dec(uint64_t v, char *d)
+{
+  uint64_t hi, mid;
+  size_t n;
+
+  if (v < 100000000)
+    return dec_1_8(d, (uint32_t)v);
+  if (v < UINT64_C(10000000000000000)) {
+    hi = v / 100000000;
+    n = dec_1_8(d, (uint32_t)hi);
+    dec8(d + n, (uint32_t)(v - hi * 100000000));
+    return n + 8;
+  }
+  hi = v / UINT64_C(10000000000000000);           /* at most 1844 */
+  v -= hi * UINT64_C(10000000000000000);
+  mid = v / 100000000;
+  n = dec_1_8(d, (uint32_t)hi);
+  dec8(d + n, (uint32_t)mid);
+  dec8(d + n + 8, (uint32_t)(v - mid * 100000000));
+  return n + 16;
 }
 
 static void put_u64(cursor *o, uint64_t v)
@@ -120,50 +194,71 @@ static void put_i64(cursor *o, int64_t v)
   }
 }
 
-/* Nanoseconds as microseconds with exactly three decimals: 1234567891 ->
- * "1234567.891".  Integer arithmetic only: no rounding, no locale. */
+/* The most us_text writes. */
+#define US_MAX 24
+
+/* Nanoseconds as microseconds with exactly three decimals at d (US_MAX
+ * bytes of room): 1234567891 -> "1234567.891".  Integer arithmetic only:
+ * no rounding, no locale.  Returns the length. */
+HOT_INLINE size_t us_text(char *d, uint64_t ns)
+{
+  uint64_t us = ns / 1000;
+  uint32_t frac = (uint32_t)(ns - us * 1000);
+  uint32_t h = DIV100(frac);
+  size_t n = u64_to_dec(us, d);
+
+  d[n] = '.';
+  d[n + 1] = (char)('0' + h);
+  put2(d + n + 2, frac - h * 100);
+  return n + 4;
+}
+
 static void put_us(cursor *o, uint64_t ns)
 {
-  char *d = room(o, 24);
-  size_t n;
-  unsigned frac;
-
-  if (!d)
-    return;
-  n = u64_to_dec(ns / 1000, d);
-  frac = (unsigned)(ns % 1000);
-  d[n] = '.';
-  d[n + 1] = (char)('0' + frac / 100);
-  memcpy(d + n + 2, digit_pairs + frac % 100 * 2, 2);
-  advance(o, n + 4);
+  char *d = room(o, US_MAX);
+  if (d)
+    advance(o, us_text(d, ns));
 }
 
 /* ,"pid":P,"tid":T -- the same for every event of a thread, so each
  * thread keeps its last one formatted. */
+#define PIDTID_MAX 64
+static TW__THREAD struct {
+  int64_t pid, tid;
+  unsigned char len;       /* 0: nothing cached */
+  char text[PIDTID_MAX];   /* at most 54 used, the rest zeros */
+} pid_tid_cache;
+
+static void pid_tid_refresh(int64_t pid, int64_t tid)
+{
+  cursor c = { pid_tid_cache.text, pid_tid_cache.text + PIDTID_MAX,
+               pid_tid_cache.text, 0, 0 };
+
+  PUTLIT(&c, ",\"pid\":");
+  put_i64(&c, pid);
+  PUTLIT(&c, ",\"tid\":");
+  put_i64(&c, tid);
+  pid_tid_cache.pid = pid;
+  pid_tid_cache.tid = tid;
+  pid_tid_cache.len = (unsigned char)(c.p - c.start);
+}
+
+/* The text at d, which has PIDTID_MAX bytes of room (all of them are
+ * written: one copy of constant size); returns its length. */
+HOT_INLINE size_t pid_tid_text(char *d, int64_t pid, int64_t tid)
+{
+  if (TW__UNLIKELY(pid_tid_cache.len == 0 || pid_tid_cache.pid != pid ||
+                   pid_tid_cache.tid != tid))
+    pid_tid_refresh(pid, tid);
+  memcpy(d, pid_tid_cache.text, PIDTID_MAX);
+  return pid_tid_cache.len;
+}
+
 static void put_pid_tid(cursor *o, int64_t pid, int64_t tid)
 {
-  static TW__THREAD struct {
-    int64_t pid, tid;
-    unsigned char len;     /* 0: nothing cached */
-    char text[64];
-  } cache;
-  char *d = room(o, sizeof cache.text);
-
-  if (!d)
-    return;
-  if (cache.len == 0 || cache.pid != pid || cache.tid != tid) {
-    cursor c = { cache.text, cache.text + sizeof cache.text, cache.text,
-                 0, 0 };
-    PUTLIT(&c, ",\"pid\":");
-    put_i64(&c, pid);
-    PUTLIT(&c, ",\"tid\":");
-    put_i64(&c, tid);
-    cache.pid = pid;
-    cache.tid = tid;
-    cache.len = (unsigned char)(c.p - c.start);
-  }
-  memcpy(d, cache.text, cache.len);
-  advance(o, cache.len);
+  char *d = room(o, PIDTID_MAX);
+  if (d)
+    advance(o, pid_tid_text(d, pid, tid));
 }
 
 /* An id as a quoted lowercase hex string: "0x1a". */
@@ -330,60 +425,42 @@ static size_t escaped_len(const unsigned char *s, size_t n)
   return len;
 }
 
-/* A JSON string: quoted, escaped, UTF-8 checked, cut to max_string. */
-static int put_string(cursor *o, const char *str, size_t n,
-                      const tw__fmt_config *cfg, tw__fmt_notes *notes)
+/* Nonzero when one of the 8 bytes of w is more than a plain copy: a
+ * control byte, '"', '\\' or a byte of 0x80 and above (SWAR, as in
+ * "Bit Twiddling Hacks": a byte's high bit ends up set iff it is below
+ * 0x20 or equal to 0x22 or 0x5c, or was set).  A borrow only crosses into
+ * the next byte from a byte that is itself special, so the result is
+ * exact as a truth value on either byte order. */
+#define ONES64 UINT64_C(0x0101010101010101)
+
+static inline uint64_t special8(uint64_t w)
+{
+  return (w | (w - 0x20 * ONES64) | ((w ^ 0x22 * ONES64) - ONES64) |
+          ((w ^ 0x5c * ONES64) - ONES64)) & (0x80 * ONES64);
+}
+
+/* [s, e) escaped at d: the part of escape() from the first chunk that
+ * holds a byte to escape or check.  Byte by byte, but plain bytes that
+ * start 8 plain ones are copied 8 at a time. */
+static char *escape_slow(char *d, const unsigned char *s,
+                         const unsigned char *e, unsigned flags,
+                         int *replaced)
 {
   static const char hex[] = "0123456789abcdef";
-  const unsigned char *p = (const unsigned char *)str;
-  const unsigned char *e;
-  char *d, *start;
-  int replaced = 0;
 
-  if (n == TW_NUL) {
-    /* Fast path for the common short, plain NUL-terminated string: copy
-     * while scanning, no strlen, no memcpy call.  Anything else (a byte
-     * to escape or check, a long string, little room) takes the general
-     * path below. */
-    size_t limit = (size_t)(o->end - o->p);
-    if (limit > 2) {
-      size_t max = limit - 2 < cfg->max_string ? limit - 2 : cfg->max_string;
-      size_t i = 0;
-      d = o->p + 1;
-      while (i < max && byte_class[p[i]] == 0) {
-        d[i] = (char)p[i];
-        i++;
-      }
-      if (p[i] == '\0') {
-        o->p[0] = '"';
-        d[i] = '"';
-        advance(o, i + 2);
-        return 0;
-      }
-    }
-    n = strlen(str);
-  }
-  if (n > cfg->max_string) {
-    if (cfg->flags & TW_OPT_REJECT_LONG_STRINGS)
-      return TW_ETOOLONG;
-    n = utf8_cut(p, cfg->max_string);
-    notes->truncated++;
-  }
-  /* Worst case: every byte becomes \u00XX.  When that much room is not
-   * there, count exactly, so a long string that fits is not refused. */
-  if (o->over || (size_t)(o->end - o->p) < n * 6 + 2) {
-    if (!room(o, escaped_len(p, n) + 2))
-      return 0;
-  }
-  start = d = o->p;
-  e = p + n;
-  *d++ = '"';
-  while (p < e) {
-    unsigned c = *p;
+  while (s < e) {
+    unsigned c = *s;
+    uint64_t w;
     switch (byte_class[c]) {
     case 0:
-      *d++ = (char)c;
-      p++;
+      if (e - s >= 8 && (memcpy(&w, s, 8), !special8(w))) {
+        memcpy(d, &w, 8);
+        d += 8;
+        s += 8;
+      } else {
+        *d++ = (char)c;
+        s++;
+      }
       break;
     case 1:
       *d++ = '\\';
@@ -402,27 +479,108 @@ static int put_string(cursor *o, const char *str, size_t n,
         *d++ = hex[c >> 4];
         *d++ = hex[c & 15];
       }
-      p++;
+      s++;
       break;
     default: {
-      int k = utf8_sequence(p, (size_t)(e - p));
+      int k = utf8_sequence(s, (size_t)(e - s));
       if (k > 0) {
-        memcpy(d, p, (size_t)k);
+        memcpy(d, s, (size_t)k);
         d += k;
-        p += k;
+        s += k;
       } else {
-        if (cfg->flags & TW_OPT_REJECT_INVALID_UTF8)
-          return TW_EUTF8;
+        if (flags & TW_OPT_REJECT_INVALID_UTF8)
+          return NULL;
         memcpy(d, "\xef\xbf\xbd", 3);   /* U+FFFD */
         d += 3;
-        p += -k;
-        replaced = 1;
+        s += -k;
+        *replaced = 1;
       }
     }
     }
   }
+  return d;
+}
+
+/* s[0..n) escaped at d (without quotes), invalid UTF-8 replaced by U+FFFD
+ * (*replaced set to 1) or, with TW_OPT_REJECT_INVALID_UTF8, refused.
+ * Writes exactly the escaped length (escaped_len), at most 6n bytes.
+ * Returns the end of what it wrote, or NULL when refused.
+ *
+ * Plain ASCII goes 8 or 4 bytes at a time, the last chunk overlapping the
+ * one before (3 bytes or less: first, middle and last).  From the first
+ * chunk that holds a byte to escape or check on, escape_slow. */
+HOT_INLINE char *escape(char *d, const unsigned char *s, size_t n,
+                        unsigned flags, int *replaced)
+{
+  size_t i = 0;
+
+  if (n >= 8) {
+    uint64_t w;
+    for (; n - i >= 8; i += 8) {
+      memcpy(&w, s + i, 8);
+      if (special8(w))
+        goto slow;
+      memcpy(d + i, &w, 8);
+    }
+    if (i < n) {
+      memcpy(&w, s + n - 8, 8);
+      if (special8(w))
+        goto slow;
+      memcpy(d + n - 8, &w, 8);
+    }
+    return d + n;
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    if (special8((uint64_t)a << 32 | b))
+      goto slow;
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+    return d + n;
+  } else if (n > 0) {
+    unsigned a = s[0], b = s[n >> 1], c = s[n - 1];
+    if (byte_class[a] | byte_class[b] | byte_class[c])
+      goto slow;
+    d[0] = (char)a;
+    d[n >> 1] = (char)b;
+    d[n - 1] = (char)c;
+    return d + n;
+  }
+  return d;
+
+slow:
+  return escape_slow(d + i, s + i, s + n, flags, replaced);
+}
+
+/* A JSON string: quoted, escaped, UTF-8 checked, cut to max_string. */
+static int put_string(cursor *o, const char *str, size_t n,
+                      const tw__fmt_config *cfg, tw__fmt_notes *notes)
+{
+  const unsigned char *p = (const unsigned char *)str;
+  char *d;
+  int replaced = 0;
+
+  if (n == TW_NUL)
+    n = strlen(str);
+  if (n > cfg->max_string) {
+    if (cfg->flags & TW_OPT_REJECT_LONG_STRINGS)
+      return TW_ETOOLONG;
+    n = utf8_cut(p, cfg->max_string);
+    notes->truncated++;
+  }
+  /* Worst case: every byte becomes \u00XX.  When that much room is not
+   * there, count exactly, so a long string that fits is not refused. */
+  if (o->over || (size_t)(o->end - o->p) < n * 6 + 2) {
+    if (!room(o, escaped_len(p, n) + 2))
+      return 0;
+  }
+  d = o->p;
   *d++ = '"';
-  advance(o, (size_t)(d - start));
+  if (!(d = escape(d, p, n, cfg->flags, &replaced)))
+    return TW_EUTF8;
+  *d++ = '"';
+  advance(o, (size_t)(d - o->p));
   notes->replaced += (unsigned)replaced;
   return 0;
 }
@@ -732,6 +890,182 @@ static int put_args(cursor *o, const tw_event *ev, unsigned rules,
   return 0;
 }
 
+/* The head of a record: every field up to "s".  Through the cursor, each
+ * field checking its room: for a buffer that may be too small or strings
+ * that may be too long.  Returns 0 or the error of a string. */
+static int put_head(cursor *o, const tw_event *ev, unsigned rules,
+                    const tw__fmt_defaults *def, const tw__fmt_config *cfg,
+                    tw__fmt_notes *notes)
+{
+  unsigned has = ev->has;
+  char *d;
+  int rc;
+
+  /* DevTools' trace engine draws only the uppercase instant. */
+  d = room(o, 11);
+  if (d) {
+    memcpy(d, ",\n{\"ph\":\"", 9);
+    d[9] = (rules & INSTANT) ? 'I' : ev->ph;
+    d[10] = '"';
+    advance(o, 11);
+  }
+  if (ev->name) {
+    PUTLIT(o, ",\"name\":");
+    if ((rc = put_string(o, ev->name, TW_NUL, cfg, notes)) != 0)
+      return rc;
+  }
+  if (ev->cat) {
+    PUTLIT(o, ",\"cat\":");
+    if ((rc = put_string(o, ev->cat, TW_NUL, cfg, notes)) != 0)
+      return rc;
+  }
+  if (ev->ph != 'M' || (has & TW_HAS_TS)) {
+    PUTLIT(o, ",\"ts\":");
+    put_us(o, (has & TW_HAS_TS) ? ev->ts : def->ts);
+  }
+  if (ev->ph == 'X') {
+    PUTLIT(o, ",\"dur\":");
+    put_us(o, ev->dur);
+  }
+  if (has & TW_HAS_TTS) {
+    PUTLIT(o, ",\"tts\":");
+    put_us(o, ev->tts);
+  }
+  if (has & TW_HAS_TDUR) {
+    PUTLIT(o, ",\"tdur\":");
+    put_us(o, ev->tdur);
+  }
+  put_pid_tid(o, (has & TW_HAS_PID) ? ev->pid : def->pid,
+              (has & TW_HAS_TID) ? ev->tid : def->tid);
+  if (rules & INSTANT) {
+    d = room(o, 9);
+    if (d) {
+      memcpy(d, ",\"s\":\"", 6);
+      d[6] = ev->scope ? ev->scope : 't';
+      d[7] = '"';
+      advance(o, 8);
+    }
+  }
+  return 0;
+}
+
+/* The most room put_head asks for besides its strings' escaped text
+ * (each string asks for 6 bytes per input byte). */
+#define HEAD_MAX (11 + (8 + 2) + (7 + 2) + (6 + US_MAX) + (7 + US_MAX) + \
+                  (7 + US_MAX) + (8 + US_MAX) + PIDTID_MAX + 9)
+
+/* The same head at d, which has room for HEAD_MAX + 6 * (nn + cn) bytes,
+ * for a name and a cat of nn and cn bytes (0 when NULL), neither longer
+ * than max_string.  No check of room on the way; fixed fragments are
+ * copied with constant sizes (and may write past the head, within that
+ * room).  Returns the end of the head, or NULL for a string refused for
+ * its invalid UTF-8. */
+static inline char *head_fast(char *d, const tw_event *ev, unsigned rules,
+                              const tw__fmt_defaults *def, unsigned flags,
+                              size_t nn, size_t cn, tw__fmt_notes *notes)
+{
+  unsigned has = ev->has;
+  int rep_name = 0, rep_cat = 0;
+
+  memcpy(d, ",\n{\"ph\":\"?\",\"name\":\"", 20);
+  d[9] = (rules & INSTANT) ? 'I' : ev->ph;
+  if (ev->name) {
+    d = escape(d + 20, (const unsigned char *)ev->name, nn, flags,
+               &rep_name);
+    if (!d)
+      return NULL;
+    *d++ = '"';
+  } else {
+    d += 11;
+  }
+  if (ev->cat) {
+    memcpy(d, ",\"cat\":\"", 8);
+    d = escape(d + 8, (const unsigned char *)ev->cat, cn, flags, &rep_cat);
+    if (!d)
+      return NULL;
+    *d++ = '"';
+  }
+  if (ev->ph != 'M' || (has & TW_HAS_TS)) {
+    memcpy(d, ",\"ts\":", 6);
+    d += 6;
+    d += us_text(d, (has & TW_HAS_TS) ? ev->ts : def->ts);
+  }
+  if (ev->ph == 'X') {
+    memcpy(d, ",\"dur\":", 7);
+    d += 7;
+    d += us_text(d, ev->dur);
+  }
+  if (TW__UNLIKELY(has & (TW_HAS_TTS | TW_HAS_TDUR))) {
+    if (has & TW_HAS_TTS) {
+      memcpy(d, ",\"tts\":", 7);
+      d += 7;
+      d += us_text(d, ev->tts);
+    }
+    if (has & TW_HAS_TDUR) {
+      memcpy(d, ",\"tdur\":", 8);
+      d += 8;
+      d += us_text(d, ev->tdur);
+    }
+  }
+  d += pid_tid_text(d, (has & TW_HAS_PID) ? ev->pid : def->pid,
+                    (has & TW_HAS_TID) ? ev->tid : def->tid);
+  if (rules & INSTANT) {
+    memcpy(d, ",\"s\":\"", 6);
+    d[6] = ev->scope ? ev->scope : 't';
+    d[7] = '"';
+    d += 8;
+  }
+  notes->replaced += (unsigned)(rep_name + rep_cat);
+  return d;
+}
+
+/* The fields after the head but the args, all rare: ids, scope, bp,
+ * bind_id, flow_in/out, cname.  Returns 0 or the error of a string. */
+#define TAIL_BITS (TW_HAS_ID | TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL | \
+                   TW_BP_ENCLOSING | TW_HAS_BIND_ID | TW_FLOW_IN | \
+                   TW_FLOW_OUT)
+
+static int put_tail(cursor *o, const tw_event *ev, const tw__fmt_config *cfg,
+                    tw__fmt_notes *notes)
+{
+  unsigned has = ev->has;
+  int rc;
+
+  if (has & TW_HAS_ID) {
+    PUTLIT(o, ",\"id\":");
+    put_hex_id(o, ev->id);
+  } else if (has & TW_HAS_ID2_LOCAL) {
+    PUTLIT(o, ",\"id2\":{\"local\":");
+    put_hex_id(o, ev->id);
+    PUTLIT(o, "}");
+  } else if (has & TW_HAS_ID2_GLOBAL) {
+    PUTLIT(o, ",\"id2\":{\"global\":");
+    put_hex_id(o, ev->id);
+    PUTLIT(o, "}");
+  }
+  if (ev->id_scope) {
+    PUTLIT(o, ",\"scope\":");
+    if ((rc = put_string(o, ev->id_scope, TW_NUL, cfg, notes)) != 0)
+      return rc;
+  }
+  if (has & TW_BP_ENCLOSING)
+    PUTLIT(o, ",\"bp\":\"e\"");
+  if (has & TW_HAS_BIND_ID) {
+    PUTLIT(o, ",\"bind_id\":");
+    put_hex_id(o, ev->bind_id);
+  }
+  if (has & TW_FLOW_IN)
+    PUTLIT(o, ",\"flow_in\":true");
+  if (has & TW_FLOW_OUT)
+    PUTLIT(o, ",\"flow_out\":true");
+  if (ev->cname) {
+    PUTLIT(o, ",\"cname\":");
+    if ((rc = put_string(o, ev->cname, TW_NUL, cfg, notes)) != 0)
+      return rc;
+  }
+  return 0;
+}
+
 int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                      const tw__fmt_config *cfg, char *buf, size_t cap,
                      size_t *len, tw__fmt_notes *notes)
@@ -740,7 +1074,7 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
   unsigned rules = phase_rules(ev->ph);
   unsigned has = ev->has;
   unsigned ids = has & (TW_HAS_ID | TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL);
-  char *d;
+  size_t nn, cn;
   int rc;
 
   if (!rules)
@@ -761,83 +1095,20 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
   if (ev->nargs && !ev->args)
     return TW_EEVENT;
 
-  /* DevTools' trace engine draws only the uppercase instant. */
-  d = room(&o, 11);
-  if (d) {
-    memcpy(d, ",\n{\"ph\":\"", 9);
-    d[9] = (rules & INSTANT) ? 'I' : ev->ph;
-    d[10] = '"';
-    advance(&o, 11);
+  /* With the lengths of name and cat known, one check of room covers the
+   * whole head. */
+  nn = ev->name ? strlen(ev->name) : 0;
+  cn = ev->cat ? strlen(ev->cat) : 0;
+  if (TW__LIKELY(nn <= cfg->max_string && cn <= cfg->max_string &&
+                 cap >= HEAD_MAX && (cap - HEAD_MAX) / 6 >= nn + cn)) {
+    if (!(o.p = head_fast(buf, ev, rules, def, cfg->flags, nn, cn, notes)))
+      return TW_EUTF8;
+  } else if ((rc = put_head(&o, ev, rules, def, cfg, notes)) != 0) {
+    return rc;
   }
-  if (ev->name) {
-    PUTLIT(&o, ",\"name\":");
-    if ((rc = put_string(&o, ev->name, TW_NUL, cfg, notes)) != 0)
-      return rc;
-  }
-  if (ev->cat) {
-    PUTLIT(&o, ",\"cat\":");
-    if ((rc = put_string(&o, ev->cat, TW_NUL, cfg, notes)) != 0)
-      return rc;
-  }
-  if (ev->ph != 'M' || (has & TW_HAS_TS)) {
-    PUTLIT(&o, ",\"ts\":");
-    put_us(&o, (has & TW_HAS_TS) ? ev->ts : def->ts);
-  }
-  if (ev->ph == 'X') {
-    PUTLIT(&o, ",\"dur\":");
-    put_us(&o, ev->dur);
-  }
-  if (has & TW_HAS_TTS) {
-    PUTLIT(&o, ",\"tts\":");
-    put_us(&o, ev->tts);
-  }
-  if (has & TW_HAS_TDUR) {
-    PUTLIT(&o, ",\"tdur\":");
-    put_us(&o, ev->tdur);
-  }
-  put_pid_tid(&o, (has & TW_HAS_PID) ? ev->pid : def->pid,
-              (has & TW_HAS_TID) ? ev->tid : def->tid);
-  if (rules & INSTANT) {
-    d = room(&o, 9);
-    if (d) {
-      memcpy(d, ",\"s\":\"", 6);
-      d[6] = ev->scope ? ev->scope : 't';
-      d[7] = '"';
-      advance(&o, 8);
-    }
-  }
-  if (has & TW_HAS_ID) {
-    PUTLIT(&o, ",\"id\":");
-    put_hex_id(&o, ev->id);
-  } else if (has & TW_HAS_ID2_LOCAL) {
-    PUTLIT(&o, ",\"id2\":{\"local\":");
-    put_hex_id(&o, ev->id);
-    PUTLIT(&o, "}");
-  } else if (has & TW_HAS_ID2_GLOBAL) {
-    PUTLIT(&o, ",\"id2\":{\"global\":");
-    put_hex_id(&o, ev->id);
-    PUTLIT(&o, "}");
-  }
-  if (ev->id_scope) {
-    PUTLIT(&o, ",\"scope\":");
-    if ((rc = put_string(&o, ev->id_scope, TW_NUL, cfg, notes)) != 0)
-      return rc;
-  }
-  if (has & TW_BP_ENCLOSING)
-    PUTLIT(&o, ",\"bp\":\"e\"");
-  if (has & TW_HAS_BIND_ID) {
-    PUTLIT(&o, ",\"bind_id\":");
-    put_hex_id(&o, ev->bind_id);
-  }
-  if (has & TW_FLOW_IN)
-    PUTLIT(&o, ",\"flow_in\":true");
-  if (has & TW_FLOW_OUT)
-    PUTLIT(&o, ",\"flow_out\":true");
-  if (ev->cname) {
-    PUTLIT(&o, ",\"cname\":");
-    if ((rc = put_string(&o, ev->cname, TW_NUL, cfg, notes)) != 0)
-      return rc;
-  }
+  if (TW__UNLIKELY((has & TAIL_BITS) || ev->id_scope || ev->cname) &&
+      (rc = put_tail(&o, ev, cfg, notes)) != 0)
+    return rc;
   if (ev->nargs && (rc = put_args(&o, ev, rules, cfg, notes)) != 0)
     return rc;
   PUTLIT(&o, "}");

@@ -29,10 +29,28 @@
 
 /* clock.c ---------------------------------------------------------------- */
 
-/* The process id, cached (refreshed in a child after fork). */
-int64_t tw__pid(void);
+/* The caches behind tw__pid and tw__tid (0: not yet known), and what
+ * fills them.  Only clock.c writes them. */
+extern int64_t tw__cached_pid;
+extern TW__THREAD int64_t tw__cached_tid;
+int64_t tw__pid_slow(void);
+int64_t tw__tid_slow(void);
+
+/* The process id, cached (refreshed in a child after fork).  Inline: the
+ * hot path asks for it with every event. */
+static inline int64_t tw__pid(void)
+{
+  int64_t pid = __atomic_load_n(&tw__cached_pid, __ATOMIC_RELAXED);
+  return TW__LIKELY(pid != 0) ? pid : tw__pid_slow();
+}
+
 /* The calling thread's kernel thread id, cached per thread. */
-int64_t tw__tid(void);
+static inline int64_t tw__tid(void)
+{
+  int64_t tid = tw__cached_tid;
+  return TW__LIKELY(tid != 0) ? tid : tw__tid_slow();
+}
+
 /* Incremented in every child after fork: a writer opened under another
  * generation belongs to an ancestor process. */
 unsigned tw__fork_generation(void);
@@ -65,7 +83,9 @@ typedef struct tw__fmt_defaults {
 
 /* Format ev as one record ",\n{...}" into buf[0..cap).  Returns 0 and the
  * record's length in *len; TW__ENOROOM when cap was too small, with *len an
- * upper bound of the room needed; or a TW_E* code for bad input.  Pure: no
+ * upper bound of the room needed; or a TW_E* code for bad input.  Any byte
+ * of buf[0..cap) may be written (scratch past the record, a partial record
+ * on failure): only buf[0..*len) after a 0 return is the record.  Pure: no
  * I/O, no locks, no allocation. */
 #define TW__ENOROOM (-1999)
 int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,

@@ -1375,6 +1375,82 @@ static void test_timestamps_exact(void **state)
   s_done(&s, d);
 }
 
+/* Every length of the decimal writer: 10^k - 1, 10^k, 10^k + 1 and a
+ * number of k + 1 different digits, for every k, and the largest values:
+ * as times (their microseconds take every length too), as integer args
+ * of both signs and as explicit pid and tid; the text compared with
+ * printf's. */
+static void test_numbers_every_length(void **state)
+{
+  static const char digits[] = "12345678909876543210";
+  uint64_t v[100];
+  size_t nv = 0;
+  uint64_t p = 1;
+  static sess s;
+  tw_arg *args;
+  jc_doc *d;
+  (void)state;
+
+  for (int k = 0; k < 20; k++, p *= 10) {
+    char pre[24];
+    memcpy(pre, digits, (size_t)k + 1);
+    pre[k + 1] = '\0';
+    if (k)
+      v[nv++] = p - 1;
+    v[nv++] = p;
+    v[nv++] = p + 1;
+    v[nv++] = strtoull(pre, NULL, 10);
+  }
+  v[nv++] = UINT64_MAX;
+  v[nv++] = (uint64_t)INT64_MAX;
+  v[nv++] = (uint64_t)INT64_MAX + 1;
+  args = pool_alloc(nv * 3 * sizeof *args);
+  s_open(&s, NULL);
+  for (size_t i = 0; i < nv; i++) {
+    tw_event ev = mkev_ts('X', "c", "n", v[i]);
+    tw_arg *a = args + 3 * i;
+    int64_t sv = (int64_t)(v[i] & (uint64_t)INT64_MAX);
+    ev.dur = v[(i + 1) % nv];
+    ev.has |= TW_HAS_TTS | TW_HAS_TDUR | TW_HAS_PID | TW_HAS_TID;
+    ev.tts = v[(i + 2) % nv];
+    ev.tdur = v[(i + 3) % nv];
+    ev.pid = sv;
+    ev.tid = -sv;
+    a[0] = tw_arg_uint("u", v[i]);
+    a[1] = tw_arg_int("i", sv);
+    a[2] = tw_arg_int("m", sv == 0 ? INT64_MIN : -sv);
+    ev.args = a;
+    ev.nargs = 3;
+    s_emit(&s, &ev);
+  }
+  d = s_close(&s);
+  for (size_t i = 0; i < nv; i++) {
+    static const char *const tkeys[] = { "ts", "dur", "tts", "tdur" };
+    jc_val r = s_record(d, i), a = jc_get(d, r, "args");
+    int64_t sv = (int64_t)(v[i] & (uint64_t)INT64_MAX);
+    char text[48];
+    for (size_t t = 0; t < 4; t++) {
+      uint64_t ns = v[(i + t) % nv];
+      snprintf(text, sizeof text, "%" PRIu64 ".%03u", ns / 1000,
+               (unsigned)(ns % 1000));
+      assert_raw(d, jc_get(d, r, tkeys[t]), text);
+    }
+    snprintf(text, sizeof text, "%" PRIu64, v[i]);
+    assert_raw(d, jc_get(d, a, "u"), text);
+    snprintf(text, sizeof text, "%" PRId64, sv);
+    assert_raw(d, jc_get(d, a, "i"), text);
+    assert_raw(d, jc_get(d, r, "pid"), text);
+    snprintf(text, sizeof text, "%" PRId64, sv == 0 ? INT64_MIN : -sv);
+    assert_raw(d, jc_get(d, a, "m"), text);
+    if (sv)
+      assert_raw(d, jc_get(d, r, "tid"), text);
+    else
+      assert_raw(d, jc_get(d, r, "tid"), "0");
+  }
+  s_done(&s, d);
+  pool_free();
+}
+
 /* ---------------------------------------------------------- arguments */
 
 static void test_args_integers(void **state)
@@ -2137,6 +2213,134 @@ static void test_escapes_roundtrip(void **state)
       fail_msg("raw control byte 0x%02x at %zu", buf[i], i);
   free(buf);
   s_done(&s, d);
+}
+
+/* A copy of s[0..n) in a block of exactly n + 1 bytes (so that AddressSanitizer
+ * sees any read past the terminating NUL), freed by pool_free. */
+static char *exact_copy(const char *s, size_t n)
+{
+  char *p = pool_alloc(n + 1);
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+/* Every length of every kind of string the formatter copies in chunks
+ * (name, cat, key, value, scope, cname): plain, and with one byte at each
+ * place that is special or next to the edge of a class, so that the
+ * chunked copy, its overlapping last chunk and the short cases each see a
+ * byte to escape or check in every position. */
+static void test_strings_every_length(void **state)
+{
+  static const struct { const char *in, *out; } probe[] = {
+    { "\x1f", "\x1f" }, { " ", " " }, { "!", "!" }, { "\"", "\"" },
+    { "#", "#" }, { "[", "[" }, { "\\", "\\" }, { "]", "]" },
+    { "\x7f", "\x7f" }, { "\x01", "\x01" }, { "\n", "\n" },
+    { "\xc3\xa9", "\xc3\xa9" }, { "\xe2\x82\xac", "\xe2\x82\xac" },
+    { "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80" },
+    { "\x80", U_FFFD }, { "\xff", U_FFFD }, { "\xe2\x82", U_FFFD },
+  };
+  static const size_t lens[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                 13, 14, 15, 16, 17, 23, 24, 25, 31, 32, 33,
+                                 63, 64 };
+  const size_t np = sizeof probe / sizeof probe[0];
+  static sess s;
+  tw_stats_t st;
+  uint64_t replaced = 0, ts = 0;
+  (void)state;
+
+  s_open(&s, NULL);
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    size_t len = lens[li];
+    char in[80], out[80];
+    for (size_t pi = 0; pi <= np; pi++) {
+      /* pi == np: no probe, a plain string of len bytes. */
+      for (size_t pos = 0; pos < (pi < np ? len : 1); pos++) {
+        size_t ni = 0, no = 0;
+        tw_event ev, ex;
+        tw_arg *a = pool_alloc(2 * sizeof *a);
+        char *sin, *sout;
+        for (size_t i = 0; i < len; i++) {
+          if (pi < np && i == pos) {
+            size_t k = strlen(probe[pi].in), l = strlen(probe[pi].out);
+            memcpy(in + ni, probe[pi].in, k);
+            memcpy(out + no, probe[pi].out, l);
+            ni += k;
+            no += l;
+          } else {
+            in[ni++] = out[no++] = (char)('a' + (i * 7 + len) % 26);
+          }
+        }
+        sin = exact_copy(in, ni);
+        sout = exact_copy(out, no);
+        a[0] = tw_arg_str(sin, sin);
+        a[1] = tw_arg_str(sout, sout);
+        ev = mkev_ts('X', sin, sin, ts++);
+        ev.id_scope = sin;
+        ev.cname = sin;
+        ev.args = &a[0];
+        ev.nargs = 1;
+        ex = ev;
+        ex.cat = ex.name = ex.id_scope = ex.cname = sout;
+        ex.args = &a[1];
+        s_emit_as(&s, &ev, &ex);
+        if (ni != no || memcmp(in, out, ni) != 0)
+          replaced += 6;
+      }
+    }
+  }
+  s_stats(&s, &st);
+  assert_int_equal(st.utf8_replaced, replaced);
+  assert_int_equal(st.strings_truncated, 0);
+  s_finish(&s);
+  pool_free();
+}
+
+/* Names and cats around the size where the head of a record no longer
+ * fits the writer's 4 KiB stack buffer with room for every byte escaped,
+ * and well past it: plain, and every byte escaped.  The head is then
+ * written with one check of room, field by field, or in the thread's
+ * scratch buffer; the bytes are the same. */
+static void test_head_room(void **state)
+{
+  static sess s;
+  tw_stats_t st;
+  uint64_t ts = 0;
+  size_t lens[60], nl = 0;
+  (void)state;
+
+  for (size_t n = 560; n <= 760; n += 5)
+    lens[nl++] = n;
+  lens[nl++] = 1000;
+  lens[nl++] = 3000;
+  lens[nl++] = 9000;
+  s_open(&s, NULL);
+  for (size_t l = 0; l < nl; l++) {
+    size_t len = lens[l];
+    char *plain = pool_alloc(len + 1), *ctl = pool_alloc(len + 1);
+    tw_event ev;
+    for (size_t i = 0; i < len; i++) {
+      plain[i] = (char)('a' + i % 26);
+      ctl[i] = (char)(1 + i % 31);
+    }
+    plain[len] = ctl[len] = '\0';
+    ev = mkev_ts('X', "bench", plain, ts++);
+    s_emit(&s, &ev);
+    ev = mkev_ts('X', plain, plain, ts++);
+    s_emit(&s, &ev);
+    ev = mkev_ts('X', ctl, "n", ts++);
+    s_emit(&s, &ev);
+    ev = mkev_ts('I', ctl, plain, ts++);
+    ev.has |= TW_HAS_TTS | TW_HAS_TDUR | TW_HAS_PID | TW_HAS_TID;
+    ev.tts = ev.tdur = UINT64_MAX;
+    ev.pid = ev.tid = INT64_MIN;
+    s_emit(&s, &ev);
+  }
+  s_stats(&s, &st);
+  assert_int_equal(st.strings_truncated, 0);
+  assert_int_equal(st.utf8_replaced, 0);
+  s_finish(&s);
+  pool_free();
 }
 
 static void test_embedded_nul(void **state)
@@ -3080,6 +3284,7 @@ int main(void)
     cmocka_unit_test_teardown(test_span, teardown),
     cmocka_unit_test_teardown(test_ids_hex, teardown),
     cmocka_unit_test_teardown(test_timestamps_exact, teardown),
+    cmocka_unit_test_teardown(test_numbers_every_length, teardown),
     cmocka_unit_test_teardown(test_args_integers, teardown),
     cmocka_unit_test_teardown(test_args_doubles, teardown),
     cmocka_unit_test_teardown(test_args_bool_null_string, teardown),
@@ -3097,6 +3302,8 @@ int main(void)
     cmocka_unit_test_teardown(test_utf8_replace, teardown),
     cmocka_unit_test_teardown(test_utf8_reject, teardown),
     cmocka_unit_test_teardown(test_escapes_roundtrip, teardown),
+    cmocka_unit_test_teardown(test_strings_every_length, teardown),
+    cmocka_unit_test_teardown(test_head_room, teardown),
     cmocka_unit_test_teardown(test_embedded_nul, teardown),
     cmocka_unit_test_teardown(test_long_strings_truncate, teardown),
     cmocka_unit_test_teardown(test_long_strings_reject, teardown),

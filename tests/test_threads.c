@@ -172,7 +172,7 @@ static void check_file(const char *path, int object_form, producer *ps,
   tu_assert_str(d, jc_get(d, e, "args"), "name", "threads");
   for (e = jc_next(d, e); e >= 0; e = jc_next(d, e)) {
     jc_val args = jc_get(d, e, "args");
-    int64_t t, i, tid, pid;
+    int64_t t = 0, i = 0, tid, pid;  /* (clang: fail_msg may return) */
     uint64_t ts, dur;
     producer *p;
 
