@@ -224,12 +224,14 @@ typedef struct tw_options {
   int on_full;            /* enum tw_on_full (default TW_ON_FULL_BLOCK) */
   int crash;              /* enum tw_crash (default TW_CRASH_OFF) */
   uint64_t rotate_size;   /* tw_open only.  > 0: once the file holds this
-                             many bytes (compressed bytes for gzip), the
-                             next commit finishes it and starts a new one
-                             (default 0: never; at least 4 KiB) */
+                             many bytes (compressed bytes for gzip) past
+                             its head and metadata, the commit finishes it
+                             and starts a new one (default 0: never; at
+                             least 4 KiB) */
   uint64_t rotate_interval_ns; /* tw_open only.  > 0: the first commit
-                             this long after a file was begun finishes it
-                             and starts a new one (default 0: never) */
+                             this long after a file was begun, if the file
+                             holds events, finishes it and starts a new
+                             one (default 0: never) */
   unsigned rotate_keep;   /* with rotation: finished files kept; the
                              oldest beyond that are deleted (default 0:
                              keep every one) */
@@ -273,12 +275,15 @@ typedef struct tw_writer tw_writer;
  * truncated before a later step failed is left in place.
  *
  * Rotation (rotate_size, rotate_interval_ns): at the commit that is due,
- * the file is renamed path with ".NNNNNN" before its extension
- * (trace.json -> trace.000001.json, numbered from 1 in order) and
- * finished, and a new file at path begins with the head and the 'M'
- * records emitted so far (the latest per name, process and thread, at
- * most 64 KiB), so every file is a complete trace on its own; with
- * rotate_keep, older finished files are deleted.  A 'B' whose 'E' lands in
+ * a new file that begins with the head and the 'M' records emitted so far
+ * (the latest per name, process and thread, at most 64 KiB) takes the
+ * path, and the old one, renamed path with ".NNNNNN" before its extension
+ * (trace.json -> trace.000001.json, numbered from 1 in order), is
+ * finished; the path names a complete trace at every moment, and every
+ * file is a complete trace on its own; with rotate_keep, older finished
+ * files are deleted.  The files stay in the directory that path named at
+ * open, whatever the working directory later; a name too long for the
+ * numbers fails here with -ENAMETOOLONG.  A 'B' whose 'E' lands in
  * the next file is left open in its file, and the 'E' alone in the next
  * (viewers ignore it): spans are not carried over; 'X' events are always
  * whole.  If the new file cannot be begun, the old one keeps the path and

@@ -7,12 +7,18 @@
  * emitted so far are kept and written again after the head of every new
  * file.  They are kept in one allocation made at open, bounded: a record
  * with the same name and the same process (and thread, for thread_*
- * metadata) replaces the older one, and when the store is full the oldest
- * records but the first are forgotten to make room.
+ * metadata) replaces the older one in its place, and when the store is
+ * full the oldest records but the first (the writer's own process name,
+ * remembered at open) are forgotten to make room.
+ *
+ * Also the directory's descriptor, which the rotating writer names its
+ * files relative to (and tracewriter repair fsyncs after its rename).
  */
+#include "internal.h"     /* config.h first */
 #include "rotate.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,26 +69,59 @@ static void forget(tw__meta *m, unsigned i)
     m->ent[k].off -= (uint32_t)len;
 }
 
+/* Give entry i len bytes in place (its later records move). */
+static void resize(tw__meta *m, unsigned i, size_t len)
+{
+  char *recs = m->data + TW__META_GAP;
+  size_t end = m->ent[i].off + m->ent[i].len;
+  uint32_t delta = (uint32_t)len - m->ent[i].len; /* modulo 2^32 */
+
+  memmove(recs + m->ent[i].off + len, recs + end, m->len - end);
+  m->len = m->len - m->ent[i].len + len;
+  m->ent[i].len = (uint32_t)len;
+  for (unsigned k = i + 1; k < m->n; k++)
+    m->ent[k].off += delta;
+}
+
 void tw__meta_remember(tw__meta *m, const char *name, int64_t pid,
                        int64_t tid, const char *rec, size_t len)
 {
   uint64_t h = name_hash(name);
+  unsigned i;
 
   /* Process metadata is per process, whichever thread sets it. */
   if (strncmp(name, "thread_", 7) != 0)
     tid = 0;
-  for (unsigned i = 0; i < m->n; i++)
+  for (i = 0; i < m->n; i++)
     if (m->ent[i].name_hash == h && m->ent[i].pid == pid &&
-        m->ent[i].tid == tid) {
-      forget(m, i);
+        m->ent[i].tid == tid)
       break;
-    }
-  if (len > m->cap)
+  /* What cannot fit beside the first record is not kept, and nothing is
+   * forgotten for it: the older record, if any, stays. */
+  if (len > m->cap || (i != 0 && m->n && m->ent[0].len + len > m->cap))
     return;
+  if (i < m->n) {
+    /* A newer value: in the older one's place, so that the first record
+     * (the writer's own process name) stays first. */
+    for (unsigned v = 1; m->len - m->ent[i].len + len > m->cap && v < m->n;)
+      if (v == i)
+        v++;
+      else {
+        forget(m, v);
+        i -= v < i;
+      }
+    if (m->len - m->ent[i].len + len > m->cap)
+      return;
+    resize(m, i, len);
+    memcpy(m->data + TW__META_GAP + m->ent[i].off, rec, len);
+    return;
+  }
+  /* The oldest records but the first make room; the store is never left
+   * empty, so a new file always has a record after its head. */
   while (m->n > 1 && (m->len + len > m->cap || m->n == TW__META_MAX_ENTRIES))
     forget(m, 1);
   if (m->len + len > m->cap || m->n == TW__META_MAX_ENTRIES)
-    forget(m, 0);
+    return;
   memcpy(m->data + TW__META_GAP + m->len, rec, len);
   m->ent[m->n].off = (uint32_t)m->len;
   m->ent[m->n].len = (uint32_t)len;
@@ -136,4 +175,28 @@ int tw__rotated_name(char *out, size_t size, const char *path,
   int k = snprintf(out, size, "%.*s.%06lu%s", (int)at, path, n, path + at);
 
   return k < 0 || (size_t)k >= size ? -ENAMETOOLONG : 0;
+}
+
+int tw__open_directory_of(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  char *dir;
+  int fd;
+
+  if (!slash)
+    dir = strdup(".");
+  else if (slash == path)
+    dir = strdup("/");
+  else
+    dir = strndup(path, (size_t)(slash - path));
+  if (!dir)
+    return -ENOMEM;
+  fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#ifdef O_PATH
+  if (fd < 0 && errno == EACCES)
+    fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+#endif
+  fd = fd >= 0 ? fd : -errno;
+  free(dir);
+  return fd;
 }

@@ -31,9 +31,11 @@ int tw__meta_init(tw__meta *m, size_t cap);
 void tw__meta_free(tw__meta *m);
 
 /* Keep rec[0..len), a formatted 'M' record (leading comma included) for
- * the event name of process pid and thread tid, in place of an older one
- * with the same key; forget the oldest records (the first last) when
- * full.  A record larger than the store is not kept. */
+ * the event name of process pid and thread tid, in the place of an older
+ * one with the same key; forget the oldest records but the first when
+ * full.  A record that does not fit (larger than the store, or than the
+ * room the first record leaves) is not kept, and an older one with its
+ * key stays.  The store never becomes empty once it holds a record. */
 void tw__meta_remember(tw__meta *m, const char *name, int64_t pid,
                        int64_t tid, const char *rec, size_t len);
 
@@ -49,5 +51,9 @@ void tw__meta_document_done(tw__meta *m);
  * Returns 0 or -ENAMETOOLONG. */
 int tw__rotated_name(char *out, size_t size, const char *path,
                      unsigned long n);
+
+/* Open the directory holding path (with O_PATH if it cannot be read:
+ * fsync of it then fails with EBADF).  Returns the fd or -errno. */
+int tw__open_directory_of(const char *path);
 
 #endif /* TW_ROTATE_H */

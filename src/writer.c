@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,7 +101,12 @@ struct tw_writer {
 
 /* Rotation state: used holding the commit token, but meta (meta_lock). */
 struct rotation {
-  char *path;              /* the live file */
+  int dirfd;               /* the directory of the files, opened at open:
+                              names stay right if the program changes its
+                              working directory */
+  char *base;              /* the live file's name in it */
+  char *next;              /* the next file's name until it is begun:
+                              base + ".next" */
   char *name;              /* room for a numbered name */
   size_t name_size;
   tw_options opts;         /* to open the next file (process_name unset) */
@@ -109,6 +115,10 @@ struct rotation {
   unsigned keep;           /* rotate_keep */
   unsigned long finished;  /* files finished (the newest is numbered so) */
   uint64_t began_ns;       /* when the live file was begun */
+  unsigned long long began_out; /* the sink's out_bytes then: the head and
+                              the metadata records */
+  unsigned long long records; /* bytes of records committed to the live
+                              file since (0: do not rotate an empty file) */
   int closing;             /* tw_close is committing: no new file (atomic) */
   uint64_t rotations;      /* files begun after the first (atomic) */
   pthread_mutex_t meta_lock;
@@ -161,6 +171,25 @@ static void set_error_locked(tw_writer *w, int err)
     __atomic_store_n(&w->err, err, __ATOMIC_RELAXED);
 }
 
+/* With the crash hook, block SIGTERM in the calling thread (*old keeps
+ * the mask for unblock_sigterm) while it holds something that the
+ * handler would wait for. */
+static void block_sigterm(const tw_writer *w, sigset_t *old)
+{
+  if (w->crash_hook) {
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, old);
+  }
+}
+
+static void unblock_sigterm(const tw_writer *w, const sigset_t *old)
+{
+  if (w->crash_hook)
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 /* Take the commit token: the right to write to the sink and to mark what
  * was written committed.  Commits are serialised by the lock and the
  * committer's protocol already, so the token is only ever contended by
@@ -173,12 +202,7 @@ static void token_take(tw_writer *w, sigset_t *old)
 {
   int me = (int)tw__tid();
 
-  if (w->crash_hook) {
-    sigset_t term;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &term, old);
-  }
+  block_sigterm(w, old);
   for (;;) {
     int free_token = 0;
     if (!__atomic_load_n(&w->crash_waiting, __ATOMIC_SEQ_CST) &&
@@ -192,8 +216,7 @@ static void token_take(tw_writer *w, sigset_t *old)
 static void token_give(tw_writer *w, const sigset_t *old)
 {
   __atomic_store_n(&w->commit_owner, 0, __ATOMIC_RELEASE);
-  if (w->crash_hook)
-    pthread_sigmask(SIG_SETMASK, old, NULL);
+  unblock_sigterm(w, old);
 }
 
 /* Publish a buffer's length (records copied in first). */
@@ -211,76 +234,144 @@ static void begin_buffer(tw_writer *w, tw__buffer *b)
 
 /* ------------------------------------------------------------- rotation */
 
-static int open_path(const char *path, const tw_options *o);
+static int open_at(int dirfd, const char *path, const tw_options *o);
 static int open_sink(int fd, int own_fd, const tw_options *o,
                      tw__sink **out);
 static const char *head_of(const tw_options *o, size_t *len);
 
-/* Whether the live file is to be finished now, after a commit. */
+/* Whether the live file is to be finished now, after a commit: only once
+ * it holds records, and the size is that of what it holds past its
+ * metadata, so that a file is never begun only to be finished. */
 static int rotation_due(const tw_writer *w)
 {
   struct rotation *r = w->rot;
 
-  if (__atomic_load_n(&r->closing, __ATOMIC_ACQUIRE))
+  if (!r->records || __atomic_load_n(&r->closing, __ATOMIC_ACQUIRE))
     return 0;
-  if (r->size && w->sink->out_bytes + w->sink->tail_len >= r->size)
+  if (r->size && w->sink->out_bytes - r->began_out + w->sink->tail_len >=
+      r->size)
     return 1;
   return r->interval_ns && tw_now_ns() - r->began_ns >= r->interval_ns;
 }
 
-/* Finish the live file and begin the next.  The live file is renamed to
- * its numbered name first, so that the path always names a complete
- * trace; then a new file at the path gets the head and the metadata
- * records (a complete trace at once); then the old sink is closed, which
- * completes the finished file; then the finished files beyond keep are
- * deleted.  If the new file cannot be begun, the old one gets its name
- * back and stays the live file.  Holding the token.  Returns 0 or an
- * error for the sticky error. */
-static int rotate(tw_writer *w)
+/* Give a new file the head and the metadata records: a complete trace. */
+static int begin_file(tw_writer *w, tw__sink *next)
 {
   struct rotation *r = w->rot;
-  unsigned long n = r->finished + 1;
-  tw__sink *old = w->sink, *next;
   const char *head, *doc;
   size_t head_len, len;
-  int fd, rc;
+  sigset_t mask;
+  int rc;
 
-  if ((rc = tw__rotated_name(r->name, r->name_size, r->path, n)) != 0)
-    return rc;
-  if (rename(r->path, r->name) != 0)
-    return -errno;
-  if ((fd = open_path(r->path, &r->opts)) < 0) {
-    rc = fd;
-    goto undo;
-  }
-  if ((rc = open_sink(fd, 1, &r->opts, &next)) != 0)
-    goto undo;
   head = head_of(&r->opts, &head_len);
+  block_sigterm(w, &mask);
   pthread_mutex_lock(&r->meta_lock);
   doc = tw__meta_document_start(&r->meta, head, head_len, &len);
   rc = next->ops->write(next, doc, len);
   tw__meta_document_done(&r->meta);
   pthread_mutex_unlock(&r->meta_lock);
+  unblock_sigterm(w, &mask);
   if (rc == 0 && w->sync_commits && next->ops->sync)
     rc = next->ops->sync(next);
-  if (rc) {
-    next->ops->abandon(next);
-    goto undo;
+  return rc;
+}
+
+/* Give the live file its numbered name r->name as well: a second link,
+ * so that the path keeps naming it.  Returns 1, or, where the file
+ * system has no hard links, 0 with the file renamed; or an error. */
+static int link_finished(struct rotation *r)
+{
+  int tries = 0;
+
+  while (linkat(r->dirfd, r->base, r->dirfd, r->name, 0) != 0) {
+    /* A numbered file of an earlier run with the same path goes. */
+    if (errno == EEXIST && tries++ == 0 &&
+        unlinkat(r->dirfd, r->name, 0) == 0)
+      continue;
+    if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP &&
+        errno != EMLINK && errno != ENOSYS)
+      return -errno;
+    return renameat(r->dirfd, r->base, r->dirfd, r->name) == 0 ? 0 : -errno;
   }
+  return 1;
+}
+
+/* Finish the live file and begin the next, so that the path names a
+ * complete trace at every moment: the new file is made complete (head and
+ * metadata records) under a name of its own, the live file gets its
+ * numbered name as a second link, and the new file is renamed over the
+ * path, in one step.  Then the old sink is closed, which completes the
+ * finished file, and the finished file keep below the newest is deleted.
+ * If a step fails, what was done is undone: the live file stays live.
+ * Holding the token.  Returns 0 or an error for the sticky error. */
+static int rotate(tw_writer *w)
+{
+  struct rotation *r = w->rot;
+  unsigned long n = r->finished + 1;
+  tw__sink *old = w->sink, *next;
+  int fd, rc, linked;
+
+  if ((rc = tw__rotated_name(r->name, r->name_size, r->base, n)) != 0)
+    return rc;
+  /* A failed open may still have created the name (valgrind checks the
+   * descriptor limit after the call): it is ours, remove it too. */
+  if ((rc = fd = open_at(r->dirfd, r->next, &r->opts)) < 0)
+    goto drop_next;
+  if ((rc = open_sink(fd, 1, &r->opts, &next)) != 0)
+    goto drop_next;
+  if ((rc = begin_file(w, next)) != 0 || (rc = linked = link_finished(r)) < 0)
+    goto abandon_next;
+  if (renameat(r->dirfd, r->next, r->dirfd, r->base) != 0) {
+    rc = -errno;
+    if (linked)
+      (void)unlinkat(r->dirfd, r->name, 0);
+    else
+      (void)renameat(r->dirfd, r->name, r->dirfd, r->base);
+    goto abandon_next;
+  }
+  rc = 0;
+  /* The new names durable too: a directory that cannot be synced (no
+   * read access to it) is left as it is. */
+  if (w->sync_commits && fsync(r->dirfd) != 0 && errno != EBADF &&
+      errno != EINVAL)
+    rc = -errno;
   w->sink = next;
   w->out_done += old->out_bytes;
-  rc = old->ops->close(old);
+  if ((fd = old->ops->close(old)) != 0 && rc == 0)
+    rc = fd;
   r->finished = n;
   r->began_ns = tw_now_ns();
+  r->began_out = next->out_bytes;
+  r->records = 0;
   __atomic_add_fetch(&r->rotations, 1, __ATOMIC_RELAXED);
   /* A file already gone (deleted by someone else) is no error. */
   if (r->keep && n > r->keep &&
-      tw__rotated_name(r->name, r->name_size, r->path, n - r->keep) == 0)
-    (void)unlink(r->name);
+      tw__rotated_name(r->name, r->name_size, r->base, n - r->keep) == 0)
+    (void)unlinkat(r->dirfd, r->name, 0);
   return rc;
 
-undo:
-  (void)rename(r->name, r->path);
+abandon_next:
+  next->ops->abandon(next);
+drop_next:
+  (void)unlinkat(r->dirfd, r->next, 0);
+  return rc;
+}
+
+/* After a commit of len bytes of records, holding the token: rotate if
+ * it is time.  Not while a crash commit's records are still to be
+ * skipped: they are the live file's.  Returns 0 or an error. */
+static int rotate_if_due(tw_writer *w, size_t len)
+{
+  int rc;
+
+  if (!w->rot)
+    return 0;
+  w->rot->records += len;
+  if (w->crash_ahead || !rotation_due(w))
+    return 0;
+  rc = rotate(w);
+  __atomic_store_n(&w->out_bytes, w->out_done + w->sink->out_bytes,
+                   __ATOMIC_RELAXED);
   return rc;
 }
 
@@ -291,10 +382,15 @@ static void remember_metadata(tw_writer *w, const tw_event *ev,
   struct rotation *r = w->rot;
   int64_t pid = (ev->has & TW_HAS_PID) ? ev->pid : tw__pid();
   int64_t tid = (ev->has & TW_HAS_TID) ? ev->tid : tw__tid();
+  sigset_t mask;
 
+  /* rotate() waits for meta_lock holding the token, which a SIGTERM
+   * handler in this thread would wait for in turn. */
+  block_sigterm(w, &mask);
   pthread_mutex_lock(&r->meta_lock);
   tw__meta_remember(&r->meta, ev->name, pid, tid, rec, len);
   pthread_mutex_unlock(&r->meta_lock);
+  unblock_sigterm(w, &mask);
 }
 
 static void rotation_free(struct rotation *r)
@@ -303,36 +399,76 @@ static void rotation_free(struct rotation *r)
     return;
   pthread_mutex_destroy(&r->meta_lock);
   tw__meta_free(&r->meta);
-  free(r->path);
+  if (r->dirfd >= 0)
+    close(r->dirfd);
+  free(r->base);
+  free(r->next);
   free(r->name);
   free(r);
 }
 
-/* The rotation state for a writer on path, or NULL with *rc set. */
+/* The rotation state for a writer on path, or NULL with *rc set: an
+ * error now rather than at the first rotation if the names of the files
+ * cannot be made.  A symbolic link is followed: the files are named after
+ * the file it points to, which stays the live one, so the link goes on
+ * naming the live file rather than being replaced. */
 static struct rotation *rotation_new(const char *path, const tw_options *o,
                                      int *rc)
 {
-  struct rotation *r = calloc(1, sizeof *r);
+  struct rotation *r;
+  char *target = NULL;
+  const char *slash, *base;
+  struct stat st;
+  long name_max;
 
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (!(target = realpath(path, NULL))) {
+      *rc = -errno;
+      return NULL;
+    }
+    path = target;
+  }
+  slash = strrchr(path, '/');
+  base = slash ? slash + 1 : path;
   *rc = -ENOMEM;
-  if (!r)
+  if (!(r = calloc(1, sizeof *r))) {
+    free(target);
     return NULL;
+  }
+  r->dirfd = -1;
   if (tw__meta_init(&r->meta, TW__META_BYTES) != 0) {
     free(r);
+    free(target);
     return NULL;
   }
   if ((*rc = -pthread_mutex_init(&r->meta_lock, NULL)) != 0) {
     tw__meta_free(&r->meta);
     free(r);
+    free(target);
     return NULL;
   }
-  r->name_size = strlen(path) + 32;
-  r->path = strdup(path);
+  /* Room for a number of any size: ".", 20 digits. */
+  r->name_size = strlen(base) + 32;
+  r->base = strdup(base);
   r->name = malloc(r->name_size);
-  if (!r->path || !r->name) {
-    *rc = -ENOMEM;
-    rotation_free(r);
-    return NULL;
+  if (r->base && (r->next = malloc(strlen(base) + sizeof ".next")) != NULL)
+    strcat(strcpy(r->next, base), ".next");
+  *rc = -ENOMEM;
+  if (!r->base || !r->name || !r->next)
+    goto fail;
+  if ((r->dirfd = tw__open_directory_of(path)) < 0) {
+    *rc = r->dirfd;
+    goto fail;
+  }
+  free(target);
+  target = NULL;
+  errno = 0;
+  if ((name_max = fpathconf(r->dirfd, _PC_NAME_MAX)) < 0)
+    name_max = errno ? NAME_MAX : LONG_MAX;      /* -1, errno 0: no limit */
+  if (tw__rotated_name(r->name, r->name_size, r->base, ULONG_MAX) != 0 ||
+      strlen(r->name) > (size_t)name_max || strlen(r->next) > (size_t)name_max) {
+    *rc = -ENAMETOOLONG;
+    goto fail;
   }
   r->opts = *o;
   r->opts.process_name = NULL;       /* the caller's; not needed again */
@@ -341,14 +477,18 @@ static struct rotation *rotation_new(const char *path, const tw_options *o,
   r->keep = o->rotate_keep;
   *rc = 0;
   return r;
+
+fail:
+  rotation_free(r);
+  free(target);
+  return NULL;
 }
 
 /* ----------------------------------------------------------------- commit */
 
 /* Write bytes to the sink, which commits, then sync them if asked (an
- * unbuffered sink commits per record: it syncs at tw_flush only), then
- * rotate if it is time.  The first bytes that a crash commit already gave
- * the sink are skipped.  Called by the one thread that may use the sink,
+ * unbuffered sink commits per record: it syncs at tw_flush only).  The
+ * first bytes that a crash commit already gave the sink are skipped.  Called by the one thread that may use the sink,
  * holding the token (once the writer is open).  Returns 0 or an error. */
 static int sink_commit(tw_writer *w, const char *data, size_t len)
 {
@@ -361,16 +501,16 @@ static int sink_commit(tw_writer *w, const char *data, size_t len)
   if (rc == 0 && w->sync_commits && !w->sink->unbuffered &&
       w->sink->ops->sync)
     rc = w->sink->ops->sync(w->sink);
-  if (rc == 0 && w->rot && rotation_due(w))
-    rc = rotate(w);
   __atomic_store_n(&w->out_bytes, w->out_done + w->sink->out_bytes,
                    __ATOMIC_RELAXED);
   return rc;
 }
 
 /* Write bytes to the sink and count the commit; if b is not NULL, the
- * bytes are b's records and b is emptied with the token still held.  Lock
- * held, and no committer writing.  Returns 0 or the (now sticky) error. */
+ * bytes are b's records and b is emptied with the token still held; then
+ * rotate if it is time (a rotation that fails leaves the commit done).
+ * Lock held, and no committer writing.  Returns 0 or the (now sticky)
+ * error. */
 static int sink_write_locked(tw_writer *w, const char *data, size_t len,
                              tw__buffer *b)
 {
@@ -379,15 +519,16 @@ static int sink_write_locked(tw_writer *w, const char *data, size_t len,
 
   token_take(w, &mask);
   rc = sink_commit(w, data, len);
-  if (rc == 0 && b)
-    set_len(b, 0);
-  token_give(w, &mask);
-  if (rc) {
-    set_error_locked(w, rc);
-    return rc;
+  if (rc == 0) {
+    if (b)
+      set_len(b, 0);
+    w->stats.commits++;
+    rc = rotate_if_due(w, len);
   }
-  w->stats.commits++;
-  return 0;
+  token_give(w, &mask);
+  if (rc)
+    set_error_locked(w, rc);
+  return rc;
 }
 
 /* Wait until the committer has committed every buffer handed to it and
@@ -443,20 +584,22 @@ static void *committer_main(void *arg)
     {
       tw__buffer *b = &w->bufs[(w->fill + w->nbufs - w->queued) % w->nbufs];
       sigset_t mask;
-      int rc = 0;
+      int rc = 0, rotate_rc = 0;
       if (!w->err) {
         w->committing = 1;
         pthread_mutex_unlock(&w->lock);
         token_take(w, &mask);
         rc = sink_commit(w, b->data, b->len);
         __atomic_store_n(&b->seq, 0, __ATOMIC_RELEASE);
+        if (rc == 0)
+          rotate_rc = rotate_if_due(w, b->len);
         token_give(w, &mask);
         pthread_mutex_lock(&w->lock);
         w->committing = 0;
-        if (rc)
-          set_error_locked(w, rc);
-        else
+        if (rc == 0)
           w->stats.commits++;
+        if (rc || rotate_rc)
+          set_error_locked(w, rc ? rc : rotate_rc);
       }
       __atomic_store_n(&b->seq, 0, __ATOMIC_RELEASE);
       set_len(b, 0);
@@ -776,8 +919,9 @@ static void crash_commit_writer(tw_writer *w, int64_t pid, int me, int final)
   struct timespec ms = { 0, 1000000 };
   int got = 0;
 
+  /* Not w->sink: a rotation may be replacing it until the token is ours. */
   if (w->pid != pid || w->fork_gen != tw__fork_generation() ||
-      __atomic_load_n(&w->err, __ATOMIC_RELAXED) || !w->sink->crash_commit)
+      __atomic_load_n(&w->err, __ATOMIC_RELAXED) || !w->crash_hook)
     return;
   __atomic_add_fetch(&w->crash_waiting, 1, __ATOMIC_SEQ_CST);
   for (unsigned t = 0; t <= TW_CRASH_WAIT_MS; t++) {
@@ -1078,8 +1222,10 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   memcpy(rec + 1 - head_len, head, head_len);
   rc = sink_commit(w, rec + 1 - head_len, head_len + len - 1);
   /* Rotation from the next commit on. */
-  if ((w->rot = rot) != NULL)
+  if ((w->rot = rot) != NULL) {
     rot->began_ns = tw_now_ns();
+    rot->began_out = sink->out_bytes;
+  }
   if (rc)
     goto fail;
   w->stats.events = 1;
@@ -1114,15 +1260,15 @@ fail:
   return NULL;
 }
 
-/* Open (create, truncate) path as tw_open does.  Returns the fd or
- * -errno. */
-static int open_path(const char *path, const tw_options *o)
+/* Open (create, truncate) path, relative to dirfd, as tw_open does.
+ * Returns the fd or -errno. */
+static int open_at(int dirfd, const char *path, const tw_options *o)
 {
   /* A shared writable mapping needs read access too. */
   int mode = o->sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY, fd;
 
   do
-    fd = open(path, mode | O_CREAT | O_TRUNC | O_CLOEXEC, o->file_mode);
+    fd = openat(dirfd, path, mode | O_CREAT | O_TRUNC | O_CLOEXEC, o->file_mode);
   while (fd < 0 && errno == EINTR);
   return fd >= 0 ? fd : -errno;
 }
@@ -1191,7 +1337,7 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
   else if ((rc = tw__options_import(&o, opts)) == 0) {
     if (o.sink == TW_SINK_AUTO)
       o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
-    if ((fd = open_path(path, &o)) >= 0)
+    if ((fd = open_at(AT_FDCWD, path, &o)) >= 0)
       return open_fd(fd, 1, &o, path, error);
     rc = fd;
   }

@@ -63,6 +63,13 @@ int __real_deflateInit2_(z_streamp strm, int level, int method,
 int __real_deflate(z_streamp strm, int flush);
 int __real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
                           void *(*fn)(void *), void *arg);
+int __real_openat(int dirfd, const char *path, int flags, ...);
+int __real_linkat(int olddirfd, const char *old, int newdirfd,
+                  const char *new_, int flags);
+int __real_renameat(int olddirfd, const char *old, int newdirfd,
+                    const char *new_);
+int __real_unlinkat(int dirfd, const char *path, int flags);
+int __real_fsync(int fd);
 
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t k, size_t n);
@@ -87,6 +94,13 @@ int __wrap_deflateInit2_(z_streamp strm, int level, int method,
 int __wrap_deflate(z_streamp strm, int flush);
 int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr,
                           void *(*fn)(void *), void *arg);
+int __wrap_openat(int dirfd, const char *path, int flags, ...);
+int __wrap_linkat(int olddirfd, const char *old, int newdirfd,
+                  const char *new_, int flags);
+int __wrap_renameat(int olddirfd, const char *old, int newdirfd,
+                    const char *new_);
+int __wrap_unlinkat(int dirfd, const char *path, int flags);
+int __wrap_fsync(int fd);
 
 /* ------------------------------------------------------------ the faults */
 
@@ -99,13 +113,15 @@ enum fk {
   FK_CLOSE, FK_FDATASYNC, FK_MSYNC, FK_MMAP, FK_MREMAP,
   FK_DEFLATEINIT, FK_DEFLATE,   /* errors are zlib return codes */
   FK_THREAD,      /* pthread_create: errors are returned, not errno */
+  FK_OPENAT, FK_LINKAT, FK_RENAMEAT, FK_UNLINKAT, /* rotation's names */
+  FK_FSYNC,       /* a directory's, with rotation and sync */
   FK_COUNT
 };
 
 static const char *const fk_names[FK_COUNT] = {
   "alloc", "write", "writev", "pwrite", "pwritev", "fallocate", "close",
   "fdatasync", "msync", "mmap", "mremap", "deflateInit2_", "deflate",
-  "pthread_create"
+  "pthread_create", "openat", "linkat", "renameat", "unlinkat", "fsync"
 };
 
 #define FOREVER ((unsigned long)-1)
@@ -597,6 +613,94 @@ int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr,
   return __real_pthread_create(th, attr, fn, arg);
 }
 
+/* Called after each change of a name in a directory (openat with
+ * O_CREAT, linkat, renameat, unlinkat) that did not fail: a rotation
+ * test checks the files there at every step. */
+static void (*names_changed)(void);
+
+static void after_name_change(int rc)
+{
+  if (rc >= 0 && names_changed)
+    names_changed();
+}
+
+int __wrap_openat(int dirfd, const char *path, int flags, ...)
+{
+  act a = decide(FK_OPENAT, 0);
+  mode_t mode = 0;
+  int fd;
+
+  if (a.fail) {
+    errno = a.err;
+    return -1;
+  }
+  if (flags & O_CREAT) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = (mode_t)va_arg(ap, int);
+    va_end(ap);
+  }
+  fd = __real_openat(dirfd, path, flags, mode);
+  if (flags & O_CREAT)
+    after_name_change(fd);
+  return fd;
+}
+
+int __wrap_linkat(int olddirfd, const char *old, int newdirfd,
+                  const char *new_, int flags)
+{
+  act a = decide(FK_LINKAT, 0);
+  int rc;
+
+  if (a.fail) {
+    errno = a.err;
+    return -1;
+  }
+  rc = __real_linkat(olddirfd, old, newdirfd, new_, flags);
+  after_name_change(rc);
+  return rc;
+}
+
+int __wrap_renameat(int olddirfd, const char *old, int newdirfd,
+                    const char *new_)
+{
+  act a = decide(FK_RENAMEAT, 0);
+  int rc;
+
+  if (a.fail) {
+    errno = a.err;
+    return -1;
+  }
+  rc = __real_renameat(olddirfd, old, newdirfd, new_);
+  after_name_change(rc);
+  return rc;
+}
+
+int __wrap_unlinkat(int dirfd, const char *path, int flags)
+{
+  act a = decide(FK_UNLINKAT, 0);
+  int rc;
+
+  if (a.fail) {
+    errno = a.err;
+    return -1;
+  }
+  rc = __real_unlinkat(dirfd, path, flags);
+  after_name_change(rc);
+  return rc;
+}
+
+int __wrap_fsync(int fd)
+{
+  act a = decide(FK_FSYNC, 0);
+
+  if (a.fail) {
+    errno = a.err;
+    return -1;
+  }
+  return __real_fsync(fd);
+}
+
 /* -------------------------------------------------------------- context */
 
 /* What the test is doing, for failure messages inside loops. */
@@ -849,40 +953,43 @@ typedef struct cfg {
   int commit;              /* TW_COMMIT_INLINE or _BACKGROUND */
   int how;                 /* enum how */
   unsigned flags;          /* TW_OPT_* */
+  uint64_t rotate_ns;      /* rotate_interval_ns */
 } cfg;
 
 #define SINK(x) TW_SINK_##x
 #define COMMIT(x) TW_COMMIT_##x
 static const cfg FILE_IN =
-  { "file inline", SINK(FILE), COMMIT(INLINE), PATH, 0 };
+  { "file inline", SINK(FILE), COMMIT(INLINE), PATH, 0, 0 };
 static const cfg FILE_BG =
-  { "file background", SINK(FILE), COMMIT(BACKGROUND), PATH, 0 };
+  { "file background", SINK(FILE), COMMIT(BACKGROUND), PATH, 0, 0 };
 static const cfg GZIP_IN =
-  { "gzip inline", SINK(GZIP), COMMIT(INLINE), PATH, 0 };
+  { "gzip inline", SINK(GZIP), COMMIT(INLINE), PATH, 0, 0 };
 static const cfg GZIP_BG =
-  { "gzip background", SINK(GZIP), COMMIT(BACKGROUND), PATH, 0 };
+  { "gzip background", SINK(GZIP), COMMIT(BACKGROUND), PATH, 0, 0 };
 static const cfg MMAP_IN =
-  { "mmap inline", SINK(MMAP), COMMIT(INLINE), PATH, 0 };
+  { "mmap inline", SINK(MMAP), COMMIT(INLINE), PATH, 0, 0 };
 static const cfg MMAP_BG =
-  { "mmap background", SINK(MMAP), COMMIT(BACKGROUND), PATH, 0 };
+  { "mmap background", SINK(MMAP), COMMIT(BACKGROUND), PATH, 0, 0 };
 static const cfg FILE_APP =
-  { "file O_APPEND", SINK(FILE), COMMIT(INLINE), APPEND, 0 };
+  { "file O_APPEND", SINK(FILE), COMMIT(INLINE), APPEND, 0, 0 };
 static const cfg FILE_APP_BG =
-  { "file O_APPEND background", SINK(FILE), COMMIT(BACKGROUND), APPEND, 0 };
+  { "file O_APPEND background", SINK(FILE), COMMIT(BACKGROUND), APPEND, 0, 0 };
 static const cfg FILE_PIPE =
-  { "file pipe", SINK(FILE), COMMIT(INLINE), PIPE, 0 };
+  { "file pipe", SINK(FILE), COMMIT(INLINE), PIPE, 0, 0 };
 static const cfg GZIP_APP =
-  { "gzip O_APPEND", SINK(GZIP), COMMIT(INLINE), APPEND, 0 };
+  { "gzip O_APPEND", SINK(GZIP), COMMIT(INLINE), APPEND, 0, 0 };
 static const cfg GZIP_PIPE =
-  { "gzip pipe", SINK(GZIP), COMMIT(BACKGROUND), PIPE, 0 };
+  { "gzip pipe", SINK(GZIP), COMMIT(BACKGROUND), PIPE, 0, 0 };
 static const cfg FILE_SYNC =
-  { "file sync", SINK(FILE), COMMIT(INLINE), PATH, TW_OPT_SYNC };
+  { "file sync", SINK(FILE), COMMIT(INLINE), PATH, TW_OPT_SYNC, 0 };
 static const cfg FILE_SYNC_BG =
-  { "file sync bg", SINK(FILE), COMMIT(BACKGROUND), PATH, TW_OPT_SYNC };
+  { "file sync bg", SINK(FILE), COMMIT(BACKGROUND), PATH, TW_OPT_SYNC, 0 };
 static const cfg GZIP_SYNC =
-  { "gzip sync", SINK(GZIP), COMMIT(BACKGROUND), PATH, TW_OPT_SYNC };
+  { "gzip sync", SINK(GZIP), COMMIT(BACKGROUND), PATH, TW_OPT_SYNC, 0 };
 static const cfg MMAP_SYNC =
-  { "mmap sync", SINK(MMAP), COMMIT(INLINE), PATH, TW_OPT_SYNC };
+  { "mmap sync", SINK(MMAP), COMMIT(INLINE), PATH, TW_OPT_SYNC, 0 };
+static const cfg GZIP_ROTATE =         /* hourly: only its opening counts */
+  { "gzip rotate", SINK(GZIP), COMMIT(BACKGROUND), PATH, 0, 3600000000000u };
 #undef SINK
 #undef COMMIT
 
@@ -894,6 +1001,7 @@ static tw_options opts_of(const cfg *c)
   o.sink = c->sink;
   o.commit = c->commit;
   o.flags = c->flags;
+  o.rotate_interval_ns = c->rotate_ns;
   o.buffer_size = 512;
   o.buffer_count = 2;
   o.mmap_chunk = 4096;
@@ -1257,7 +1365,7 @@ static void test_open_alloc_each(void **state)
 {
   static const cfg *const cs[] = {
     &FILE_IN, &FILE_BG, &GZIP_IN, &GZIP_BG, &MMAP_IN, &MMAP_BG,
-    &FILE_APP, &GZIP_PIPE, &FILE_SYNC
+    &FILE_APP, &GZIP_PIPE, &FILE_SYNC, &GZIP_ROTATE
   };
   (void)state;
 
@@ -1929,6 +2037,333 @@ static void test_close_fails(void **state)
   }
 }
 
+/* ------------------------------------------------------------- rotation */
+
+/* A directory of its own for a rotating writer's files. */
+typedef struct rot_dir {
+  char dir[256];
+  char path[300];          /* the live file */
+  char live[32];           /* its name */
+  int gz;
+} rot_dir;
+
+static void rot_dir_new(rot_dir *r, const cfg *c)
+{
+  const char *tmp = getenv("TMPDIR");
+
+  snprintf(r->dir, sizeof r->dir, "%s/twfault-XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
+  assert_non_null(mkdtemp(r->dir));
+  r->gz = c->sink == TW_SINK_GZIP;
+  snprintf(r->live, sizeof r->live, "trace.json%s", r->gz ? ".gz" : "");
+  snprintf(r->path, sizeof r->path, "%s/%s", r->dir, r->live);
+}
+
+static void rot_dir_remove(rot_dir *r)
+{
+  DIR *dp = opendir(r->dir);
+  struct dirent *de;
+  char full[600];
+
+  assert_non_null(dp);
+  while ((de = readdir(dp)) != NULL)
+    if (de->d_name[0] != '.') {
+      snprintf(full, sizeof full, "%s/%s", r->dir, de->d_name);
+      (void)unlink(full);
+    }
+  closedir(dp);
+  assert_int_equal(rmdir(r->dir), 0);
+}
+
+/* One file of a rotated trace: it must be a complete trace (gzip: one
+ * exact member) that begins with the process name and holds workload
+ * events first..first+n-1 in order, each as emitted.  Returns n, with
+ * *first (-1 when n is 0).  An empty file passes only if may_be_empty. */
+static int rot_file_events(const rot_dir *r, const char *name, int *first,
+                           int may_be_empty)
+{
+  char full[600], why[96];
+  size_t len, jn;
+  char *raw, *json;
+  jc_doc *d;
+  jc_val e;
+  int n = 0;
+
+  snprintf(full, sizeof full, "%s/%s", r->dir, name);
+  raw = tu_read_file(full, &len);
+  *first = -1;
+  if (len == 0 && may_be_empty) {
+    free(raw);
+    return 0;
+  }
+  if (r->gz) {
+    json = gunzip_exact(raw, len, &jn);
+    free(raw);
+  } else {
+    json = raw;
+    jn = len;
+  }
+  if (!(d = jc_parse(json, jn, why, sizeof why)))
+    fail_msg("%s: %s is not strict JSON: %s", ctx, name, why);
+  EXPECT(jn >= 3 && memcmp(json + jn - 3, "\n]\n", 3) == 0);
+  free(json);
+  e = jc_first(d, tu_events(d));
+  EXPECT(e >= 0);
+  check_pname(d, e);
+  for (e = jc_next(d, e); e >= 0; e = jc_next(d, e), n++) {
+    int64_t i;
+    if (n == 0) {
+      EXPECT(jc_int64(d, jc_get(d, jc_get(d, e, "args"), "i"), &i) == 0);
+      *first = (int)i;
+    }
+    check_ev(d, e, *first + n, pad_of(*first + n));
+  }
+  jc_free(d);
+  return n;
+}
+
+static int cmp_ulong(const void *a, const void *b)
+{
+  unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Check every file in r's directory: the live file, the numbered ones,
+ * and (only if next_ok) the next file being begun, which may be empty;
+ * nothing else.  Every file must be a complete trace.  If whole: the
+ * numbered files in order, then the live one, hold consecutive events
+ * from *lowest on (the older ones deleted by keep), *count in all;
+ * *numbered is the count of numbered files. */
+static void rot_check_dir(const rot_dir *r, int next_ok, int whole,
+                          int *lowest, int *count, int *numbered)
+{
+  char next_name[48], fmt[48], name[64];
+  unsigned long nums[256];
+  int nn = 0, live = 0, next = -1, first, n;
+  DIR *dp = opendir(r->dir);
+  struct dirent *de;
+
+  assert_non_null(dp);
+  snprintf(next_name, sizeof next_name, "%s.next", r->live);
+  snprintf(fmt, sizeof fmt, "trace.%%lu.json%s%%n", r->gz ? ".gz" : "");
+  while ((de = readdir(dp)) != NULL) {
+    unsigned long k;
+    int end = 0;
+    if (de->d_name[0] == '.')
+      continue;
+    if (strcmp(de->d_name, r->live) == 0) {
+      live = 1;
+    } else if (strcmp(de->d_name, next_name) == 0) {
+      if (!next_ok)
+        fail_msg("%s: %s left behind", ctx, next_name);
+      EXPECT(rot_file_events(r, next_name, &first, 1) == 0);
+    } else if (sscanf(de->d_name, fmt, &k, &end) == 1 &&
+               de->d_name[end] == '\0' && nn < 256) {
+      nums[nn++] = k;
+    } else {
+      fail_msg("%s: unexpected file %s", ctx, de->d_name);
+    }
+  }
+  closedir(dp);
+  if (!live)
+    fail_msg("%s: no file at the path", ctx);
+  qsort(nums, (size_t)nn, sizeof nums[0], cmp_ulong);
+  if (lowest)
+    *lowest = -1;
+  for (int f = 0; f <= nn; f++) {
+    if (f < nn)
+      snprintf(name, sizeof name, "trace.%06lu.json%s", nums[f],
+               r->gz ? ".gz" : "");
+    else
+      snprintf(name, sizeof name, "%s", r->live);
+    n = rot_file_events(r, name, &first, 0);
+    if (!whole || n == 0)
+      continue;
+    if (next < 0)
+      *lowest = first;
+    else if (first != next)
+      fail_msg("%s: %s begins with event %d, expected %d", ctx, name,
+               first, next);
+    next = first + n;
+  }
+  if (whole) {
+    *count = next < 0 ? 0 : next - *lowest;
+    *numbered = nn;
+  }
+}
+
+static const rot_dir *watched;
+static unsigned long watch_checks;
+
+/* At every change of a name: every file complete, the next file may be
+ * half begun (empty), events may show twice (the live file and its
+ * numbered name are one file for a moment). */
+static void watch_names(void)
+{
+  watch_checks++;
+  rot_check_dir(watched, 1, 0, NULL, NULL, NULL);
+}
+
+static tw_options rot_opts(const cfg *c, uint64_t every_ns, unsigned keep)
+{
+  tw_options o = opts_of(c);
+
+  o.rotate_interval_ns = every_ns;
+  o.rotate_keep = keep;
+  return o;
+}
+
+/* Rotation at every commit, on each sink: at every step of every
+ * rotation, each file in the directory is a complete trace, and the path
+ * always names one. */
+static void test_rotate_names_always_complete(void **state)
+{
+  static const cfg *const cs[] = {
+    &FILE_IN, &FILE_BG, &GZIP_IN, &GZIP_BG, &MMAP_IN, &FILE_SYNC
+  };
+  (void)state;
+
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    tw_options o = rot_opts(cs[i], 1, 3);
+    int lowest, count, numbered, err;
+    rot_dir r;
+    run rr;
+    tw_writer *w;
+
+    snprintf(ctx, sizeof ctx, "%s: rotating at every commit", cs[i]->name);
+    rot_dir_new(&r, cs[i]);
+    w = tw_open(r.path, &o, &err);
+    EXPECT(w != NULL);
+    watched = &r;
+    watch_checks = 0;
+    names_changed = watch_names;
+    workload(w, &rr);
+    EXPECT_RC(rr.err, 0);
+    EXPECT_RC(tw_close(w), 0);
+    names_changed = NULL;
+    /* openat, linkat, renameat at each; an unlinkat past keep */
+    EXPECT(watch_checks >= 3 * 8);
+    rot_check_dir(&r, 0, 1, &lowest, &count, &numbered);
+    EXPECT(numbered == 3);
+    EXPECT(lowest > 0 && lowest + count == NEV);
+    rot_dir_remove(&r);
+  }
+}
+
+/* Every call that a rotation makes fails in turn: the call returns the
+ * error, which sticks; no file is left half made; the path names a
+ * complete trace; and the files hold the events emitted, once each --
+ * all of them, or (a buffered sink whose data commit failed) none of
+ * them, or (mmap, which commits each record) at least every one
+ * acknowledged. */
+static void test_rotate_step_fails(void **state)
+{
+  static const cfg *const cs[] = { &FILE_IN, &GZIP_IN, &MMAP_IN,
+                                   &FILE_SYNC };
+  static const struct { enum fk k; int err; } ks[] = {
+    { FK_OPENAT, EMFILE }, { FK_LINKAT, EIO }, { FK_RENAMEAT, EIO },
+    { FK_UNLINKAT, EIO }, { FK_FSYNC, EIO }, { FK_PWRITEV, ENOSPC },
+    { FK_PWRITE, ENOSPC }, { FK_FALLOC, ENOSPC }, { FK_MMAP, ENOMEM },
+    { FK_CLOSE, EIO }, { FK_FDATASYNC, EIO }, { FK_ALLOC, ENOMEM },
+    { FK_DEFLATE, Z_STREAM_ERROR },
+  };
+  enum { K = 5 };
+  (void)state;
+
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+    for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
+      tw_options o = rot_opts(cs[i], 1, 0);
+      unsigned long calls = 0;
+
+      o.buffer_size = 65536;         /* the flush is the one commit */
+      for (unsigned long n = 0; n <= calls; n++) {
+        int lowest, count, numbered, err;
+        rot_dir r;
+        run rr;
+        tw_writer *w;
+
+        snprintf(ctx, sizeof ctx, "%s: %s call %lu of %lu fails",
+                 cs[i]->name, fk_names[ks[j].k], n, calls);
+        rot_dir_new(&r, cs[i]);
+        w = tw_open(r.path, &o, &err);
+        EXPECT(w != NULL);
+        fault_reset();
+        if (n > 0)
+          fault_fail(ks[j].k, n, 1, ks[j].err);
+        memset(&rr, 0, sizeof rr);
+        for (int e = 0; e < K; e++) {
+          note(&rr, emit_i(w, e), "emit", e);
+          if (!rr.err)
+            rr.ok = e + 1;
+        }
+        note(&rr, tw_flush(w), "tw_flush", K);
+        if (n == 0) {
+          calls = fault_calls(ks[j].k);
+          if (getenv("TW_FAULTS_VERBOSE"))
+            print_message("%s: %lu %s calls\n", cs[i]->name, calls,
+                          fk_names[ks[j].k]);
+        }
+        fault_reset();
+        EXPECT_RC(tw_errcode(w), rr.err);
+        EXPECT_RC(tw_close(w), rr.err);
+        rot_check_dir(&r, 0, 1, &lowest, &count, &numbered);
+        EXPECT(count == 0 || lowest == 0);
+        if (!rr.err)
+          EXPECT(count == K && numbered >= 1);
+        else if (cs[i]->sink == TW_SINK_MMAP)
+          EXPECT(count >= rr.ok && count <= K);
+        else
+          EXPECT(count == 0 || count == K);
+        rot_dir_remove(&r);
+      }
+    }
+}
+
+/* Where the file system has no hard links, the live file is renamed to
+ * its numbered name instead; a failure after that puts it back. */
+static void test_rotate_without_links(void **state)
+{
+  static const cfg *const cs[] = { &FILE_IN, &GZIP_IN, &MMAP_IN };
+  (void)state;
+
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+    for (int fail_rename = 0; fail_rename <= 1; fail_rename++) {
+      tw_options o = rot_opts(cs[i], 1, 0);
+      int mmap = cs[i]->sink == TW_SINK_MMAP;
+      int lowest, count, numbered, err;
+      rot_dir r;
+      run rr;
+      tw_writer *w;
+
+      snprintf(ctx, sizeof ctx, "%s: linkat fails with EPERM%s",
+               cs[i]->name, fail_rename ? ", then renameat" : "");
+      o.buffer_size = 65536;
+      rot_dir_new(&r, cs[i]);
+      w = tw_open(r.path, &o, &err);
+      EXPECT(w != NULL);
+      fault_fail(FK_LINKAT, 1, FOREVER, EPERM);
+      /* renameat 1 names the live file, 2 the new one, 3 puts back */
+      if (fail_rename)
+        fault_fail(FK_RENAMEAT, 2, 1, EIO);
+      memset(&rr, 0, sizeof rr);
+      for (int e = 0; e < 3; e++) {
+        note(&rr, emit_i(w, e), "emit", e);
+        if (!rr.err)
+          rr.ok = e + 1;
+      }
+      note(&rr, tw_flush(w), "tw_flush", 3);
+      EXPECT_RC(rr.err, fail_rename ? -EIO : 0);
+      EXPECT(fault_injected(FK_LINKAT) >= 1);
+      fault_reset();
+      EXPECT_RC(tw_close(w), rr.err);
+      rot_check_dir(&r, 0, 1, &lowest, &count, &numbered);
+      /* mmap rotates after each record: the first one's rotation fails */
+      EXPECT(lowest == 0 && count == (mmap && fail_rename ? 1 : 3));
+      EXPECT(numbered == (fail_rename ? 0 : mmap ? 3 : 1));
+      rot_dir_remove(&r);
+    }
+}
+
 /* ------------------------------------------------------------ sanity */
 
 /* The wrappers really sit between the library and libc: a run without
@@ -1977,6 +2412,9 @@ int main(void)
     T(test_restore_fails_file),
     T(test_restore_fails_gzip),
     T(test_close_fails),
+    T(test_rotate_names_always_complete),
+    T(test_rotate_step_fails),
+    T(test_rotate_without_links),
   };
 #undef T
   for (size_t k = 0; k < sizeof pad_all; k++)

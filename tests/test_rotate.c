@@ -147,7 +147,8 @@ static void emit_i(tw_writer *w, int64_t i)
                                &a, 1), 0);
 }
 
-static void name_thread(tw_writer *w, const char *name)
+/* Name thread tid (0: the calling thread). */
+static void name_thread_of(tw_writer *w, int64_t tid, const char *name)
 {
   tw_arg a = tw_arg_str("name", name);
   tw_event ev;
@@ -155,9 +156,18 @@ static void name_thread(tw_writer *w, const char *name)
   memset(&ev, 0, sizeof ev);
   ev.ph = 'M';
   ev.name = "thread_name";
+  if (tid) {
+    ev.has = TW_HAS_TID;
+    ev.tid = tid;
+  }
   ev.args = &a;
   ev.nargs = 1;
   assert_int_equal(tw_emit(w, &ev), 0);
+}
+
+static void name_thread(tw_writer *w, const char *name)
+{
+  name_thread_of(w, 0, name);
 }
 
 /* ------------------------------------------------------------- tests */
@@ -418,18 +428,8 @@ static void test_metadata(void **state)
   name_thread(w, "a");
   name_thread(w, "b");               /* replaces "a" for this thread */
   for (int i = 0; i < THREADS; i++) {
-    tw_arg a;
-    tw_event ev;
     snprintf(tname, sizeof tname, "worker-%d", i);
-    a = tw_arg_str("name", tname);
-    memset(&ev, 0, sizeof ev);
-    ev.ph = 'M';
-    ev.name = "thread_name";
-    ev.has = TW_HAS_TID;
-    ev.tid = 100000 + i;
-    ev.args = &a;
-    ev.nargs = 1;
-    assert_int_equal(tw_emit(w, &ev), 0);
+    name_thread_of(w, 100000 + i, tname);
   }
   name_thread(w, "b");               /* again: the newest, not evicted */
   assert_int_equal(tw_flush(w), 0); /* rotates */
@@ -577,6 +577,330 @@ static void test_threads(void **state)
   place_remove(&p, st.rotations);
 }
 
+/* ---------------------------------------------------- the metadata store */
+
+/* A record for the store: ",{" + tag padded with 'x' to len bytes + "}". */
+static const char *meta_rec(char *buf, size_t len, char tag)
+{
+  assert_true(len >= 4);
+  buf[0] = ',';
+  buf[1] = '{';
+  memset(buf + 2, 'x', len - 3);
+  buf[2] = tag;
+  buf[len - 1] = '}';
+  return buf;
+}
+
+/* The tag of each record in order, as a string. */
+static void meta_tags(const tw__meta *m, char *out)
+{
+  for (unsigned i = 0; i < m->n; i++)
+    out[i] = m->data[TW__META_GAP + m->ent[i].off + 2];
+  out[m->n] = '\0';
+}
+
+/* The records lie end to end, each with its comma, and fill len. */
+static void meta_assert_sound(const tw__meta *m)
+{
+  size_t sum = 0;
+
+  assert_true(m->len <= m->cap);
+  for (unsigned i = 0; i < m->n; i++) {
+    assert_int_equal(m->ent[i].off, sum);
+    assert_int_equal(m->data[TW__META_GAP + sum], ',');
+    sum += m->ent[i].len;
+    assert_int_equal(m->data[TW__META_GAP + sum - 1], '}');
+  }
+  assert_int_equal(sum, m->len);
+}
+
+/* A newer value takes the older one's place; the first record is never
+ * forgotten; a record that does not fit leaves the store as it was,
+ * never empty. */
+/* Remember a record of len bytes tagged tag, then the store must be
+ * sound and hold the records tagged expect, in order. */
+static void remember_expect(tw__meta *m, const char *name, int64_t tid,
+                            size_t len, char tag, const char *expect)
+{
+  char rec[256], tags[TW__META_MAX_ENTRIES + 1];
+
+  assert_true(len <= sizeof rec);
+  tw__meta_remember(m, name, 1, tid, meta_rec(rec, len, tag), len);
+  meta_assert_sound(m);
+  meta_tags(m, tags);
+  assert_string_equal(tags, expect);
+}
+
+static void test_meta_store(void **state)
+{
+  tw__meta m;
+  (void)state;
+
+  assert_int_equal(tw__meta_init(&m, 100), 0);
+  remember_expect(&m, "process_name", 0, 20, 'P', "P");
+  remember_expect(&m, "thread_name", 7, 20, 'a', "Pa");
+  remember_expect(&m, "thread_name", 8, 20, 'b', "Pab");
+  /* the process renamed, longer: still first */
+  remember_expect(&m, "process_name", 9, 30, 'Q', "Qab");
+  /* thread 7 renamed, shorter: in its place */
+  remember_expect(&m, "thread_name", 7, 10, 'c', "Qcb");
+  /* too large for the store: ignored, the old value stays */
+  remember_expect(&m, "process_name", 0, 101, 'Z', "Qcb");
+  remember_expect(&m, "thread_name", 8, 101, 'Z', "Qcb");
+  /* a replacement that needs room forgets others, not itself */
+  remember_expect(&m, "thread_name", 7, 55, 'h', "Qh");
+  /* a new one that needs room: the oldest but the first go */
+  remember_expect(&m, "thread_name", 9, 60, 'd', "Qd");
+  remember_expect(&m, "thread_name", 10, 70, 'e', "Qe");
+  /* larger than the room the first leaves: not kept */
+  remember_expect(&m, "thread_name", 11, 71, 'f', "Qe");
+  tw__meta_free(&m);
+}
+
+/* Random use keeps the store sound: records end to end, keys unique,
+ * never empty once it held a record, the first record the first. */
+static void test_meta_random(void **state)
+{
+  char r[2048];
+  (void)state;
+
+  srand(12345);
+  for (int round = 0; round < 100; round++) {
+    tw__meta m;
+    size_t cap = 64 + (size_t)(rand() % 4096);
+    assert_int_equal(tw__meta_init(&m, cap), 0);
+    tw__meta_remember(&m, "process_name", 1, 0, meta_rec(r, 20, 'P'), 20);
+    for (int it = 0; it < 2000; it++) {
+      char name[32];
+      int k = rand() % 40;
+      size_t len = 4 + (size_t)(rand() % (rand() % 10 ? 100 : 1500));
+      snprintf(name, sizeof name, k < 20 ? "thread_name" : "p%d", k);
+      tw__meta_remember(&m, name, rand() % 3 + 1, rand() % 5, meta_rec(r, len,
+                        (char)('a' + k % 26)), len);
+      meta_assert_sound(&m);
+      assert_true(m.n >= 1);
+      assert_int_equal(m.data[TW__META_GAP + 2], 'P');
+      for (unsigned i = 0; i < m.n; i++)
+        for (unsigned j = i + 1; j < m.n; j++)
+          assert_false(m.ent[i].name_hash == m.ent[j].name_hash &&
+                       m.ent[i].pid == m.ent[j].pid &&
+                       m.ent[i].tid == m.ent[j].tid);
+    }
+    tw__meta_free(&m);
+  }
+}
+
+/* ------------------------------------------------- when a file is finished */
+
+/* A commit with nothing new does not finish the file: flushes of an idle
+ * writer never rotate, so keep= never deletes the files with events. */
+static void test_idle_no_rotation(void **state)
+{
+  tw_stats_t st;
+  place p;
+  char fname[400];
+  int64_t seen[4];
+  size_t nseen = 0;
+  tw_writer *w;
+  jc_doc *d;
+  (void)state;
+
+  place_new(&p, "idle.json");
+  w = open_with(p.path, "rotate_every=1ns,keep=1");
+  emit_i(w, 0);
+  assert_int_equal(tw_flush(w), 0);           /* rotates: 1 finished */
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(tw_flush(w), 0);         /* nothing new: no rotation */
+  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(st.rotations, 1);
+  assert_int_equal(tw_close(w), 0);
+  file_name(&p, 1, fname, sizeof fname);
+  d = tu_load(fname);
+  collect(d, -1, seen, 4, &nseen);
+  jc_free(d);
+  assert_int_equal(nseen, 1);
+  assert_int_equal(seen[0], 0);
+  file_name(&p, 2, fname, sizeof fname);
+  assert_false(exists(fname));
+  place_remove(&p, 1);
+}
+
+/* The size that finishes a file is that of its records: metadata larger
+ * than rotate= does not make every commit begin a new file. */
+static void test_size_after_metadata(void **state)
+{
+  enum { N = 400, THREADS = 100 };
+  static int64_t seen[N];
+  size_t nseen = 0, json_bytes;
+  tw_stats_t st;
+  place p;
+  char fname[400], tname[64];
+  tw_writer *w;
+  (void)state;
+
+  place_new(&p, "bigmeta.json");
+  w = open_with(p.path, "buffer=1KiB,rotate=4KiB");
+  for (int i = 0; i < THREADS; i++) {   /* some 8 KiB of thread names */
+    snprintf(tname, sizeof tname, "a worker thread with a long name %d", i);
+    name_thread_of(w, 100000 + i, tname);
+  }
+  for (int64_t i = 0; i < N; i++)
+    emit_i(w, i);
+  assert_int_equal(tw_stats(w, &st), 0);
+  json_bytes = st.bytes;
+  assert_int_equal(tw_close(w), 0);
+  /* Each finished file holds at least 4 KiB of records past its
+   * metadata, so there are at most bytes / 4 KiB of them. */
+  assert_true(st.rotations >= 2);
+  assert_true(st.rotations <= json_bytes / 4096);
+  for (unsigned long n = 1; n <= st.rotations + 1; n++) {
+    jc_doc *d;
+    file_name(&p, n <= st.rotations ? n : 0, fname, sizeof fname);
+    d = tu_load(fname);
+    assert_begins_complete(d, "rotating", NULL);
+    collect(d, -1, seen, N, &nseen);
+    jc_free(d);
+  }
+  assert_int_equal(nseen, N);
+  for (size_t i = 0; i < N; i++)
+    assert_int_equal(seen[i], (int64_t)i);
+  place_remove(&p, st.rotations);
+}
+
+/* The renamed process keeps its name first in every new file, however
+ * many thread names came and went since. */
+static void test_process_renamed(void **state)
+{
+  enum { THREADS = 3000 };
+  place p;
+  char fname[400], tname[32];
+  tw_writer *w;
+  jc_doc *d;
+  (void)state;
+
+  place_new(&p, "renamed.json");
+  w = open_with(p.path, "buffer=1MiB,rotate_every=1ns");
+  name_thread(w, "main-t");
+  assert_int_equal(tw_process_name(w, "renamed"), 0);
+  for (int i = 0; i < THREADS; i++) {      /* more than the store holds */
+    snprintf(tname, sizeof tname, "worker-%d", i);
+    name_thread_of(w, 100000 + i, tname);
+  }
+  emit_i(w, 0);
+  assert_int_equal(tw_flush(w), 0);
+  assert_int_equal(tw_close(w), 0);
+  file_name(&p, 0, fname, sizeof fname);
+  d = tu_load(fname);
+  assert_begins_complete(d, "renamed", NULL);
+  jc_free(d);
+  place_remove(&p, 1);
+}
+
+/* A relative path keeps naming the same files when the program changes
+ * its working directory (as a daemon does). */
+static void test_relative_path_chdir(void **state)
+{
+  char cwd[4096], fname[400];
+  tw_stats_t st;
+  place p;
+  tw_writer *w;
+  int64_t seen[8];
+  size_t nseen = 0;
+  (void)state;
+
+  place_new(&p, "rel.json");
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  assert_int_equal(chdir(p.dir), 0);
+  w = open_with("rel.json", "rotate_every=1ns");
+  assert_int_equal(chdir("/"), 0);
+  for (int64_t i = 0; i < 3; i++) {
+    emit_i(w, i);
+    assert_int_equal(tw_flush(w), 0);
+  }
+  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_close(w), 0);
+  assert_int_equal(chdir(cwd), 0);
+  assert_int_equal(st.rotations, 3);
+  for (unsigned long n = 1; n <= 3; n++) {
+    jc_doc *d;
+    file_name(&p, n, fname, sizeof fname);
+    d = tu_load(fname);
+    collect(d, -1, seen, 8, &nseen);
+    jc_free(d);
+  }
+  assert_int_equal(nseen, 3);
+  for (size_t i = 0; i < 3; i++)
+    assert_int_equal(seen[i], (int64_t)i);
+  jc_free(tu_load(p.path));
+  place_remove(&p, 3);
+}
+
+/* A path that is a symbolic link: followed at open, so the link still
+ * names the live file and the finished ones lie beside its target. */
+static void test_symlink_path(void **state)
+{
+  char link_path[400], fname[400];
+  struct stat sb;
+  place p;
+  tw_writer *w;
+  int64_t seen[4];
+  size_t nseen = 0;
+  jc_doc *d;
+  (void)state;
+
+  place_new(&p, "target.json");
+  snprintf(link_path, sizeof link_path, "%s/link.json", p.dir);
+  assert_int_equal(symlink("target.json", link_path), 0);
+  w = open_with(link_path, "rotate_every=1ns");
+  emit_i(w, 0);
+  assert_int_equal(tw_flush(w), 0);
+  emit_i(w, 1);
+  assert_int_equal(tw_close(w), 0);
+  assert_int_equal(lstat(link_path, &sb), 0);
+  assert_true(S_ISLNK(sb.st_mode));
+  file_name(&p, 1, fname, sizeof fname);     /* target.000001.json */
+  d = tu_load(fname);
+  collect(d, -1, seen, 4, &nseen);
+  jc_free(d);
+  d = tu_load(link_path);
+  collect(d, -1, seen, 4, &nseen);
+  jc_free(d);
+  assert_int_equal(nseen, 2);
+  assert_int_equal(seen[0], 0);
+  assert_int_equal(seen[1], 1);
+  unlink(link_path);
+  place_remove(&p, 1);
+}
+
+/* A name too long for the numbers of the finished files is refused at
+ * open, not at the first rotation hours later. */
+static void test_name_too_long(void **state)
+{
+  char base[256];
+  tw_options o;
+  place p;
+  char path[600];
+  int rc = 0;
+  tw_writer *w;
+  (void)state;
+
+  memset(base, 'a', 245);
+  strcpy(base + 245, ".json");               /* 250 bytes: a legal name */
+  place_new(&p, "unused.json");
+  snprintf(path, sizeof path, "%s/%s", p.dir, base);
+  tw_options_init(&o);
+  o.rotate_interval_ns = 1;
+  assert_null(tw_open(path, &o, &rc));
+  assert_int_equal(rc, -ENAMETOOLONG);
+  unlink(path);
+  o.rotate_interval_ns = 0;                  /* fine without rotation */
+  assert_non_null(w = tw_open(path, &o, &rc));
+  assert_int_equal(tw_close(w), 0);
+  jc_free(tu_load(path));
+  unlink(path);
+  place_remove(&p, 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -592,6 +916,14 @@ int main(void)
     cmocka_unit_test(test_metadata),
     cmocka_unit_test(test_open_fails),
     cmocka_unit_test(test_threads),
+    cmocka_unit_test(test_meta_store),
+    cmocka_unit_test(test_meta_random),
+    cmocka_unit_test(test_idle_no_rotation),
+    cmocka_unit_test(test_size_after_metadata),
+    cmocka_unit_test(test_process_renamed),
+    cmocka_unit_test(test_relative_path_chdir),
+    cmocka_unit_test(test_symlink_path),
+    cmocka_unit_test(test_name_too_long),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,7 @@
  */
 #include "internal.h"     /* config.h first; tw__json_validate */
 #include "repair.h"
+#include "rotate.h"     /* tw__open_directory_of */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -309,24 +310,12 @@ static int out_write(outfile *o, const void *data, size_t len)
 /* fsync the directory holding path (best effort: the rename is done). */
 static void sync_dir(const char *path)
 {
-  const char *slash = strrchr(path, '/');
-  char *dir;
-  int fd;
+  int fd = tw__open_directory_of(path);
 
-  if (!slash)
-    dir = strdup(".");
-  else if (slash == path)
-    dir = strdup("/");
-  else
-    dir = strndup(path, (size_t)(slash - path));
-  if (!dir)
-    return;
-  fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) {
     (void)fsync(fd);
     close(fd);
   }
-  free(dir);
 }
 
 /* Finish the output: end the gzip member, flush, fsync, close, rename the
