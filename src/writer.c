@@ -309,7 +309,7 @@ static int rotate(tw_writer *w)
   struct rotation *r = w->rot;
   unsigned long n = r->finished + 1;
   tw__sink *old = w->sink, *next;
-  int fd, rc, linked;
+  int fd, rc, linked, close_rc;
 
   if ((rc = tw__rotated_name(r->name, r->name_size, r->base, n)) != 0)
     return rc;
@@ -337,8 +337,8 @@ static int rotate(tw_writer *w)
     rc = -errno;
   w->sink = next;
   w->out_done += old->out_bytes;
-  if ((fd = old->ops->close(old)) != 0 && rc == 0)
-    rc = fd;
+  if ((close_rc = old->ops->close(old)) != 0 && rc == 0)
+    rc = close_rc;
   r->finished = n;
   r->began_ns = tw_now_ns();
   r->began_out = next->out_bytes;
@@ -451,11 +451,11 @@ static struct rotation *rotation_new(const char *path, const tw_options *o,
   r->name_size = strlen(base) + 32;
   r->base = strdup(base);
   r->name = malloc(r->name_size);
-  if (r->base && (r->next = malloc(strlen(base) + sizeof ".next")) != NULL)
-    strcat(strcpy(r->next, base), ".next");
+  r->next = malloc(strlen(base) + sizeof ".next");
   *rc = -ENOMEM;
   if (!r->base || !r->name || !r->next)
     goto fail;
+  strcat(strcpy(r->next, base), ".next");
   if ((r->dirfd = tw__open_directory_of(path)) < 0) {
     *rc = r->dirfd;
     goto fail;
@@ -488,8 +488,9 @@ fail:
 
 /* Write bytes to the sink, which commits, then sync them if asked (an
  * unbuffered sink commits per record: it syncs at tw_flush only).  The
- * first bytes that a crash commit already gave the sink are skipped.  Called by the one thread that may use the sink,
- * holding the token (once the writer is open).  Returns 0 or an error. */
+ * first bytes that a crash commit already gave the sink are skipped.
+ * Called by the one thread that may use the sink, holding the token (once
+ * the writer is open).  Returns 0 or an error. */
 static int sink_commit(tw_writer *w, const char *data, size_t len)
 {
   size_t skip = w->crash_ahead < len ? w->crash_ahead : len;

@@ -614,9 +614,6 @@ static void meta_assert_sound(const tw__meta *m)
   assert_int_equal(sum, m->len);
 }
 
-/* A newer value takes the older one's place; the first record is never
- * forgotten; a record that does not fit leaves the store as it was,
- * never empty. */
 /* Remember a record of len bytes tagged tag, then the store must be
  * sound and hold the records tagged expect, in order. */
 static void remember_expect(tw__meta *m, const char *name, int64_t tid,
@@ -631,6 +628,9 @@ static void remember_expect(tw__meta *m, const char *name, int64_t tid,
   assert_string_equal(tags, expect);
 }
 
+/* A newer value takes the older one's place; the first record is never
+ * forgotten; a record that does not fit leaves the store as it was,
+ * never empty. */
 static void test_meta_store(void **state)
 {
   tw__meta m;
@@ -714,10 +714,13 @@ static void test_idle_no_rotation(void **state)
   assert_int_equal(tw_stats(w, &st), 0);
   assert_int_equal(st.rotations, 1);
   assert_int_equal(tw_close(w), 0);
-  file_name(&p, 1, fname, sizeof fname);
-  d = tu_load(fname);
-  collect(d, -1, seen, 4, &nseen);
-  jc_free(d);
+  for (unsigned long n = 1; n <= 2; n++) {   /* the finished, the live */
+    file_name(&p, n % 2, fname, sizeof fname);
+    d = tu_load(fname);
+    assert_begins_complete(d, "rotating", NULL);
+    collect(d, -1, seen, 4, &nseen);
+    jc_free(d);
+  }
   assert_int_equal(nseen, 1);
   assert_int_equal(seen[0], 0);
   file_name(&p, 2, fname, sizeof fname);
@@ -789,6 +792,11 @@ static void test_process_renamed(void **state)
   emit_i(w, 0);
   assert_int_equal(tw_flush(w), 0);
   assert_int_equal(tw_close(w), 0);
+  /* The finished file, begun before the renaming, and the live one. */
+  file_name(&p, 1, fname, sizeof fname);
+  d = tu_load(fname);
+  assert_begins_complete(d, "rotating", NULL);
+  jc_free(d);
   file_name(&p, 0, fname, sizeof fname);
   d = tu_load(fname);
   assert_begins_complete(d, "renamed", NULL);
