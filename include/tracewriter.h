@@ -328,9 +328,11 @@ TW_EXTERN int tw_close(tw_writer *w);
  * call that made it and is never sticky.  Returns 0 for NULL. */
 TW_EXTERN int tw_errcode(const tw_writer *w);
 
-/* Counters of a writer, copied by tw_stats(). */
-typedef struct tw_stats_s {
-  uint64_t events;           /* events written (buffered or committed) */
+/* Counters of a writer, copied by tw_get_stats().  New fields are only
+ * ever appended: a program built against an older, smaller tw_stats keeps
+ * working (it gets the fields it knows). */
+typedef struct tw_stats {
+  uint64_t events;           /* events written (staged or committed) */
   uint64_t bytes;            /* bytes of records written, head included */
   uint64_t commits;          /* commits done */
   uint64_t rejected;         /* events refused as bad input */
@@ -343,13 +345,17 @@ typedef struct tw_stats_s {
                                 mmap sink's padding not counted; with
                                 rotation, every file's */
   uint64_t rotations;        /* files begun by rotation */
-} tw_stats_t;
+} tw_stats;
 
-/* Copy the writer's counters into *stats.  Use the macro tw_stats(w, s).
- * Returns 0, -EINVAL if stats is NULL, TW_EVERSION if size is not one the
- * library knows.  A NULL writer gives all zeros.  Thread-safe. */
-TW_EXTERN int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size);
-#define tw_stats(w, stats) tw_stats_sized((w), (stats), sizeof(tw_stats_t))
+/* Copy the writer's counters into *stats.  Use the macro
+ * tw_get_stats(w, &s); it passes the size of the struct the caller was
+ * compiled with.  A size smaller than the first published tw_stats is
+ * TW_EVERSION; a larger one (a newer header) gets the fields this library
+ * knows and zeros after them.  Returns 0, -EINVAL if stats is NULL, or
+ * TW_EVERSION.  A NULL writer gives all zeros.  Thread-safe. */
+TW_EXTERN int tw_get_stats_sized(tw_writer *w, tw_stats *stats, size_t size);
+#define tw_get_stats(w, stats) \
+  tw_get_stats_sized((w), (stats), sizeof(tw_stats))
 
 /* ------------------------------------------------------------------------
  * Events
@@ -361,13 +367,15 @@ TW_EXTERN int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size);
 enum tw_arg_type { TW_ARG_INT = 1, TW_ARG_UINT, TW_ARG_DOUBLE, TW_ARG_BOOL,
                    TW_ARG_STRING, TW_ARG_NULL, TW_ARG_JSON };
 
-/* Passed as a length: the string is NUL-terminated. */
-#define TW_NUL ((size_t)-1)
+/* Passed as a length: the string is NUL-terminated (its length is
+ * strlen's). */
+#define TW_NUL_TERMINATED ((size_t)-1)
 
 typedef struct tw_arg {
   const char *name;       /* the key, escaped like any string; not NULL */
   int type;               /* enum tw_arg_type */
-  size_t len;             /* STRING/JSON: byte length, or TW_NUL */
+  size_t len;             /* STRING/JSON: byte length, or
+                             TW_NUL_TERMINATED */
   union {
     int64_t i;            /* TW_ARG_INT */
     uint64_t u;           /* TW_ARG_UINT */
@@ -387,29 +395,34 @@ static inline tw_arg tw_arg_double(const char *name, double v)
 static inline tw_arg tw_arg_bool(const char *name, int v)
 { tw_arg a; a.name = name; a.type = TW_ARG_BOOL; a.len = 0; a.v.b = v; return a; }
 static inline tw_arg tw_arg_str(const char *name, const char *v)
-{ tw_arg a; a.name = name; a.type = TW_ARG_STRING; a.len = TW_NUL; a.v.s = v; return a; }
+{ tw_arg a; a.name = name; a.type = TW_ARG_STRING; a.len = TW_NUL_TERMINATED; a.v.s = v; return a; }
 static inline tw_arg tw_arg_strn(const char *name, const char *v, size_t len)
 { tw_arg a; a.name = name; a.type = TW_ARG_STRING; a.len = len; a.v.s = v; return a; }
 static inline tw_arg tw_arg_null(const char *name)
 { tw_arg a; a.name = name; a.type = TW_ARG_NULL; a.len = 0; a.v.s = NULL; return a; }
 static inline tw_arg tw_arg_json(const char *name, const char *json)
-{ tw_arg a; a.name = name; a.type = TW_ARG_JSON; a.len = TW_NUL; a.v.s = json; return a; }
+{ tw_arg a; a.name = name; a.type = TW_ARG_JSON; a.len = TW_NUL_TERMINATED; a.v.s = json; return a; }
 
 /* Bits of tw_event.has: which optional fields are set.  A zeroed tw_event
  * takes every default: ts = now, pid = getpid(), tid = the kernel thread
- * id, no id, no tts/tdur. */
-#define TW_HAS_TS      0x0001u /* ts given (else: now) */
-#define TW_HAS_PID     0x0002u /* pid given (else: getpid()) */
-#define TW_HAS_TID     0x0004u /* tid given (else: gettid()) */
-#define TW_HAS_TTS     0x0008u /* thread timestamp tts */
-#define TW_HAS_TDUR    0x0010u /* thread duration tdur (X) */
-#define TW_HAS_ID      0x0020u /* id: "id":"0x.." */
-#define TW_HAS_ID2_LOCAL  0x0040u /* id as "id2":{"local":"0x.."} */
-#define TW_HAS_ID2_GLOBAL 0x0080u /* id as "id2":{"global":"0x.."} */
-#define TW_HAS_BIND_ID 0x0100u /* bind_id (flow v2 on X/B/I...) */
-#define TW_FLOW_IN     0x0200u /* "flow_in":true */
-#define TW_FLOW_OUT    0x0400u /* "flow_out":true */
-#define TW_BP_ENCLOSING 0x0800u /* "bp":"e" on flow events */
+ * id, no id, no tts/tdur.  A bit not listed here is TW_EEVENT. */
+#define TW_HAS_TS      0x01u /* ts given (else: now) */
+#define TW_HAS_PID     0x02u /* pid given (else: getpid()) */
+#define TW_HAS_TID     0x04u /* tid given (else: gettid()) */
+#define TW_HAS_TTS     0x08u /* thread timestamp tts */
+#define TW_HAS_TDUR    0x10u /* thread duration tdur (X) */
+#define TW_HAS_ID      0x20u /* id, written "id":"0x.." (or as id2: flags) */
+#define TW_HAS_BIND_ID 0x40u /* bind_id (flow v2 on X/B/I...) */
+
+/* Bits of tw_event.flags: how some fields are written.  A bit not listed
+ * here is TW_EEVENT. */
+#define TW_EV_ID2_LOCAL    0x01u /* the id as "id2":{"local":"0x.."} (with
+                                    TW_HAS_ID) */
+#define TW_EV_ID2_GLOBAL   0x02u /* the id as "id2":{"global":"0x.."} (with
+                                    TW_HAS_ID) */
+#define TW_EV_FLOW_IN      0x04u /* "flow_in":true */
+#define TW_EV_FLOW_OUT     0x08u /* "flow_out":true */
+#define TW_EV_BP_ENCLOSING 0x10u /* "bp":"e" on flow events */
 
 /* One event of any phase, for tw_emit().  Times are nanoseconds on the
  * CLOCK_MONOTONIC scale of tw_now_ns() (any scale works if used
@@ -418,13 +431,14 @@ static inline tw_arg tw_arg_json(const char *name, const char *json)
  * Phases and what the library requires of each (anything missing is
  * TW_EEVENT):
  *   'X' complete: name; dur            'B'/'E' begin/end: name (E: optional)
- *   'I' or 'i' instant: name; scope 'g','p','t' or 0 (thread); written as
- *       'I', which Perfetto, chrome://tracing and DevTools all draw
+ *   'I' or 'i' instant: name; instant_scope 'g','p','t' or 0 (thread);
+ *       written as 'I', which Perfetto, chrome://tracing and DevTools all
+ *       draw
  *   'C' counter: name; at least one arg, numbers only (the series)
- *   'b','n','e' async: name, an id (TW_HAS_ID or TW_HAS_ID2_*); viewers
- *       key async ids by cat too, so give one
+ *   'b','n','e' async: name, an id (TW_HAS_ID); viewers key async ids
+ *       by cat too, so give one
  *   's','t','f' flow: name, an id (cat, as above); 'f'/'t' may set
- *       TW_BP_ENCLOSING
+ *       TW_EV_BP_ENCLOSING
  *   'M' metadata: name.  Viewers know process_name, thread_name (arg
  *       "name"), process_sort_index, thread_sort_index (arg "sort_index")
  *       and process_labels (arg "labels"): the helpers below build these
@@ -435,9 +449,10 @@ static inline tw_arg tw_arg_json(const char *name, const char *json)
  */
 typedef struct tw_event {
   char ph;                /* the phase letter */
-  char scope;             /* instants: 'g' global, 'p' process, 't' or 0
+  char instant_scope;     /* instants: 'g' global, 'p' process, 't' or 0
                              thread */
-  unsigned has;           /* TW_HAS_* / TW_FLOW_* / TW_BP_* bits */
+  unsigned has;           /* TW_HAS_* bits: the optional fields set */
+  unsigned flags;         /* TW_EV_* bits: how fields are written */
   const char *name;       /* event name */
   const char *cat;        /* category list ("a,b"); NULL: none written */
   uint64_t ts;            /* ns, with TW_HAS_TS */
@@ -446,12 +461,15 @@ typedef struct tw_event {
   uint64_t tdur;          /* ns, with TW_HAS_TDUR */
   int64_t pid;            /* with TW_HAS_PID */
   int64_t tid;            /* with TW_HAS_TID */
-  uint64_t id;            /* with TW_HAS_ID / TW_HAS_ID2_*, written "0x.." */
+  uint64_t id;            /* with TW_HAS_ID, written "0x.." */
   uint64_t bind_id;       /* with TW_HAS_BIND_ID */
-  const char *id_scope;   /* async/flow "scope" string; NULL: none */
+  const char *id_scope;   /* the scope of an async/flow/object id,
+                             written "scope"; NULL: none */
   const char *cname;      /* color name, written as "cname"; NULL: none */
   const tw_arg *args;     /* nargs arguments, in order */
   size_t nargs;           /* at most TW_MAX_ARGS */
+  const void *reserved[2]; /* for fields of later versions: must be NULL
+                             (a zeroed event is right); else TW_EEVENT */
 } tw_event;
 
 /* Check and write one event.  The event is formatted and checked entirely

@@ -47,6 +47,10 @@ typedef struct tw__buffer {
                               commit token */
 } tw__buffer;
 
+/* The size of the first published tw_stats: every caller knows at least
+ * these fields. */
+#define STATS_V1_SIZE (offsetof(tw_stats, rotations) + sizeof(uint64_t))
+
 #define MAX_BUFFERS 8       /* TW_MAX_BUFFER_COUNT: the crash hook gives a
                                sink at most that many segments */
 
@@ -78,7 +82,7 @@ struct tw_writer {
   unsigned fork_gen;       /* tw__fork_generation() at open */
   tw__fmt_config fmt;      /* what the formatter needs */
   size_t max_event;        /* largest record accepted */
-  tw_stats_t stats;        /* events, bytes, commits: under the lock;
+  tw_stats stats;          /* events, bytes, commits: under the lock;
                               rejected, truncated, replaced: atomic */
   uint64_t next_seq;       /* the seq of the last buffer begun */
   int64_t pid;             /* the process that opened the writer */
@@ -796,7 +800,7 @@ static void report_drops_locked(tw_writer *w)
 
   memset(&ev, 0, sizeof ev);
   ev.ph = 'I';
-  ev.scope = 'g';
+  ev.instant_scope = 'g';
   ev.name = "tracewriter: events dropped";
   ev.cat = "tracewriter";
   ev.args = &arg;
@@ -1479,13 +1483,13 @@ int tw_errcode(const tw_writer *w)
   return __atomic_load_n(&w->err, __ATOMIC_RELAXED);
 }
 
-int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size)
+int tw_get_stats_sized(tw_writer *w, tw_stats *stats, size_t size)
 {
-  tw_stats_t s;
+  tw_stats s;
 
   if (!stats)
     return -EINVAL;
-  if (size != sizeof(tw_stats_t))
+  if (size < STATS_V1_SIZE)
     return TW_EVERSION;
   memset(&s, 0, sizeof s);
   if (w && forked(w)) {
@@ -1507,6 +1511,12 @@ int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size)
       __atomic_load_n(&w->stats.utf8_replaced, __ATOMIC_RELAXED);
     s.error = tw_errcode(w);
   }
-  memcpy(stats, &s, sizeof s);
+  /* A newer caller's fields past ours are zero; an older one gets the
+   * fields it knows. */
+  if (size > sizeof s) {
+    memset((char *)stats + sizeof s, 0, size - sizeof s);
+    size = sizeof s;
+  }
+  memcpy(stats, &s, size);
   return 0;
 }

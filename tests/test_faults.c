@@ -1482,7 +1482,7 @@ static void test_emit_big_alloc_fails(void **state)
     big_arg b;
     target t;
     pthread_t th;
-    tw_stats_t st;
+    tw_stats st;
     jc_doc *d;
     jc_val e;
     size_t live0;
@@ -1505,7 +1505,7 @@ static void test_emit_big_alloc_fails(void **state)
         fail_msg("%s: step %d returned %s, expected %s", ctx, k,
                  tw_err_name(b.rc[k]), tw_err_name(want[k]));
     EXPECT(b.injected == 1);
-    EXPECT_RC(tw_stats(t.w, &st), 0);
+    EXPECT_RC(tw_get_stats(t.w, &st), 0);
     EXPECT(st.rejected == 3 && st.error == 0);
     EXPECT_RC(t_close(&t), 0);
     d = t_load(&t);
