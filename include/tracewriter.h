@@ -570,22 +570,40 @@ static inline void tw__span_cleanup(tw_span *span) { (void)tw_span_end(span); }
  */
 
 /* The process-wide writer, created at the first call from the environment:
- * TRACEWRITER_OUT (the path; "%p" becomes the pid, "%%" a percent sign) and
+ * TRACEWRITER_OUT (the path; "%p" becomes the pid, "%t" the time of the
+ * opening in UTC as 20261122T071500Z, "%%" a percent sign) and
  * TRACEWRITER_OPTIONS (an options string, as tw_options_parse).  Returns
  * NULL when TRACEWRITER_OUT is unset or empty, or when the writer could not
- * be opened (tw_global_status() says why).  The writer is committed at
- * exit (atexit) and never freed.  In a child after fork(), the parent's
- * writer is never used: with "%p" in TRACEWRITER_OUT the child's first
- * call opens the child's own file; without, it returns NULL (tracing off
- * in the child).  Thread-safe; after the first call it costs two loads. */
+ * be opened (tw_global_status() says why).
+ *
+ * When TRACEWRITER_OUT is set but the writer cannot be made (a bad
+ * TRACEWRITER_OPTIONS, a path that cannot be opened), tracing stays off --
+ * a typo in rotate= must not fill a disk -- and the first call writes one
+ * line on stderr (fd 2, with write(2)), the library's only output:
+ *   tracewriter: TRACEWRITER_OPTIONS: unknown option 'rotat'; did you
+ *   mean 'rotate'? (tracing is off)
+ * once per process, and again in a child after fork only if the child
+ * tries to open its own file ("%p") and fails.  TRACEWRITER_QUIET set to a
+ * non-empty value other than "0" silences it.
+ *
+ * The writer is committed at exit (atexit) and never freed.  In a child
+ * after fork(), the parent's writer is never used: with "%p" in
+ * TRACEWRITER_OUT the child's first call opens the child's own file;
+ * without, it returns NULL (tracing off in the child).  Thread-safe.
+ * After the first call, a call costs one acquire load (a word that says
+ * the writer is ready for this process), a call that reads the fork
+ * generation (one relaxed load), a compare and a relaxed load of the
+ * writer: no lock, no read-modify-write, no system call. */
 TW_EXTERN tw_writer *tw_global(void);
 
 /* Why tw_global() returned NULL: 0 when tracing is simply off or the
  * writer is open (a failed atexit registration also reports -ENOMEM here
  * while the writer works), else the error of tw_options_parse or tw_open.  If
  * message is not NULL it receives a static, NUL-terminated explanation
- * naming the bad key, value or path ("" when there is none).  Calls
- * tw_global() first if it has not run yet.  Thread-safe. */
+ * naming the bad key, value or path ("" when there is none): the line
+ * tw_global() printed, without "tracewriter: " and "(tracing is off)".
+ * Calls tw_global() first, so in a child after fork it reports the
+ * child's own attempt.  Prints nothing.  Thread-safe. */
 TW_EXTERN int tw_global_status(const char **message);
 
 #ifdef __cplusplus
