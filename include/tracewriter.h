@@ -205,7 +205,7 @@ typedef struct tw_options {
   unsigned flags;         /* TW_OPT_* bits (default 0) */
   size_t max_string;      /* longest string written, in input bytes; longer
                              ones are cut on a UTF-8 boundary or rejected
-                             (default 64 KiB, at least 64) */
+                             (default 64 KiB, from 64 to 1 GiB) */
   size_t max_event;       /* largest formatted record; larger events fail
                              with TW_ETOOBIG (default 1 MiB, at least 4 KiB) */
   const char *process_name; /* name in the first record (default: the
@@ -238,27 +238,46 @@ typedef struct tw_options {
 } tw_options;
 
 /* Fill *opts with the defaults.  Use the macro tw_options_init(opts); it
- * passes the size of the struct the caller was compiled with.  Returns 0, or
- * -EINVAL if opts is NULL or size is too small to be a tw_options. */
+ * passes the size of the struct the caller was compiled with.  Returns 0,
+ * -EINVAL if opts is NULL, or TW_EVERSION (as tw_open and tw_options_parse
+ * for such a struct_size) if size is smaller than any tw_options ever
+ * published; *opts is then left untouched. */
 TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
 #define tw_options_init(opts) tw_options_init_sized((opts), sizeof(tw_options))
 
 /* Apply an options string to *opts (already initialised), e.g.
- * "buffer=256KiB,format=object,utf8=reject".  Keys, comma-separated:
- *   buffer=SIZE            buffer_size (SIZE: bytes, or with KiB/MiB/GiB, k/m/g)
- *   format=array|object
- *   sink=auto|file|mmap|gzip   mmap, gzip: the same as sink=mmap, sink=gzip
- *   gzip=LEVEL             the gzip sink at LEVEL 1..9
- *   commit=auto|inline|background   buffers=N (2..8)   chunk=SIZE (mmap)
- *   flush=DURATION         flush_interval_ns: 100ms, 2s, 500us ... or off
- *   on_full=block|drop     sync (TW_OPT_SYNC)     crash=off|commit
- *   rotate=SIZE|off        rotate_every=DURATION|off    keep=N|all
- *   utf8=replace|reject    nonfinite=null|reject    long=truncate|reject
- *   max_string=SIZE        max_event=SIZE
+ * "buffer=256KiB,format=object,utf8=reject".  Items are separated by
+ * commas, each "key=value" or a bare key, applied from left to right;
+ * blanks (spaces, tabs) around keys, values and commas are ignored, empty
+ * items skipped.  SIZE: bytes, with an optional unit in any case, all
+ * powers of 1024: k, kb, kib, m, mb, mib, g, gb, gib.  DURATION: a number
+ * and a unit in any case: ns, us, ms, s, m (minutes), h.  Keys and words
+ * are case-sensitive.  The keys, the field each sets, range and default:
+ *   buffer=SIZE                   buffer_size, 256 to 1GiB; default 64KiB
+ *   buffers=N                     buffer_count, 2 to 8; default 4
+ *   commit=auto|inline|background commit; default auto
+ *   flush=DURATION|off            flush_interval_ns; default off
+ *   on_full=block|drop            on_full; default block
+ *   sync, sync=off|on             TW_OPT_SYNC; default off
+ *   crash=off|commit              crash; default off
+ *   rotate=SIZE|off               rotate_size, at least 4KiB; default off
+ *   rotate_every=DURATION|off     rotate_interval_ns; default off
+ *   keep=N|all                    rotate_keep, at least 1; default all
+ *   format=array|object           format; default array
+ *   sink=auto|file|mmap|gzip      sink; default auto
+ *   mmap                          sink=mmap
+ *   gzip, gzip=LEVEL              gzip_level, 1 to 9, and sink=gzip; default 1
+ *   chunk=SIZE                    mmap_chunk, 4KiB to 1GiB; default 1MiB
+ *   utf8=replace|reject           TW_OPT_REJECT_INVALID_UTF8; default replace
+ *   nonfinite=null|reject         TW_OPT_REJECT_NONFINITE; default null
+ *   long=truncate|reject          TW_OPT_REJECT_LONG_STRINGS; default truncate
+ *   max_string=SIZE               max_string, 64 to 1GiB; default 64KiB
+ *   max_event=SIZE                max_event, 4KiB to 1GiB; default 1MiB
  * On error returns TW_EOPTION, leaves *opts unchanged, and writes a message
  * naming the bad key or value into err (if err is not NULL and errsize > 0;
  * always NUL-terminated).  A NULL or empty string is valid and changes
- * nothing.  Thread-safe. */
+ * nothing.  Returns TW_EVERSION for a struct_size the library does not
+ * know, -EINVAL if opts is NULL.  Thread-safe. */
 TW_EXTERN int tw_options_parse(tw_options *opts, const char *str,
                                char *err, size_t errsize);
 
@@ -569,22 +588,40 @@ static inline void tw__span_cleanup(tw_span *span) { (void)tw_span_end(span); }
  */
 
 /* The process-wide writer, created at the first call from the environment:
- * TRACEWRITER_OUT (the path; "%p" becomes the pid, "%%" a percent sign) and
+ * TRACEWRITER_OUT (the path; "%p" becomes the pid, "%t" the time of the
+ * opening in UTC as 20261122T071500Z, "%%" a percent sign) and
  * TRACEWRITER_OPTIONS (an options string, as tw_options_parse).  Returns
  * NULL when TRACEWRITER_OUT is unset or empty, or when the writer could not
- * be opened (tw_global_status() says why).  The writer is committed at
- * exit (atexit) and never freed.  In a child after fork(), the parent's
- * writer is never used: with "%p" in TRACEWRITER_OUT the child's first
- * call opens the child's own file; without, it returns NULL (tracing off
- * in the child).  Thread-safe; after the first call it costs two loads. */
+ * be opened (tw_global_status() says why).
+ *
+ * When TRACEWRITER_OUT is set but the writer cannot be made (a bad
+ * TRACEWRITER_OPTIONS, a path that cannot be opened), tracing stays off --
+ * a typo in rotate= must not fill a disk -- and the first call writes one
+ * line on stderr (fd 2, with write(2)), the library's only output:
+ *   tracewriter: TRACEWRITER_OPTIONS: unknown option 'rotat'; did you
+ *   mean 'rotate'? (tracing is off)
+ * once per process, and again in a child after fork only if the child
+ * tries to open its own file ("%p") and fails.  TRACEWRITER_QUIET set to a
+ * non-empty value other than "0" silences it.
+ *
+ * The writer is committed at exit (atexit) and never freed.  In a child
+ * after fork(), the parent's writer is never used: with "%p" in
+ * TRACEWRITER_OUT the child's first call opens the child's own file;
+ * without, it returns NULL (tracing off in the child).  Thread-safe.
+ * After the first call, a call costs one acquire load (a word that says
+ * the writer is ready for this process), a call that reads the fork
+ * generation (one relaxed load), a compare and a relaxed load of the
+ * writer: no lock, no read-modify-write, no system call. */
 TW_EXTERN tw_writer *tw_global(void);
 
 /* Why tw_global() returned NULL: 0 when tracing is simply off or the
  * writer is open (a failed atexit registration also reports -ENOMEM here
  * while the writer works), else the error of tw_options_parse or tw_open.  If
  * message is not NULL it receives a static, NUL-terminated explanation
- * naming the bad key, value or path ("" when there is none).  Calls
- * tw_global() first if it has not run yet.  Thread-safe. */
+ * naming the bad key, value or path ("" when there is none): the line
+ * tw_global() printed, without "tracewriter: " and "(tracing is off)".
+ * Calls tw_global() first, so in a child after fork it reports the
+ * child's own attempt.  Prints nothing.  Thread-safe. */
 TW_EXTERN int tw_global_status(const char **message);
 
 #ifdef __cplusplus
