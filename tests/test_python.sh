@@ -7,7 +7,8 @@
 # tests/python_layout and tools/tracewriter from there too.  A library
 # built with sanitizers needs their runtime loaded before the interpreter
 # starts: it is preloaded (leak detection off: CPython frees little at
-# exit).  Environment (set by make check): top_builddir, top_srcdir,
+# exit) for the interpreter and its Python children only; the tests run
+# the project's tools without it.  Environment (set by make check): top_builddir, top_srcdir,
 # PYTHON3 (empty when configure found none); TW_SEED replays the random
 # tests.  Exit status: 0 all passed, 1 a test failed, 77 (SKIP) without
 # python3 >= 3.9 or its ctypes module, 99 the test could not run.
@@ -30,6 +31,10 @@ if [ ! -e "$lib" ]; then
   echo "test_python: $lib is not built" >&2
   exit 99
 fi
+
+# The interpreter itself, not a wrapper script (pyenv's shim is one): no
+# shell survives a preloaded TSan runtime.
+PYTHON3=$("$PYTHON3" -c 'import sys; print(sys.executable)') || exit 99
 
 # The sanitizer runtimes the library needs, ASan first.
 preload=

@@ -33,6 +33,23 @@ TOP_BUILDDIR = os.environ.get("top_builddir") or os.path.dirname(
     PACKAGE_PARENT)
 
 
+def tool_env():
+    """The environment for the project's tools: without the sanitizer
+    runtime test_python.sh preloads for Python (they link their own, and
+    libtool's wrapper scripts are shell scripts, which a preloaded TSan
+    runtime kills)."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
+def run_tool(args, **kwargs):
+    """Run a program of the build tree; returns the CompletedProcess."""
+    return subprocess.run(args, env=tool_env(), capture_output=True,
+                          text=True, timeout=kwargs.pop("timeout", 120),
+                          **kwargs)
+
+
 def built(relpath):
     """The path of a program of the build tree, or None if not built."""
     path = os.path.join(TOP_BUILDDIR, relpath)
@@ -82,8 +99,7 @@ def jsonlint(data, tmpdir):
     path = os.path.join(tmpdir, "lint.json")
     with open(path, "wb") as f:
         f.write(data)
-    r = subprocess.run([lint, "--events", path], capture_output=True,
-                       text=True, timeout=60)
+    r = run_tool([lint, "--events", path])
     if r.returncode != 0:
         raise StrictJSONError("jsonlint: " + (r.stdout + r.stderr).strip())
 

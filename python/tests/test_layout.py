@@ -2,10 +2,9 @@
 the C compiler's layout, and the library's own checks of their sizes."""
 
 import ctypes
-import subprocess
 import unittest
 
-from support import built, tracewriter
+from support import built, run_tool, tracewriter
 from tracewriter import _lib
 
 # Structs that may grow at their end in a later library (the binding passes
@@ -19,8 +18,10 @@ def c_layout():
     program = built("tests/python_layout")
     if not program:
         raise unittest.SkipTest("tests/python_layout is not built")
-    out = subprocess.run([program], capture_output=True, text=True,
-                         check=True, timeout=60).stdout
+    r = run_tool([program])
+    if r.returncode != 0:
+        raise AssertionError("%s: %s" % (program, r.stderr))
+    out = r.stdout
     sizes, fields = {}, {}
     for line in out.splitlines():
         words = line.split()

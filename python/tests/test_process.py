@@ -12,8 +12,8 @@ import sys
 import time
 
 from support import (PACKAGE_PARENT, TraceTest, built, child_env,
-                     parse_strict, read_bytes, run_python, tracewriter,
-                     unittest, user_events)
+                     parse_strict, read_bytes, run_python, run_tool,
+                     tracewriter, unittest, user_events)
 
 
 def seqs(events):
@@ -85,8 +85,7 @@ class TestKill(TraceTest):
             tool = built("tools/tracewriter")
             if not tool:
                 self.skipTest("tools/tracewriter is not built")
-            r = subprocess.run([tool, "repair", path], capture_output=True,
-                               text=True, timeout=120)
+            r = run_tool([tool, "repair", path])
             self.assertEqual(r.returncode, 0, "seed %d: %s / repair: %s"
                              % (seed, e, r.stdout + r.stderr))
             events = self.load(path)
@@ -186,10 +185,10 @@ class TestGlobalWriter(TraceTest):
                 pass
             pid = os.fork()
             if pid == 0:                # %p: the child gets its own file
-                c = tracewriter.global_writer()
-                c.instant("e", seq=100)
-                c.flush()
-                os._exit(0 if c is not w and c.enabled else 1)
+                w.instant("e", seq=100)
+                ok = tracewriter.global_writer() is w and w.enabled
+                w.flush()
+                os._exit(0 if ok else 1)
             _, status = os.waitpid(pid, 0)
             print(json.dumps({"pid": os.getpid(), "child": pid,
                               "status": status, "enabled": w.enabled,
@@ -210,6 +209,25 @@ class TestGlobalWriter(TraceTest):
                                          if e["name"] == "thread_name"])
         self.assertEqual(
             seqs(self.load(self.path("g-%d.json" % out["child"]))), [100])
+
+    def test_fork_without_pid_turns_tracing_off_in_the_child(self):
+        code = """if True:
+            import os, tracewriter
+            w = tracewriter.global_writer()
+            w.instant("e", seq=0)
+            pid = os.fork()
+            if pid == 0:
+                w.instant("e", seq=100)     # nothing, and no error
+                c = tracewriter.global_writer()
+                c.instant("e", seq=101)
+                os._exit(0 if not w.enabled and not c.enabled else 1)
+            _, status = os.waitpid(pid, 0)
+            w.instant("e", seq=1)
+            print(status)
+        """
+        r = run_python(code, TRACEWRITER_OUT=self.path("g.json"))
+        self.assertEqual((r.returncode, r.stdout), (0, "0\n"), r.stderr)
+        self.assertEqual(seqs(self.load(self.path("g.json"))), [0, 1])
 
     def test_off_needs_no_library(self):
         code = """if True:

@@ -526,23 +526,32 @@ class Writer:
     @property
     def enabled(self):
         """False for the disabled writer (tracing off) and once closed."""
+        if self._global and _forked:
+            _global_after_fork()
         return bool(self._h)
 
     @property
     def closed(self):
         return self._h is None
 
-    def _closed(self):
-        raise ValueError("I/O operation on closed tracewriter.Writer")
+    def _cold(self):
+        """The handle to use when self._h is not one: raises ValueError if
+        the writer is closed; for the global writer in a child after
+        fork, the child's own (see global_writer); else 0, disabled."""
+        if self._h is None:
+            raise ValueError("I/O operation on closed tracewriter.Writer")
+        if self._global and _forked:
+            return _global_after_fork()
+        return 0
 
     def flush(self):
         """Commit: the file is a complete trace holding every event emitted
         before the call.  Raises Error with the writer's sticky error."""
         h = self._h
         if not h:
-            if h is None:
-                self._closed()
-            return
+            h = self._cold()
+            if not h:
+                return
         rc = self._c.flush(h)
         if rc:
             raise Error(rc, context="flush")
@@ -567,7 +576,7 @@ class Writer:
 
     def __enter__(self):
         if self._h is None:
-            self._closed()
+            self._cold()
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -603,9 +612,7 @@ class Writer:
 
     def stats(self):
         """The writer's counters, as a Stats."""
-        h = self._h
-        if h is None:
-            self._closed()
+        h = self._h or self._cold()
         s = _lib.Stats()
         if not h:                       # disabled: all zeros, as in C
             return Stats(**{f[0]: 0 for f in s._fields_})
@@ -624,9 +631,9 @@ class Writer:
         arguments packed once by _pack (a decorator's)."""
         h = self._h
         if not h:
-            if h is None:
-                self._closed()
-            return
+            h = self._cold()
+            if not h:
+                return
         ne = _names.get(name) or _intern(name, "name")
         ce = _names.get(cat) or _intern(cat, "cat")
         try:
@@ -738,9 +745,9 @@ class Writer:
     def _meta(self, fn, value):
         h = self._h
         if not h:
-            if h is None:
-                self._closed()
-            return
+            h = self._cold()
+            if not h:
+                return
         rc = getattr(self._c, fn)(h, value)
         if rc:
             raise Error(rc, context=fn)
@@ -781,9 +788,9 @@ class Writer:
         the library's (tw_emit(3)): a missing field is Error(EEVENT)."""
         h = self._h
         if not h:
-            if h is None:
-                self._closed()
-            return
+            h = self._cold()
+            if not h:
+                return
         if not isinstance(ph, str) or len(ph) != 1 or not ph.isascii():
             raise ValueError("ph must be one letter, not %r" % (ph,))
         has = flags = 0
@@ -930,24 +937,67 @@ class Span:
 
 _DISABLED = Writer._wrap(0, None, None)
 _global_lock = threading.Lock()
-_global = None
+_global = None          # the Writer of tw_global(), once enabled
+_forked = False         # in a child after fork, _global not yet reopened
+
+
+def _after_fork_in_child():
+    # The parent's writer is not the child's: the next use of _global asks
+    # tw_global() again, which opens the child's own file (with "%p") or
+    # turns tracing off; its old handle is not used meanwhile (tw_global
+    # frees it).  The lock may have been held by a thread of the parent.
+    global _forked, _global_lock
+    _global_lock = threading.Lock()
+    if _global is not None:
+        _global._h = 0
+        _forked = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _global_after_fork():
+    """The handle of the global writer in a child after fork, once
+    tw_global() has reopened it (0 if tracing is off in the child)."""
+    global _forked
+    with _global_lock:
+        if _forked:
+            _forked = False
+            lib = _lib.get()
+            h = lib.global_()
+            _global._h = h or 0
+            if not h:
+                message = c_char_p()
+                rc = lib.global_status(byref(message))
+                if rc:
+                    raise Error(rc, (message.value or b"").decode(
+                        errors="replace") or None, context="TRACEWRITER_OUT")
+        return _global._h
 
 
 def global_writer():
     """The process-wide writer of the C library (tw_global), configured
     from the environment: TRACEWRITER_OUT (the path; "%p" the pid, "%t"
     the start time) and TRACEWRITER_OPTIONS (an options string).  C code
-    in the same process that calls tw_global() shares it.
+    in the same process that calls tw_global() shares it.  The same Writer
+    object is returned at every call.
 
     When TRACEWRITER_OUT is unset or empty, tracing is off: the result is
     a disabled writer on which every event method does nothing, so
     instrumented code needs no test (and the library need not even be
     installed).  The writer is committed at exit and never closed:
-    close() commits it.  Raises Error with the library's message when
-    TRACEWRITER_OUT is set but the writer could not be opened (bad
-    options, bad path), and LibraryNotFoundError when tracing is asked
-    for and the library is missing."""
+    close() commits it.  In a child after fork, the writer (the same
+    object, kept from before the fork or not) writes to the child's own
+    file when TRACEWRITER_OUT has "%p", and does nothing otherwise.
+
+    Raises Error with the library's message when TRACEWRITER_OUT is set
+    but the writer could not be opened (bad options, bad path), and
+    LibraryNotFoundError when tracing is asked for and the library is
+    missing."""
     global _global
+    if _forked:
+        _global_after_fork()
+        return _global if _global._h else _DISABLED
     try:
         lib = _lib.get()
     except LibraryNotFoundError:
@@ -963,8 +1013,7 @@ def global_writer():
                         or None, context="TRACEWRITER_OUT")
         return _DISABLED
     with _global_lock:
-        # After fork, the child's tw_global() opens another writer.
-        if _global is None or _global._h != h:
+        if _global is None:
             o = _lib.Options()
             lib.options_init_sized(byref(o), sizeof(o))
             lib.options_parse(byref(o), os.environ.get(
