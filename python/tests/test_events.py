@@ -3,7 +3,9 @@ by field; arguments of every type."""
 
 import asyncio
 import enum
+import fractions
 import math
+import numbers
 import os
 import threading
 
@@ -400,10 +402,20 @@ class TestArgs(EventTest):
         class Ratio(float):
             pass
 
+        class Int64:                    # as numpy.int64: registered, not
+            def __init__(self, v):      # a subclass of int
+                self.v = v
+
+            def __int__(self):
+                return self.v
+
+        numbers.Integral.register(Int64)
+
         args = self.args_of(color=Color.RED, name=Name("n"), r=Ratio(0.5),
-                            flag=True)
+                            flag=True, frac=fractions.Fraction(3, 4),
+                            i64=Int64(-7))
         self.assertEqual(args, {"color": 3, "name": "n", "r": 0.5,
-                                "flag": True})
+                                "flag": True, "frac": 0.75, "i64": -7})
 
     def test_args_dict_for_clashing_names(self):
         args = self.args_of(args={"cat": 2, "scope": 3, "args": 5}, x=4,

@@ -6,6 +6,7 @@ import gc
 import gzip
 import json
 import os
+import pickle
 import stat
 import subprocess
 import sys
@@ -229,8 +230,10 @@ class TestLifecycle(TraceTest):
             warnings.simplefilter("always")
             del w
             gc.collect()
-        self.assertTrue(any(issubclass(c.category, ResourceWarning)
-                            for c in caught), caught)
+        self.assertEqual([str(c.message) for c in caught
+                          if issubclass(c.category, ResourceWarning)],
+                         ["unclosed <tracewriter.Writer open %r>"
+                          % self.path()])
         self.assertEqual(seqs(self.events(self.path())), [0])
 
     def test_exit_commits_open_writers(self):
@@ -304,6 +307,13 @@ class TestErrors(TraceTest):
         e = tracewriter.Error(tracewriter.EEVENT)
         self.assertIsNone(e.errno)
         self.assertEqual(e.message, tracewriter.strerror(tracewriter.EEVENT))
+
+    def test_error_pickles_whole(self):
+        e = tracewriter.Error(tracewriter.EOPTION, "bad key 'x'", "open")
+        f = pickle.loads(pickle.dumps(e))
+        self.assertEqual((f.code, f.name, f.message, f.context, str(f)),
+                         (e.code, "TW_EOPTION", "bad key 'x'", "open",
+                          str(e)))
 
     def test_sticky_io_error(self):
         # A child limited to a small file size (RLIMIT_FSIZE) fills it:

@@ -31,9 +31,9 @@ import numbers
 import os
 import threading
 import time
+import struct
 import warnings
 import weakref
-import struct
 from ctypes import (addressof, byref, c_char_p, c_int, c_void_p, cast,
                     create_string_buffer, sizeof)
 from dataclasses import dataclass
@@ -69,7 +69,8 @@ EDROPPED = -1013
 
 _ARG_INT, _ARG_UINT, _ARG_DOUBLE, _ARG_BOOL = (
     _lib.ARG_INT, _lib.ARG_UINT, _lib.ARG_DOUBLE, _lib.ARG_BOOL)
-_ARG_STRING, _ARG_NULL, _ARG_JSON = _lib.ARG_STRING, _lib.ARG_NULL, _lib.ARG_JSON
+_ARG_STRING, _ARG_NULL, _ARG_JSON = (
+    _lib.ARG_STRING, _lib.ARG_NULL, _lib.ARG_JSON)
 _Arg = _lib.Arg
 # A tw_event is packed in two pieces (most events need only the first and
 # zeros): ph, instant_scope, has, flags, name, cat, ts, dur; then tts,
@@ -134,6 +135,9 @@ class Error(Exception):
     def errno(self):
         """The errno of a system error (-code), else None."""
         return -self.code if -1000 < self.code < 0 else None
+
+    def __reduce__(self):               # pickle (multiprocessing) it whole
+        return Error, (self.code, self.message, self.context)
 
 
 @dataclass(frozen=True)
@@ -475,7 +479,8 @@ class Writer:
     return None.
 
     Event arguments are keyword arguments, or a dict passed as args= for
-    names that clash with a parameter (name, cat, args, ...):
+    names that clash with a parameter (cat, scope, args...; the event's
+    name and id are positional-only, so "name" and "id" are free):
 
         int     int64, uint64 above 2**63-1; beyond 64 bits the exact
                 digits as a raw JSON number
@@ -593,10 +598,13 @@ class Writer:
     def __del__(self):
         h = getattr(self, "_h", None)
         if h and not self._global:
-            self._h = None
             try:
                 warnings.warn("unclosed %r" % self, ResourceWarning,
                               source=self)
+            except Exception:
+                pass
+            self._h = None
+            try:
                 self._c.close(h)
             except Exception:
                 pass
@@ -639,6 +647,7 @@ class Writer:
         try:
             ev = _pack_head(ph, scope, has, flags, ne[1], ce[1], ts, dur)
             if items:
+                # keep holds what args points to until self._e returns
                 args, keep = _pack(items, self._reject_nonfinite)
                 ev += _pack_tail(0, 0, 0, 0, id, 0, 0, 0, args, len(items),
                                  0, 0)
@@ -824,6 +833,7 @@ class Writer:
         se = _names.get(id_scope) or _intern(id_scope, "id_scope")
         cne = _names.get(cname) or _intern(cname, "cname")
         items = _merge(args, kwargs) if args else kwargs
+        # keep holds what args_addr points to until self._e returns
         args_addr, keep = _pack(items, self._reject_nonfinite) if items \
             else (0, None)
         try:
