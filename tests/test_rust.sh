@@ -68,7 +68,7 @@ for rt in asan ubsan; do
     *"lib$rt.so"*)
       path=$(${CC:-cc} -print-file-name="lib$rt.so" 2>/dev/null)
       case $path in
-        /*) preload="$preload${preload:+ }$path";;
+        /*) preload="$preload${preload:+:}$path";;
         *) echo "SKIP: lib$rt.so, which libtracewriter needs, not found"; exit 77;;
       esac;;
   esac
@@ -87,8 +87,6 @@ export CARGO_TARGET_DIR TRACEWRITER_LIB_DIR LD_LIBRARY_PATH
 targets=
 if [ -n "$preload" ]; then
   targets="--lib --tests"
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
-  export ASAN_OPTIONS
   runner="env LD_PRELOAD=$preload"
   CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$runner
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$runner
