@@ -31,7 +31,7 @@ fn link_dir(dir: &str) {
 fn from_pkg_config() -> bool {
     let pkg_config = env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".to_string());
     let out = match Command::new(&pkg_config)
-        .args(&["--libs", "tracewriter"])
+        .args(["--libs", "tracewriter"])
         .output()
     {
         Ok(out) if out.status.success() => out,

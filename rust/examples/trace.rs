@@ -4,7 +4,9 @@
 use tracewriter::{Arg, Options, Scope, Writer};
 
 fn main() -> Result<(), tracewriter::Error> {
-    let path = std::env::args().nth(1).unwrap_or_else(|| "trace.json".to_string());
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "trace.json".to_string());
     let w = Writer::open(&path, &Options::parse("flush=1s")?)?;
     w.thread_name("main")?;
     std::thread::scope(|s| {

@@ -201,14 +201,20 @@ where
     for (i, s) in strings.iter().enumerate() {
         if let Some(s) = s {
             if has_nul(s) {
-                return Err(Error::with_detail(code::EEVENT, format!("NUL byte in the event's {}", STRING_NAMES[i])));
+                return Err(Error::with_detail(
+                    code::EEVENT,
+                    format!("NUL byte in the event's {}", STRING_NAMES[i]),
+                ));
             }
             total += s.len() + 1;
         }
     }
     for a in args {
         if has_nul(a.name) {
-            return Err(Error::with_detail(code::EEVENT, "NUL byte in an argument's name"));
+            return Err(Error::with_detail(
+                code::EEVENT,
+                "NUL byte in an argument's name",
+            ));
         }
         total += a.name.len() + 1;
     }

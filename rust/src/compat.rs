@@ -345,7 +345,9 @@ pub struct TraceWriter {
     inner: Inner,
 }
 
-static GLOBAL_TRACE: TraceWriter = TraceWriter { inner: Inner::Global };
+static GLOBAL_TRACE: TraceWriter = TraceWriter {
+    inner: Inner::Global,
+};
 
 /// The process-wide writer, from `TRACEWRITER_OUT` and
 /// `TRACEWRITER_OPTIONS` at the first call: a disabled writer when
@@ -377,7 +379,9 @@ impl TraceWriter {
     /// when `TRACEWRITER_OUT` is unset or empty.  Dropping it commits
     /// (never closes) the shared writer.
     pub fn from_env() -> TraceWriter {
-        TraceWriter { inner: Inner::Global }
+        TraceWriter {
+            inner: Inner::Global,
+        }
     }
 
     /// A writer configured from `(name, value)` pairs, such as a snapshot
@@ -422,16 +426,22 @@ impl TraceWriter {
 
     /// A writer on `out_path` with `opts`, or the error of the open.
     pub fn open(out_path: impl Into<PathBuf>, opts: &Options) -> Result<TraceWriter, Error> {
-        Writer::open(out_path.into(), opts).map(|w| TraceWriter { inner: Inner::Owned(w) })
+        Writer::open(out_path.into(), opts).map(|w| TraceWriter {
+            inner: Inner::Owned(w),
+        })
     }
 
     /// A writer whose every call is a no-op.
     pub fn disabled() -> TraceWriter {
-        TraceWriter { inner: Inner::Disabled }
+        TraceWriter {
+            inner: Inner::Disabled,
+        }
     }
 
     fn failed(e: Error) -> TraceWriter {
-        TraceWriter { inner: Inner::Failed(e) }
+        TraceWriter {
+            inner: Inner::Failed(e),
+        }
     }
 
     /// The writer events go to, if any.  Use it for what this surface
@@ -534,10 +544,24 @@ impl TraceWriter {
 }
 
 /// An 'X' that ends now and lasted dur_ms, on track tid.
-fn complete_ending_now(w: &Writer, name: &str, cat: &str, dur_ms: f64, tid: u32, args: &[Arg<'_>]) -> Result<(), Error> {
+fn complete_ending_now(
+    w: &Writer,
+    name: &str,
+    cat: &str,
+    dur_ms: f64,
+    tid: u32,
+    args: &[Arg<'_>],
+) -> Result<(), Error> {
     let dur = ms_to_ns(dur_ms);
     let ts = now_ns().saturating_sub(dur);
-    w.emit(&crate::Event::new('X', name).cat(cat).ts(ts).dur(dur).tid(i64::from(tid)).args(args))
+    w.emit(
+        &crate::Event::new('X', name)
+            .cat(cat)
+            .ts(ts)
+            .dur(dur)
+            .tid(i64::from(tid))
+            .args(args),
+    )
 }
 
 impl Drop for TraceWriter {
@@ -557,7 +581,9 @@ impl fmt::Debug for TraceWriter {
             Inner::Global => "global".to_string(),
             Inner::Failed(e) => format!("failed: {}", e),
         };
-        f.debug_struct("TraceWriter").field("state", &state).finish()
+        f.debug_struct("TraceWriter")
+            .field("state", &state)
+            .finish()
     }
 }
 
@@ -578,7 +604,10 @@ mod tests {
     #[test]
     fn json_text_of_nested_values() {
         let mut m = Map::new();
-        m.insert("b".to_string(), Value::from(vec![Value::from(1), Value::from(-2.5), Value::Null]));
+        m.insert(
+            "b".to_string(),
+            Value::from(vec![Value::from(1), Value::from(-2.5), Value::Null]),
+        );
         m.insert("a\"\n".to_string(), Value::from("x\u{1}y\\"));
         let mut s = String::new();
         Value::Object(m).write_json(&mut s);
@@ -587,9 +616,24 @@ mod tests {
 
     #[test]
     fn number_text_reads_back_exactly() {
-        for x in [0.1, -0.0, 1.0, 1e300, 5e-324, 123456789.125, 1e16, 1e-5, 2.5e-6] {
+        for x in [
+            0.1,
+            -0.0,
+            1.0,
+            1e300,
+            5e-324,
+            123456789.125,
+            1e16,
+            1e-5,
+            2.5e-6,
+        ] {
             let text = Number::from_f64(x).unwrap().to_string();
-            assert_eq!(text.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{}", text);
+            assert_eq!(
+                text.parse::<f64>().unwrap().to_bits(),
+                x.to_bits(),
+                "{}",
+                text
+            );
             assert!(!text.contains("inf") && !text.contains("NaN"));
         }
     }

@@ -76,7 +76,11 @@ impl Error {
         let detail = detail.into();
         Error {
             code,
-            detail: if detail.is_empty() { None } else { Some(detail) },
+            detail: if detail.is_empty() {
+                None
+            } else {
+                Some(detail)
+            },
         }
     }
 

@@ -197,8 +197,11 @@ extern "C" {
         errsize: usize,
     ) -> c_int;
 
-    pub fn tw_open(path: *const c_char, opts: *const tw_options, error: *mut c_int)
-        -> *mut tw_writer;
+    pub fn tw_open(
+        path: *const c_char,
+        opts: *const tw_options,
+        error: *mut c_int,
+    ) -> *mut tw_writer;
     pub fn tw_open_fd(fd: c_int, opts: *const tw_options, error: *mut c_int) -> *mut tw_writer;
     pub fn tw_flush(w: *mut tw_writer) -> c_int;
     pub fn tw_close(w: *mut tw_writer) -> c_int;
@@ -270,12 +273,24 @@ extern "C" {
         args: *const tw_arg,
         nargs: usize,
     ) -> c_int;
-    pub fn tw_flow_start(w: *mut tw_writer, cat: *const c_char, name: *const c_char, id: u64)
-        -> c_int;
-    pub fn tw_flow_step(w: *mut tw_writer, cat: *const c_char, name: *const c_char, id: u64)
-        -> c_int;
-    pub fn tw_flow_end(w: *mut tw_writer, cat: *const c_char, name: *const c_char, id: u64)
-        -> c_int;
+    pub fn tw_flow_start(
+        w: *mut tw_writer,
+        cat: *const c_char,
+        name: *const c_char,
+        id: u64,
+    ) -> c_int;
+    pub fn tw_flow_step(
+        w: *mut tw_writer,
+        cat: *const c_char,
+        name: *const c_char,
+        id: u64,
+    ) -> c_int;
+    pub fn tw_flow_end(
+        w: *mut tw_writer,
+        cat: *const c_char,
+        name: *const c_char,
+        id: u64,
+    ) -> c_int;
     pub fn tw_process_name(w: *mut tw_writer, name: *const c_char) -> c_int;
     pub fn tw_thread_name(w: *mut tw_writer, name: *const c_char) -> c_int;
     pub fn tw_process_sort_index(w: *mut tw_writer, index: i64) -> c_int;

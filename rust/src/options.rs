@@ -102,7 +102,8 @@ impl Options {
         // SAFETY: an all-zero tw_options is a valid value to pass, and
         // tw_options_init_sized fills it.
         let mut raw: ffi::tw_options = unsafe { std::mem::zeroed() };
-        let rc = unsafe { ffi::tw_options_init_sized(&mut raw, std::mem::size_of::<ffi::tw_options>()) };
+        let rc =
+            unsafe { ffi::tw_options_init_sized(&mut raw, std::mem::size_of::<ffi::tw_options>()) };
         // Only a NULL pointer or a size below the first published struct
         // fail, and ours is the whole struct.
         debug_assert_eq!(rc, 0);
@@ -128,10 +129,14 @@ impl Options {
         let mut msg = [0 as c_char; 256];
         // SAFETY: raw was initialised by tw_options_init_sized; cs and msg
         // outlive the call; msg's size is passed.
-        let rc = unsafe { ffi::tw_options_parse(&mut self.raw, cs.as_ptr(), msg.as_mut_ptr(), msg.len()) };
+        let rc = unsafe {
+            ffi::tw_options_parse(&mut self.raw, cs.as_ptr(), msg.as_mut_ptr(), msg.len())
+        };
         if rc != 0 {
             // SAFETY: tw_options_parse always NUL-terminates msg.
-            let detail = unsafe { CStr::from_ptr(msg.as_ptr()) }.to_string_lossy().into_owned();
+            let detail = unsafe { CStr::from_ptr(msg.as_ptr()) }
+                .to_string_lossy()
+                .into_owned();
             return Err(Error::with_detail(rc, detail));
         }
         Ok(self)
@@ -139,12 +144,14 @@ impl Options {
 
     /// Bytes buffered between commits (`buffer=`; default 64 KiB, at least
     /// 256).
+    #[must_use]
     pub fn buffer_size(mut self, bytes: usize) -> Options {
         self.raw.buffer_size = bytes;
         self
     }
 
     /// [`Format::Array`] (default) or [`Format::Object`] (`format=`).
+    #[must_use]
     pub fn format(mut self, format: Format) -> Options {
         self.raw.format = match format {
             Format::Array => ffi::TW_FORMAT_ARRAY,
@@ -154,6 +161,7 @@ impl Options {
     }
 
     /// The sink (`sink=`).
+    #[must_use]
     pub fn sink(mut self, sink: Sink) -> Options {
         self.raw.sink = match sink {
             Sink::Auto => ffi::TW_SINK_AUTO,
@@ -166,6 +174,7 @@ impl Options {
 
     /// The gzip level, 1..9 (`gzip=LEVEL` also selects the sink; this does
     /// not).
+    #[must_use]
     pub fn gzip_level(mut self, level: i32) -> Options {
         self.raw.gzip_level = level as c_int;
         self
@@ -183,34 +192,40 @@ impl Options {
     /// Refuse strings that are not UTF-8 instead of replacing the bad
     /// bytes with U+FFFD (`utf8=reject`).  Rust strings are always UTF-8;
     /// this matters to [`Value::Bytes`](crate::Value::Bytes).
+    #[must_use]
     pub fn reject_invalid_utf8(self, on: bool) -> Options {
         self.flag(ffi::TW_OPT_REJECT_INVALID_UTF8, on)
     }
 
     /// Refuse NaN and infinities instead of writing `null`
     /// (`nonfinite=reject`).
+    #[must_use]
     pub fn reject_nonfinite(self, on: bool) -> Options {
         self.flag(ffi::TW_OPT_REJECT_NONFINITE, on)
     }
 
     /// Refuse strings longer than `max_string` instead of cutting them on
     /// a UTF-8 boundary (`long=reject`).
+    #[must_use]
     pub fn reject_long_strings(self, on: bool) -> Options {
         self.flag(ffi::TW_OPT_REJECT_LONG_STRINGS, on)
     }
 
     /// `fdatasync` every commit (`sync`).
+    #[must_use]
     pub fn sync(self, on: bool) -> Options {
         self.flag(ffi::TW_OPT_SYNC, on)
     }
 
     /// Longest string written, in bytes (`max_string=`; default 64 KiB).
+    #[must_use]
     pub fn max_string(mut self, bytes: usize) -> Options {
         self.raw.max_string = bytes;
         self
     }
 
     /// Largest formatted record (`max_event=`; default 1 MiB).
+    #[must_use]
     pub fn max_event(mut self, bytes: usize) -> Options {
         self.raw.max_event = bytes;
         self
@@ -219,6 +234,7 @@ impl Options {
     /// The name in the file's first record (default: the program's short
     /// name).  A name holding a NUL byte makes the open fail with
     /// [`code::EOPTION`].
+    #[must_use]
     pub fn process_name(mut self, name: &str) -> Options {
         match CString::new(name) {
             Ok(c) => {
@@ -226,7 +242,10 @@ impl Options {
                 self.process_name = Some(c);
             }
             Err(_) => {
-                self.invalid = Some(Error::with_detail(code::EOPTION, "process name contains a NUL byte"));
+                self.invalid = Some(Error::with_detail(
+                    code::EOPTION,
+                    "process name contains a NUL byte",
+                ));
             }
         }
         self
@@ -234,12 +253,14 @@ impl Options {
 
     /// Permission bits of the file `Writer::open` creates (default 0644,
     /// before the umask).
+    #[must_use]
     pub fn file_mode(mut self, mode: u32) -> Options {
         self.raw.file_mode = mode as c_int;
         self
     }
 
     /// Who writes commits (`commit=`).
+    #[must_use]
     pub fn commit(mut self, commit: Commit) -> Options {
         self.raw.commit = match commit {
             Commit::Auto => ffi::TW_COMMIT_AUTO,
@@ -250,12 +271,14 @@ impl Options {
     }
 
     /// Buffers of a background committer, 2..8 (`buffers=`).
+    #[must_use]
     pub fn buffer_count(mut self, n: u32) -> Options {
         self.raw.buffer_count = n as c_uint;
         self
     }
 
     /// Growth step of the mmap sink (`chunk=`).
+    #[must_use]
     pub fn mmap_chunk(mut self, bytes: usize) -> Options {
         self.raw.mmap_chunk = bytes;
         self
@@ -263,12 +286,14 @@ impl Options {
 
     /// Commit at least this often (`flush=`); zero: only when a buffer
     /// fills, at [`Writer::flush`](crate::Writer::flush) and at close.
+    #[must_use]
     pub fn flush_interval(mut self, every: Duration) -> Options {
         self.raw.flush_interval_ns = duration_ns(every);
         self
     }
 
     /// Block or drop when every buffer is full (`on_full=`).
+    #[must_use]
     pub fn on_full(mut self, on_full: OnFull) -> Options {
         self.raw.on_full = match on_full {
             OnFull::Block => ffi::TW_ON_FULL_BLOCK,
@@ -278,6 +303,7 @@ impl Options {
     }
 
     /// The crash hook (`crash=`).
+    #[must_use]
     pub fn crash(mut self, crash: Crash) -> Options {
         self.raw.crash = match crash {
             Crash::Off => ffi::TW_CRASH_OFF,
@@ -288,6 +314,7 @@ impl Options {
 
     /// Start a new file once this one holds `bytes` past its metadata
     /// (`rotate=`; 0: never).
+    #[must_use]
     pub fn rotate_size(mut self, bytes: u64) -> Options {
         self.raw.rotate_size = bytes;
         self
@@ -295,12 +322,14 @@ impl Options {
 
     /// Start a new file at the first commit this long after the file
     /// began (`rotate_every=`; zero: never).
+    #[must_use]
     pub fn rotate_interval(mut self, every: Duration) -> Options {
         self.raw.rotate_interval_ns = duration_ns(every);
         self
     }
 
     /// Finished files kept with rotation (`keep=`; 0: all).
+    #[must_use]
     pub fn rotate_keep(mut self, n: u32) -> Options {
         self.raw.rotate_keep = n as c_uint;
         self

@@ -193,7 +193,9 @@ impl Writer {
     /// The writer's counters (`tw_get_stats`).
     pub fn stats(&self) -> Stats {
         let mut s = ffi::tw_stats::default();
-        let rc = unsafe { ffi::tw_get_stats_sized(self.as_ptr(), &mut s, std::mem::size_of::<ffi::tw_stats>()) };
+        let rc = unsafe {
+            ffi::tw_get_stats_sized(self.as_ptr(), &mut s, std::mem::size_of::<ffi::tw_stats>())
+        };
         debug_assert_eq!(rc, 0);
         Stats {
             events: s.events,
@@ -210,7 +212,14 @@ impl Writer {
     }
 
     /// A complete event (`'X'`) of `dur_ns` starting at `ts_ns`.
-    pub fn complete(&self, cat: &str, name: &str, ts_ns: u64, dur_ns: u64, args: &[Arg<'_>]) -> Result<(), Error> {
+    pub fn complete(
+        &self,
+        cat: &str,
+        name: &str,
+        ts_ns: u64,
+        dur_ns: u64,
+        args: &[Arg<'_>],
+    ) -> Result<(), Error> {
         with_c([Some(name), cat_opt(cat), None, None], args, |c| unsafe {
             ffi::tw_complete(self.as_ptr(), c.cat, c.name, ts_ns, dur_ns, c.args, c.nargs)
         })
@@ -244,7 +253,13 @@ impl Writer {
     }
 
     /// An instant event now (written with phase `'I'`).
-    pub fn instant(&self, cat: &str, name: &str, scope: Scope, args: &[Arg<'_>]) -> Result<(), Error> {
+    pub fn instant(
+        &self,
+        cat: &str,
+        name: &str,
+        scope: Scope,
+        args: &[Arg<'_>],
+    ) -> Result<(), Error> {
         with_c([Some(name), cat_opt(cat), None, None], args, |c| unsafe {
             ffi::tw_instant(self.as_ptr(), c.cat, c.name, scope.to_c(), c.args, c.nargs)
         })
@@ -259,14 +274,26 @@ impl Writer {
     }
 
     /// An async begin (`'b'`) now, keyed by `cat` and `id`.
-    pub fn async_begin(&self, cat: &str, name: &str, id: u64, args: &[Arg<'_>]) -> Result<(), Error> {
+    pub fn async_begin(
+        &self,
+        cat: &str,
+        name: &str,
+        id: u64,
+        args: &[Arg<'_>],
+    ) -> Result<(), Error> {
         with_c([Some(name), cat_opt(cat), None, None], args, |c| unsafe {
             ffi::tw_async_begin(self.as_ptr(), c.cat, c.name, id, c.args, c.nargs)
         })
     }
 
     /// An async instant (`'n'`) now.
-    pub fn async_instant(&self, cat: &str, name: &str, id: u64, args: &[Arg<'_>]) -> Result<(), Error> {
+    pub fn async_instant(
+        &self,
+        cat: &str,
+        name: &str,
+        id: u64,
+        args: &[Arg<'_>],
+    ) -> Result<(), Error> {
         with_c([Some(name), cat_opt(cat), None, None], args, |c| unsafe {
             ffi::tw_async_instant(self.as_ptr(), c.cat, c.name, id, c.args, c.nargs)
         })
@@ -302,12 +329,16 @@ impl Writer {
 
     /// Name this process (`process_name` metadata).
     pub fn process_name(&self, name: &str) -> Result<(), Error> {
-        with_c([Some(name), None, None, None], &[], |c| unsafe { ffi::tw_process_name(self.as_ptr(), c.name) })
+        with_c([Some(name), None, None, None], &[], |c| unsafe {
+            ffi::tw_process_name(self.as_ptr(), c.name)
+        })
     }
 
     /// Name the calling thread (`thread_name` metadata).
     pub fn thread_name(&self, name: &str) -> Result<(), Error> {
-        with_c([Some(name), None, None, None], &[], |c| unsafe { ffi::tw_thread_name(self.as_ptr(), c.name) })
+        with_c([Some(name), None, None, None], &[], |c| unsafe {
+            ffi::tw_thread_name(self.as_ptr(), c.name)
+        })
     }
 
     /// Where this process sorts among processes.
@@ -329,7 +360,9 @@ impl Writer {
 
     /// A mark (`'R'`) now.
     pub fn mark(&self, cat: &str, name: &str) -> Result<(), Error> {
-        with_c([Some(name), cat_opt(cat), None, None], &[], |c| unsafe { ffi::tw_mark(self.as_ptr(), c.cat, c.name) })
+        with_c([Some(name), cat_opt(cat), None, None], &[], |c| unsafe {
+            ffi::tw_mark(self.as_ptr(), c.cat, c.name)
+        })
     }
 
     /// Any event of any phase, every field under the caller's control
@@ -337,31 +370,40 @@ impl Writer {
     pub fn emit(&self, ev: &Event<'_>) -> Result<(), Error> {
         let ph = match u8::try_from(ev.ph) {
             Ok(b) if b.is_ascii() => b as c_char,
-            _ => return Err(Error::with_detail(code::EEVENT, format!("phase {:?} is not one ASCII letter", ev.ph))),
+            _ => {
+                return Err(Error::with_detail(
+                    code::EEVENT,
+                    format!("phase {:?} is not one ASCII letter", ev.ph),
+                ))
+            }
         };
-        with_c([Some(ev.name), cat_opt(ev.cat), ev.id_scope, ev.cname], ev.args, |c| {
-            let mut e = ffi::tw_event::zeroed();
-            e.ph = ph;
-            e.instant_scope = ev.scope.map_or(0, Scope::to_c);
-            e.has = ev.has;
-            e.flags = ev.flags;
-            e.name = c.name;
-            e.cat = c.cat;
-            e.ts = ev.ts;
-            e.dur = ev.dur;
-            e.tts = ev.tts;
-            e.tdur = ev.tdur;
-            e.pid = ev.pid;
-            e.tid = ev.tid;
-            e.id = ev.id;
-            e.bind_id = ev.bind_id;
-            e.id_scope = c.id_scope;
-            e.cname = c.cname;
-            e.args = c.args;
-            e.nargs = c.nargs;
-            // SAFETY: e and every pointer in it live until the call returns.
-            unsafe { ffi::tw_emit(self.as_ptr(), &e) }
-        })
+        with_c(
+            [Some(ev.name), cat_opt(ev.cat), ev.id_scope, ev.cname],
+            ev.args,
+            |c| {
+                let mut e = ffi::tw_event::zeroed();
+                e.ph = ph;
+                e.instant_scope = ev.scope.map_or(0, Scope::to_c);
+                e.has = ev.has;
+                e.flags = ev.flags;
+                e.name = c.name;
+                e.cat = c.cat;
+                e.ts = ev.ts;
+                e.dur = ev.dur;
+                e.tts = ev.tts;
+                e.tdur = ev.tdur;
+                e.pid = ev.pid;
+                e.tid = ev.tid;
+                e.id = ev.id;
+                e.bind_id = ev.bind_id;
+                e.id_scope = c.id_scope;
+                e.cname = c.cname;
+                e.args = c.args;
+                e.nargs = c.nargs;
+                // SAFETY: e and every pointer in it live until the call returns.
+                unsafe { ffi::tw_emit(self.as_ptr(), &e) }
+            },
+        )
     }
 }
 
@@ -422,7 +464,13 @@ impl<'a> Span<'a> {
 
     fn finish(&self, args: &[Arg<'_>]) -> Result<(), Error> {
         let end = now_ns();
-        self.w.complete(self.cat, self.name, self.start_ns, end.saturating_sub(self.start_ns), args)
+        self.w.complete(
+            self.cat,
+            self.name,
+            self.start_ns,
+            end.saturating_sub(self.start_ns),
+            args,
+        )
     }
 }
 
@@ -506,46 +554,54 @@ impl<'a> Event<'a> {
     }
 
     /// The category list (`"a,b"`); empty: none.
+    #[must_use]
     pub fn cat(mut self, cat: &'a str) -> Self {
         self.cat = cat;
         self
     }
     /// The timestamp, ns (default: now).
+    #[must_use]
     pub fn ts(mut self, ns: u64) -> Self {
         self.ts = ns;
         self.has |= ffi::TW_HAS_TS;
         self
     }
     /// The duration of an `'X'`, ns.
+    #[must_use]
     pub fn dur(mut self, ns: u64) -> Self {
         self.dur = ns;
         self
     }
     /// The thread timestamp, ns.
+    #[must_use]
     pub fn tts(mut self, ns: u64) -> Self {
         self.tts = ns;
         self.has |= ffi::TW_HAS_TTS;
         self
     }
     /// The thread duration of an `'X'`, ns.
+    #[must_use]
     pub fn tdur(mut self, ns: u64) -> Self {
         self.tdur = ns;
         self.has |= ffi::TW_HAS_TDUR;
         self
     }
     /// The process id (default: this process).
+    #[must_use]
     pub fn pid(mut self, pid: i64) -> Self {
         self.pid = pid;
         self.has |= ffi::TW_HAS_PID;
         self
     }
     /// The thread id (default: the calling thread's kernel id).
+    #[must_use]
     pub fn tid(mut self, tid: i64) -> Self {
         self.tid = tid;
         self.has |= ffi::TW_HAS_TID;
         self
     }
     /// The id, written `"id":"0x.."`.
+    #[must_use]
     pub fn id(mut self, id: u64) -> Self {
         self.id = id;
         self.has |= ffi::TW_HAS_ID;
@@ -553,54 +609,64 @@ impl<'a> Event<'a> {
         self
     }
     /// The id, written `"id2":{"local":"0x.."}`.
+    #[must_use]
     pub fn id2_local(self, id: u64) -> Self {
         let mut e = self.id(id);
         e.flags |= ffi::TW_EV_ID2_LOCAL;
         e
     }
     /// The id, written `"id2":{"global":"0x.."}`.
+    #[must_use]
     pub fn id2_global(self, id: u64) -> Self {
         let mut e = self.id(id);
         e.flags |= ffi::TW_EV_ID2_GLOBAL;
         e
     }
     /// The scope of the id, written `"scope"`.
+    #[must_use]
     pub fn id_scope(mut self, scope: &'a str) -> Self {
         self.id_scope = Some(scope);
         self
     }
     /// A flow v2 binding id, written `"bind_id":"0x.."`.
+    #[must_use]
     pub fn bind_id(mut self, id: u64) -> Self {
         self.bind_id = id;
         self.has |= ffi::TW_HAS_BIND_ID;
         self
     }
     /// `"flow_in":true`.
+    #[must_use]
     pub fn flow_in(mut self) -> Self {
         self.flags |= ffi::TW_EV_FLOW_IN;
         self
     }
     /// `"flow_out":true`.
+    #[must_use]
     pub fn flow_out(mut self) -> Self {
         self.flags |= ffi::TW_EV_FLOW_OUT;
         self
     }
     /// `"bp":"e"` on a flow step or end: bind to the enclosing slice.
+    #[must_use]
     pub fn bp_enclosing(mut self) -> Self {
         self.flags |= ffi::TW_EV_BP_ENCLOSING;
         self
     }
     /// The scope of an instant event (default: thread).
+    #[must_use]
     pub fn scope(mut self, scope: Scope) -> Self {
         self.scope = Some(scope);
         self
     }
     /// A colour name, written `"cname"`.
+    #[must_use]
     pub fn cname(mut self, cname: &'a str) -> Self {
         self.cname = Some(cname);
         self
     }
     /// The arguments.
+    #[must_use]
     pub fn args(mut self, args: &'a [Arg<'a>]) -> Self {
         self.args = args;
         self
@@ -616,7 +682,9 @@ pub fn now_ns() -> u64 {
 /// The version of the linked library, `"MAJOR.MINOR.PATCH"`.
 pub fn version() -> &'static str {
     // SAFETY: a static NUL-terminated string.
-    unsafe { std::ffi::CStr::from_ptr(ffi::tw_version()) }.to_str().unwrap_or("")
+    unsafe { std::ffi::CStr::from_ptr(ffi::tw_version()) }
+        .to_str()
+        .unwrap_or("")
 }
 
 /// The process-wide writer (`tw_global`): opened at the first call from
@@ -654,7 +722,9 @@ pub fn global_status() -> Result<(), Error> {
         String::new()
     } else {
         // SAFETY: a static NUL-terminated string.
-        unsafe { std::ffi::CStr::from_ptr(msg) }.to_string_lossy().into_owned()
+        unsafe { std::ffi::CStr::from_ptr(msg) }
+            .to_string_lossy()
+            .into_owned()
     };
     Err(Error::with_detail(rc, detail))
 }

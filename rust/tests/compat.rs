@@ -43,7 +43,10 @@ fn from_env_vars_reads_the_snapshot() {
     assert!(!TraceWriter::from_env_vars([("TRACEWRITER_OUT", ""), ("OTHER", "1")]).is_enabled());
     assert!(!TraceWriter::from_env_vars(Vec::<(String, String)>::new()).is_enabled());
 
-    let w = TraceWriter::from_env_vars([("TRACEWRITER_OUT", p), ("TRACEWRITER_OPTIONS", "buffer=1KiB")]);
+    let w = TraceWriter::from_env_vars([
+        ("TRACEWRITER_OUT", p),
+        ("TRACEWRITER_OPTIONS", "buffer=1KiB"),
+    ]);
     assert!(w.is_enabled());
     w.push("a", "b", 0.5, 3);
     drop(w); // closes
@@ -89,12 +92,32 @@ fn push_writes_complete_events_and_flush_keeps_earlier_ones() {
     w.flush().unwrap();
 
     let ev = read_x(&path);
-    let got: Vec<(&str, &str, i64, u64)> =
-        ev.iter().map(|e| (e.name(), e.at("cat").str(), e.at("tid").i64(), e.at("dur").ns())).collect();
-    assert_eq!(got, [("rms_norm", "norm", 1, 1_000_000), ("rope", "attn", 7, 1_500), ("owned", "cow", 0, 123_000)]);
+    let got: Vec<(&str, &str, i64, u64)> = ev
+        .iter()
+        .map(|e| {
+            (
+                e.name(),
+                e.at("cat").str(),
+                e.at("tid").i64(),
+                e.at("dur").ns(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("rms_norm", "norm", 1, 1_000_000),
+            ("rope", "attn", 7, 1_500),
+            ("owned", "cow", 0, 123_000)
+        ]
+    );
     for e in &ev {
         let end = e.at("ts").ns() + e.at("dur").ns();
-        assert!(end >= before && end <= after, "{:?} does not end at its push", e);
+        assert!(
+            end >= before && end <= after,
+            "{:?} does not end at its push",
+            e
+        );
     }
 
     // The seed truncated the file here and kept only what follows.
@@ -130,10 +153,24 @@ fn push_with_args_writes_every_value_kind() {
     args.insert("unit".to_string(), Value::from(()));
     args.insert("name".to_string(), Value::from("q_proj \"x\""));
     args.insert("shape".to_string(), Value::from(vec![4, 4096]));
-    args.insert("mixed".to_string(), Value::Array(vec![Value::from(1.5), Value::from("s"), Value::Null, Value::Object(inner)]));
-    args.insert("raw".to_string(), Value::raw("{\"from\": \"serde_json::to_string\"}"));
+    args.insert(
+        "mixed".to_string(),
+        Value::Array(vec![
+            Value::from(1.5),
+            Value::from("s"),
+            Value::Null,
+            Value::Object(inner),
+        ]),
+    );
+    args.insert(
+        "raw".to_string(),
+        Value::raw("{\"from\": \"serde_json::to_string\"}"),
+    );
     args.insert("opt".to_string(), Value::from(Some(2.0f32)));
-    args.insert("num".to_string(), Value::from(Number::from_f64(-0.5).unwrap()));
+    args.insert(
+        "num".to_string(),
+        Value::from(Number::from_f64(-0.5).unwrap()),
+    );
     w.push_with_args("matmul", "gemm", 2.0, 5, args);
     assert_eq!(w.stats().rejected, 0);
 
@@ -150,7 +187,10 @@ fn push_with_args_writes_every_value_kind() {
     // BTreeMap order, as serde_json::Map.
     assert_eq!(
         a.keys(),
-        ["big", "flag", "mixed", "name", "nan", "neg", "none", "num", "opt", "ratio", "raw", "shape", "tiny", "tokens", "unit"]
+        [
+            "big", "flag", "mixed", "name", "nan", "neg", "none", "num", "opt", "ratio", "raw",
+            "shape", "tiny", "tokens", "unit"
+        ]
     );
     let want = parse(
         br#"{"big":18446744073709551615,"flag":true,
@@ -164,7 +204,12 @@ fn push_with_args_writes_every_value_kind() {
         let (got, exp) = (a.at(k), want.at(k));
         match (got, exp) {
             // Numbers are compared as values: 2 may be written 2.0.
-            (J::Num(g), J::Num(e)) => assert_eq!(g.parse::<f64>().unwrap(), e.parse::<f64>().unwrap(), "{}", k),
+            (J::Num(g), J::Num(e)) => assert_eq!(
+                g.parse::<f64>().unwrap(),
+                e.parse::<f64>().unwrap(),
+                "{}",
+                k
+            ),
             _ => assert_eq!(got, exp, "{}", k),
         }
     }
@@ -176,8 +221,15 @@ fn push_with_args_writes_every_value_kind() {
 /// the given environment.
 fn child(test: &str, env: &[(&str, &str)]) -> std::process::Output {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--ignored", "--exact", test, "--test-threads=1", "--nocapture"]);
-    cmd.env_remove("TRACEWRITER_OUT").env_remove("TRACEWRITER_OPTIONS");
+    cmd.args([
+        "--ignored",
+        "--exact",
+        test,
+        "--test-threads=1",
+        "--nocapture",
+    ]);
+    cmd.env_remove("TRACEWRITER_OUT")
+        .env_remove("TRACEWRITER_OPTIONS");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -192,7 +244,12 @@ fn child(test: &str, env: &[(&str, &str)]) -> std::process::Output {
     // A name that matches nothing runs nothing and succeeds: make sure the
     // child test ran.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("1 passed"), "child {} ran no test:\n{}", test, stdout);
+    assert!(
+        stdout.contains("1 passed"),
+        "child {} ran no test:\n{}",
+        test,
+        stdout
+    );
     out
 }
 
@@ -219,19 +276,47 @@ fn child_global_enabled() {
 fn global_trace_is_the_process_wide_writer() {
     let dir = TempDir::new("global");
     let pattern = dir.path("g-%p.json");
-    child("child_global_enabled", &[("TRACEWRITER_OUT", pattern.to_str().unwrap()), ("TRACEWRITER_OPTIONS", "buffer=4KiB")]);
-    let files: Vec<_> = std::fs::read_dir(&dir.0).unwrap().map(|e| e.unwrap().path()).collect();
+    child(
+        "child_global_enabled",
+        &[
+            ("TRACEWRITER_OUT", pattern.to_str().unwrap()),
+            ("TRACEWRITER_OPTIONS", "buffer=4KiB"),
+        ],
+    );
+    let files: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(files.len(), 1, "{:?}", files);
     let name = files[0].file_name().unwrap().to_str().unwrap().to_string();
-    let pid: u32 = name.strip_prefix("g-").unwrap().strip_suffix(".json").unwrap().parse().unwrap();
+    let pid: u32 = name
+        .strip_prefix("g-")
+        .unwrap()
+        .strip_suffix(".json")
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_ne!(pid, std::process::id());
     let all = load(&files[0]);
     let ev = events_after_head(&all);
-    let got: Vec<(&str, &str, i64)> = ev.iter().map(|e| (e.ph(), e.name(), e.at("tid").i64())).collect();
-    let main_tid = ev.iter().find(|e| e.ph() == "M").map(|e| e.at("tid").i64()).unwrap();
+    let got: Vec<(&str, &str, i64)> = ev
+        .iter()
+        .map(|e| (e.ph(), e.name(), e.at("tid").i64()))
+        .collect();
+    let main_tid = ev
+        .iter()
+        .find(|e| e.ph() == "M")
+        .map(|e| e.at("tid").i64())
+        .unwrap();
     assert_eq!(
         got,
-        [("X", "first", 1), ("X", "second", 2), ("X", "third", 3), ("M", "thread_name", main_tid), ("X", "at exit", 4)]
+        [
+            ("X", "first", 1),
+            ("X", "second", 2),
+            ("X", "third", 3),
+            ("M", "thread_name", main_tid),
+            ("X", "at exit", 4)
+        ]
     );
     for e in ev {
         assert_eq!(e.at("pid").i64(), i64::from(pid));
@@ -267,6 +352,12 @@ fn global_trace_off_or_failed() {
     let dir = TempDir::new("globaloff");
     child("child_global_disabled", &[]);
     let path = dir.path("bad.json");
-    child("child_global_bad_options", &[("TRACEWRITER_OUT", path.to_str().unwrap()), ("TRACEWRITER_OPTIONS", "bogus=1")]);
+    child(
+        "child_global_bad_options",
+        &[
+            ("TRACEWRITER_OUT", path.to_str().unwrap()),
+            ("TRACEWRITER_OPTIONS", "bogus=1"),
+        ],
+    );
     assert!(!path.exists());
 }

@@ -16,10 +16,21 @@ fn open_in_a_missing_directory_names_the_path() {
     assert_eq!(err.code(), -2);
     assert_eq!(err.raw_os_error(), Some(2));
     assert_eq!(err.name(), "ENOENT");
-    assert_eq!(err.message(), io::Error::from_raw_os_error(2).to_string().split(" (os error").next().unwrap());
+    assert_eq!(
+        err.message(),
+        io::Error::from_raw_os_error(2)
+            .to_string()
+            .split(" (os error")
+            .next()
+            .unwrap()
+    );
     assert_eq!(err.detail(), Some(path.to_str().unwrap()));
     let shown = err.to_string();
-    assert!(shown.contains(path.to_str().unwrap()) && shown.contains(err.message()), "{}", shown);
+    assert!(
+        shown.contains(path.to_str().unwrap()) && shown.contains(err.message()),
+        "{}",
+        shown
+    );
     assert!(format!("{:?}", err).contains("ENOENT"));
     let as_io = io::Error::from(err.clone());
     assert_eq!(as_io.kind(), io::ErrorKind::NotFound);
@@ -69,9 +80,18 @@ fn bad_events_are_refused_and_leave_the_file_valid() {
         let err = r.expect_err("a bad event was accepted");
         assert_eq!(err.code(), c, "{:?}", err);
     };
-    expect(w.counter("c", "queue", &[Arg::new("depth", "three")]), code::EEVENT);
-    expect(w.instant("c", "raw", Scope::Thread, &[Arg::json("j", "{\"a\":}")]), code::EJSON);
-    expect(w.instant("c", "raw", Scope::Thread, &[Arg::json("j", "[1] 2")]), code::EJSON);
+    expect(
+        w.counter("c", "queue", &[Arg::new("depth", "three")]),
+        code::EEVENT,
+    );
+    expect(
+        w.instant("c", "raw", Scope::Thread, &[Arg::json("j", "{\"a\":}")]),
+        code::EJSON,
+    );
+    expect(
+        w.instant("c", "raw", Scope::Thread, &[Arg::json("j", "[1] 2")]),
+        code::EJSON,
+    );
     expect(w.emit(&Event::new('b', "no id").cat("c")), code::EEVENT);
     expect(w.emit(&Event::new('\u{e9}', "not a letter")), code::EEVENT);
     let many: Vec<Arg> = (0..1025).map(|_| Arg::new("k", 1)).collect();
@@ -84,14 +104,24 @@ fn bad_events_are_refused_and_leave_the_file_valid() {
     assert!(err.to_string().contains("name"), "{}", err);
     let err = w.instant("c\0", "a", Scope::Thread, &[]).unwrap_err();
     assert!(err.to_string().contains("cat"), "{}", err);
-    let err = w.instant("c", "a", Scope::Thread, &[Arg::new("k\0", 1)]).unwrap_err();
+    let err = w
+        .instant("c", "a", Scope::Thread, &[Arg::new("k\0", 1)])
+        .unwrap_err();
     assert!(err.to_string().contains("argument"), "{}", err);
-    let err = w.emit(&Event::new('O', "o").id(1).cname("x\0")).unwrap_err();
+    let err = w
+        .emit(&Event::new('O', "o").id(1).cname("x\0"))
+        .unwrap_err();
     assert!(err.to_string().contains("cname"), "{}", err);
 
     // Many arguments with long names (the heap path) are fine.
-    let names: Vec<String> = (0..100).map(|i| format!("argument_number_{:03}", i)).collect();
-    let args: Vec<Arg> = names.iter().enumerate().map(|(i, n)| Arg::new(n, i)).collect();
+    let names: Vec<String> = (0..100)
+        .map(|i| format!("argument_number_{:03}", i))
+        .collect();
+    let args: Vec<Arg> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| Arg::new(n, i))
+        .collect();
     w.instant("ok", "many", Scope::Thread, &args).unwrap();
     w.instant("ok", "last", Scope::Thread, &[]).unwrap();
     assert!(w.error().is_none());
@@ -116,11 +146,22 @@ fn strict_options_refuse_what_the_defaults_replace() {
     // UTF-8 replaced.
     let path = dir.path("lenient.json");
     let w = Writer::open(&path, &Options::new().max_string(64)).unwrap();
-    w.instant("", "nan", Scope::Thread, &[Arg::new("x", f64::NAN), Arg::new("y", f64::INFINITY)]).unwrap();
-    w.instant("", "long", Scope::Thread, &[Arg::new("s", long.as_str())]).unwrap();
-    w.instant("", "bytes", Scope::Thread, &[Arg::new("b", &b"a\xc3"[..])]).unwrap();
+    w.instant(
+        "",
+        "nan",
+        Scope::Thread,
+        &[Arg::new("x", f64::NAN), Arg::new("y", f64::INFINITY)],
+    )
+    .unwrap();
+    w.instant("", "long", Scope::Thread, &[Arg::new("s", long.as_str())])
+        .unwrap();
+    w.instant("", "bytes", Scope::Thread, &[Arg::new("b", &b"a\xc3"[..])])
+        .unwrap();
     let st = w.stats();
-    assert_eq!((st.strings_truncated, st.utf8_replaced, st.rejected), (1, 1, 0));
+    assert_eq!(
+        (st.strings_truncated, st.utf8_replaced, st.rejected),
+        (1, 1, 0)
+    );
     w.close().unwrap();
     let all = load(&path);
     let ev = events_after_head(&all);
@@ -130,16 +171,35 @@ fn strict_options_refuse_what_the_defaults_replace() {
     assert_eq!(ev[2].at("args").at("b").str(), "a\u{fffd}");
 
     let path = dir.path("strict.json");
-    let opts = Options::new().max_string(64).reject_nonfinite(true).reject_long_strings(true).reject_invalid_utf8(true);
+    let opts = Options::new()
+        .max_string(64)
+        .reject_nonfinite(true)
+        .reject_long_strings(true)
+        .reject_invalid_utf8(true);
     let w = Writer::open(&path, &opts).unwrap();
-    let nan = w.instant("", "nan", Scope::Thread, &[Arg::new("x", f64::NAN)]).unwrap_err();
+    let nan = w
+        .instant("", "nan", Scope::Thread, &[Arg::new("x", f64::NAN)])
+        .unwrap_err();
     assert_eq!(nan.code(), code::ENONFINITE);
-    let too_long = w.instant("", "long", Scope::Thread, &[Arg::new("s", long.as_str())]).unwrap_err();
+    let too_long = w
+        .instant("", "long", Scope::Thread, &[Arg::new("s", long.as_str())])
+        .unwrap_err();
     assert_eq!(too_long.code(), code::ETOOLONG);
-    let utf8 = w.instant("", "bytes", Scope::Thread, &[Arg { name: "b", value: Value::Bytes(b"\xff") }]).unwrap_err();
+    let utf8 = w
+        .instant(
+            "",
+            "bytes",
+            Scope::Thread,
+            &[Arg {
+                name: "b",
+                value: Value::Bytes(b"\xff"),
+            }],
+        )
+        .unwrap_err();
     assert_eq!(utf8.code(), code::EUTF8);
     assert_eq!(w.stats().rejected, 3);
-    w.instant("", "ok", Scope::Thread, &[Arg::new("x", 1.25)]).unwrap();
+    w.instant("", "ok", Scope::Thread, &[Arg::new("x", 1.25)])
+        .unwrap();
     w.close().unwrap();
     let all = load(&path);
     let ev = events_after_head(&all);
@@ -159,7 +219,11 @@ fn a_pipe_cannot_take_the_mmap_sink() {
 /// A pipe from the shell: `cat` reading nothing keeps the read end open.
 fn pipe() -> (std::process::Child, std::process::ChildStdin) {
     use std::process::{Command, Stdio};
-    let mut child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
     let stdin = child.stdin.take().unwrap();
     (child, stdin)
 }
@@ -172,7 +236,10 @@ fn a_full_device_is_a_sticky_error() {
     match Writer::open("/dev/full", &Options::new()) {
         Err(err) => {
             assert_eq!(err.raw_os_error(), Some(28), "{:?}", err);
-            assert_eq!(io::Error::from(err).kind(), io::Error::from_raw_os_error(28).kind());
+            assert_eq!(
+                io::Error::from(err).kind(),
+                io::Error::from_raw_os_error(28).kind()
+            );
         }
         Ok(w) => {
             w.instant("", "x", Scope::Thread, &[]).ok();

@@ -23,7 +23,14 @@ fn child_writes_until_killed() {
     let pad = "p".repeat(100);
     let stdout = std::io::stdout();
     for seq in 0..2_000_000u64 {
-        w.complete("kill", "ev", seq, 1, &[Arg::new("seq", seq), Arg::new("pad", pad.as_str())]).unwrap();
+        w.complete(
+            "kill",
+            "ev",
+            seq,
+            1,
+            &[Arg::new("seq", seq), Arg::new("pad", pad.as_str())],
+        )
+        .unwrap();
         if seq % 16 == 15 {
             w.flush().unwrap();
             let mut out = stdout.lock();
@@ -38,7 +45,11 @@ fn child_writes_until_killed() {
 /// when it cannot be read whole (a gzip member cut inside a commit).
 fn text_of(path: &Path) -> Option<Vec<u8>> {
     if path.extension().map_or(false, |e| e == "gz") {
-        let out = Command::new("gzip").arg("-dc").arg(path).output().expect("run gzip");
+        let out = Command::new("gzip")
+            .arg("-dc")
+            .arg(path)
+            .output()
+            .expect("run gzip");
         if out.status.success() {
             Some(out.stdout)
         } else {
@@ -61,10 +72,22 @@ fn read_or_repair(path: &Path) -> (Vec<J>, bool) {
         }
     }
     let repair = tool("tools/tracewriter").unwrap_or_else(|| {
-        panic!("{} is cut inside a commit, and tools/tracewriter is not built to repair it", path.display())
+        panic!(
+            "{} is cut inside a commit, and tools/tracewriter is not built to repair it",
+            path.display()
+        )
     });
-    let out = Command::new(&repair).args(["repair", "-q"]).arg(path).output().expect("run tracewriter repair");
-    assert!(out.status.success(), "repair {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(&repair)
+        .args(["repair", "-q"])
+        .arg(path)
+        .output()
+        .expect("run tracewriter repair");
+    assert!(
+        out.status.success(),
+        "repair {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let bytes = text_of(path).expect("a repaired gzip trace reads whole");
     match parse(&bytes) {
         Ok(J::Arr(ev)) => (ev, true),
@@ -75,8 +98,16 @@ fn read_or_repair(path: &Path) -> (Vec<J>, bool) {
 #[test]
 fn a_killed_writer_leaves_its_last_commit() {
     let mut rng = Rng::new("a_killed_writer_leaves_its_last_commit");
-    let have_gzip = Command::new("gzip").arg("--version").stdout(Stdio::null()).status().is_ok();
-    let mut cases = vec![("file.json", "buffer=4KiB"), ("mmap.json", "mmap,chunk=16KiB"), ("bg.json", "buffer=2KiB,commit=background")];
+    let have_gzip = Command::new("gzip")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok();
+    let mut cases = vec![
+        ("file.json", "buffer=4KiB"),
+        ("mmap.json", "mmap,chunk=16KiB"),
+        ("bg.json", "buffer=2KiB,commit=background"),
+    ];
     if have_gzip {
         cases.push(("trace.json.gz", "gzip,buffer=4KiB"));
     } else {
@@ -88,7 +119,13 @@ fn a_killed_writer_leaves_its_last_commit() {
         for (name, opts) in &cases {
             let path = dir.path(&format!("{}-{}", round, name));
             let mut child = Command::new(std::env::current_exe().unwrap())
-                .args(["--ignored", "--exact", "child_writes_until_killed", "--test-threads=1", "--nocapture"])
+                .args([
+                    "--ignored",
+                    "--exact",
+                    "child_writes_until_killed",
+                    "--test-threads=1",
+                    "--nocapture",
+                ])
                 .env("TW_RUST_KILL_PATH", &path)
                 .env("TW_RUST_KILL_OPTIONS", opts)
                 .stdout(Stdio::piped())
@@ -110,7 +147,13 @@ fn a_killed_writer_leaves_its_last_commit() {
             }
             child.kill().unwrap();
             let status = child.wait().unwrap();
-            assert_eq!(status.signal(), Some(9), "{}: the child was not killed: {:?}", name, status);
+            assert_eq!(
+                status.signal(),
+                Some(9),
+                "{}: the child was not killed: {:?}",
+                name,
+                status
+            );
             assert_eq!(seen, kill_after, "{}: the child stopped early", name);
 
             let (all, was_cut) = read_or_repair(&path);
@@ -125,11 +168,21 @@ fn a_killed_writer_leaves_its_last_commit() {
             );
             for (i, e) in ev.iter().enumerate() {
                 assert_eq!(e.ph(), "X");
-                assert_eq!(e.at("args").at("seq").u64(), i as u64, "{}: event {} out of order", name, i);
+                assert_eq!(
+                    e.at("args").at("seq").u64(),
+                    i as u64,
+                    "{}: event {} out of order",
+                    name,
+                    i
+                );
             }
         }
     }
-    println!("{} of {} killed files needed repair", repaired, 4 * cases.len());
+    println!(
+        "{} of {} killed files needed repair",
+        repaired,
+        4 * cases.len()
+    );
 }
 
 /// The repair path of read_or_repair itself: a trace cut inside a record
@@ -146,7 +199,8 @@ fn a_cut_trace_is_repaired() {
     let path = dir.path("cut.json");
     let w = Writer::open(&path, &Options::new()).unwrap();
     for seq in 0..100u64 {
-        w.complete("cut", "ev", seq, 1, &[Arg::new("seq", seq)]).unwrap();
+        w.complete("cut", "ev", seq, 1, &[Arg::new("seq", seq)])
+            .unwrap();
     }
     w.close().unwrap();
     let bytes = std::fs::read(&path).unwrap();
@@ -160,7 +214,12 @@ fn a_cut_trace_is_repaired() {
     let (all, was_cut) = read_or_repair(&path);
     assert!(was_cut);
     let ev = events_after_head(&all);
-    assert!(ev.len() >= 49 && ev.len() < 100, "{} events after the cut at {}", ev.len(), at);
+    assert!(
+        ev.len() >= 49 && ev.len() < 100,
+        "{} events after the cut at {}",
+        ev.len(),
+        at
+    );
     for (i, e) in ev.iter().enumerate() {
         assert_eq!(e.at("args").at("seq").u64(), i as u64);
     }

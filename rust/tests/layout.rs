@@ -12,21 +12,38 @@ use std::time::Duration;
 use tracewriter::ffi::{self, tw_options, tw_stats};
 use tracewriter::{Arg, Commit, Crash, Format, OnFull, Options, Sink, Writer};
 
+/// A struct of the C API followed by room a newer header would use.
+#[repr(C)]
+struct WithRoom<T> {
+    s: T,
+    room: [u8; 64],
+}
+
+/// Call `fill` on a zeroed T followed by 64 bytes of 0xa5, passing the
+/// size of both, as a program built against a newer, larger header does;
+/// check that the C function returns 0 and zeroes the room past its own
+/// struct (so past ours, if they agree).
+fn fill_with_room<T>(fill: impl FnOnce(*mut T, usize) -> std::os::raw::c_int) -> T {
+    let mut big: WithRoom<T> = unsafe { std::mem::zeroed() };
+    big.room = [0xa5; 64];
+    assert_eq!(fill(&mut big.s, size_of::<WithRoom<T>>()), 0);
+    assert!(
+        big.room.iter().all(|&b| b == 0),
+        "the room past the struct is not zeroed"
+    );
+    big.s
+}
+
 /// The library fills at most its own sizeof(tw_options) and says how much
 /// in struct_size: given more room than ours, it must fill exactly ours.
 #[test]
 fn tw_options_size_matches_the_library() {
-    #[repr(C)]
-    struct Larger {
-        o: tw_options,
-        extra: [u8; 64],
-    }
-    let mut big: Larger = unsafe { std::mem::zeroed() };
-    big.extra = [0xa5; 64];
-    let rc = unsafe { ffi::tw_options_init_sized(&mut big.o, size_of::<Larger>()) };
-    assert_eq!(rc, 0);
-    assert_eq!(big.o.struct_size, size_of::<tw_options>(), "the library's tw_options is not ours");
-    assert!(big.extra.iter().all(|&b| b == 0), "the room past the struct is zeroed");
+    let o = fill_with_room(|p, size| unsafe { ffi::tw_options_init_sized(p, size) });
+    assert_eq!(
+        o.struct_size,
+        size_of::<tw_options>(),
+        "the library's tw_options is not ours"
+    );
     // Ours exactly is accepted and named as ours.
     assert_eq!(Options::new().as_raw().struct_size, size_of::<tw_options>());
 }
@@ -105,28 +122,41 @@ fn tw_stats_fields_match_the_library() {
     let w = Writer::open(&path, &Options::new().rotate_size(4096).buffer_size(1024)).unwrap();
     let pad = "x".repeat(200);
     for i in 0..100 {
-        w.complete("l", "ev", i, 1, &[Arg::new("pad", pad.as_str())]).unwrap();
+        w.complete("l", "ev", i, 1, &[Arg::new("pad", pad.as_str())])
+            .unwrap();
     }
     w.flush().unwrap();
 
-    #[repr(C)]
-    struct Larger {
-        s: tw_stats,
-        extra: [u8; 32],
-    }
-    let mut big: Larger = unsafe { std::mem::zeroed() };
-    big.extra = [0xa5; 32];
-    let rc = unsafe { ffi::tw_get_stats_sized(w.as_ptr(), &mut big.s, size_of::<Larger>()) };
-    assert_eq!(rc, 0);
-    assert!(big.extra.iter().all(|&b| b == 0));
+    let raw: tw_stats =
+        fill_with_room(|p, size| unsafe { ffi::tw_get_stats_sized(w.as_ptr(), p, size) });
     let st = w.stats();
-    assert_eq!((big.s.events, big.s.rotations, big.s.output_bytes), (st.events, st.rotations, st.output_bytes));
+    assert_eq!(
+        (raw.events, raw.rotations, raw.output_bytes),
+        (st.events, st.rotations, st.output_bytes)
+    );
     assert!(st.rotations >= 3, "{:?}", st);
     assert!(st.commits >= st.rotations);
-    assert!(st.bytes > 100 * 200 && st.output_bytes > 100 * 200, "{:?}", st);
-    assert_eq!((st.rejected, st.strings_truncated, st.utf8_replaced, st.dropped, st.error), (0, 0, 0, 0, 0));
+    assert!(
+        st.bytes > 100 * 200 && st.output_bytes > 100 * 200,
+        "{:?}",
+        st
+    );
+    assert_eq!(
+        (
+            st.rejected,
+            st.strings_truncated,
+            st.utf8_replaced,
+            st.dropped,
+            st.error
+        ),
+        (0, 0, 0, 0, 0)
+    );
     // A size below the first published struct is refused.
-    assert_eq!(unsafe { ffi::tw_get_stats_sized(w.as_ptr(), &mut big.s, 8) }, ffi::TW_EVERSION);
+    let mut small = tw_stats::default();
+    assert_eq!(
+        unsafe { ffi::tw_get_stats_sized(w.as_ptr(), &mut small, 8) },
+        ffi::TW_EVERSION
+    );
     w.close().unwrap();
 
     // Every file, the live one and the rotated ones, is a complete trace;

@@ -10,7 +10,13 @@ use tracewriter::{now_ns, Arg, Event, Format, Options, Scope, Sink, Value, Write
 /// The kernel id of the calling thread, as the library writes by default.
 fn gettid() -> i64 {
     let link = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
-    link.to_str().unwrap().rsplit('/').next().unwrap().parse().unwrap()
+    link.to_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 fn pid() -> i64 {
@@ -31,7 +37,14 @@ fn assert_common(e: &J, ph: &str, name: &str, cat: Option<&str>) {
 fn assert_now(e: &J, before: u64, after: u64) {
     let ts = e.at("ts").ns();
     // The file has whole nanoseconds; the clock reads may fall anywhere.
-    assert!(ts >= before && ts <= after, "ts {} outside [{}, {}] in {:?}", ts, before, after, e);
+    assert!(
+        ts >= before && ts <= after,
+        "ts {} outside [{}, {}] in {:?}",
+        ts,
+        before,
+        after,
+        e
+    );
 }
 
 fn assert_args(e: &J, want: &[(&str, J)]) {
@@ -54,9 +67,28 @@ fn s(v: &str) -> J {
 #[test]
 fn strict_reader_refuses_what_json_forbids() {
     for bad in [
-        "", " ", "[1,]", "{\"a\":1,}", "[1,,2]", "tru", "01", "1.", "1e", "-", "[1] x", "{}}",
-        "\"\\ud800\"", "\"\\udc00\"", "\"a\nb\"", "\"\\x\"", "{\"a\"}", "{\"a\":1,\"a\":2}", "[\"\u{1}\"]",
-        "NaN", "[", "\"abc",
+        "",
+        " ",
+        "[1,]",
+        "{\"a\":1,}",
+        "[1,,2]",
+        "tru",
+        "01",
+        "1.",
+        "1e",
+        "-",
+        "[1] x",
+        "{}}",
+        "\"\\ud800\"",
+        "\"\\udc00\"",
+        "\"a\nb\"",
+        "\"\\x\"",
+        "{\"a\"}",
+        "{\"a\":1,\"a\":2}",
+        "[\"\u{1}\"]",
+        "NaN",
+        "[",
+        "\"abc",
     ] {
         assert!(parse(bad.as_bytes()).is_err(), "accepted {:?}", bad);
     }
@@ -99,7 +131,8 @@ fn every_phase_reads_back_field_by_field() {
         Arg::new("opt", None::<i32>),
         Arg::new("small", 7u8),
     ];
-    w.complete("cat1", "x \"quoted\"", 1_000_000_123, 2_500, &typed).unwrap();
+    w.complete("cat1", "x \"quoted\"", 1_000_000_123, 2_500, &typed)
+        .unwrap();
 
     let span_start;
     {
@@ -110,9 +143,12 @@ fn every_phase_reads_back_field_by_field() {
     w.end("c", "b", &[]).unwrap();
     w.instant("c", "it", Scope::Thread, &[]).unwrap();
     w.instant("", "ip", Scope::Process, &[]).unwrap();
-    w.instant("c", "ig", Scope::Global, &[Arg::new("why", "test")]).unwrap();
-    w.counter("c", "queue", &[Arg::new("depth", 3), Arg::new("load", 0.5)]).unwrap();
-    w.async_begin("c", "req", 0x1a, &[Arg::new("url", "/")]).unwrap();
+    w.instant("c", "ig", Scope::Global, &[Arg::new("why", "test")])
+        .unwrap();
+    w.counter("c", "queue", &[Arg::new("depth", 3), Arg::new("load", 0.5)])
+        .unwrap();
+    w.async_begin("c", "req", 0x1a, &[Arg::new("url", "/")])
+        .unwrap();
     w.async_instant("c", "req", 0x1a, &[]).unwrap();
     w.async_end("c", "req", 0x1a, &[]).unwrap();
     w.flow_start("c", "flow", 5).unwrap();
@@ -140,14 +176,37 @@ fn every_phase_reads_back_field_by_field() {
             .args(&xargs),
     )
     .unwrap();
-    w.emit(&Event::new('i', "scoped").ts(10).scope(Scope::Process).id2_global(3).id_scope("sc\"x"))
+    w.emit(
+        &Event::new('i', "scoped")
+            .ts(10)
+            .scope(Scope::Process)
+            .id2_global(3)
+            .id_scope("sc\"x"),
+    )
+    .unwrap();
+    w.emit(&Event::new('t', "step").cat("f").ts(11).id(0).bp_enclosing())
         .unwrap();
-    w.emit(&Event::new('t', "step").cat("f").ts(11).id(0).bp_enclosing()).unwrap();
     w.emit(&Event::new('N', "obj").ts(12).id(9)).unwrap();
-    w.emit(&Event::new('O', "obj").ts(13).id(9).args(&[Arg::json("snapshot", "{\"v\":1}")])).unwrap();
+    w.emit(
+        &Event::new('O', "obj")
+            .ts(13)
+            .id(9)
+            .args(&[Arg::json("snapshot", "{\"v\":1}")]),
+    )
+    .unwrap();
     w.emit(&Event::new('D', "obj").ts(14).id(9)).unwrap();
-    w.emit(&Event::new('c', "clock_sync").ts(15).args(&[Arg::new("sync_id", "abc")])).unwrap();
-    w.emit(&Event::new('M', "thread_name").tid(99).args(&[Arg::new("name", "other")])).unwrap();
+    w.emit(
+        &Event::new('c', "clock_sync")
+            .ts(15)
+            .args(&[Arg::new("sync_id", "abc")]),
+    )
+    .unwrap();
+    w.emit(
+        &Event::new('M', "thread_name")
+            .tid(99)
+            .args(&[Arg::new("name", "other")]),
+    )
+    .unwrap();
     w.close().unwrap();
 
     let all = load(&path);
@@ -174,7 +233,10 @@ fn every_phase_reads_back_field_by_field() {
     assert_eq!(e.at("ts").ns(), 1_000_000_123);
     assert_eq!(e.at("dur").ns(), 2_500);
     let a = e.at("args");
-    assert_eq!(a.keys(), ["i", "u", "f", "neg", "t", "s", "n", "j", "bytes", "opt", "small"]);
+    assert_eq!(
+        a.keys(),
+        ["i", "u", "f", "neg", "t", "s", "n", "j", "bytes", "opt", "small"]
+    );
     assert_eq!(a.at("i"), &num("-9223372036854775808"));
     assert_eq!(a.at("u"), &num("18446744073709551615"));
     assert_eq!(a.at("f").f64().to_bits(), 0.1f64.to_bits());
@@ -182,7 +244,10 @@ fn every_phase_reads_back_field_by_field() {
     assert_eq!(a.at("t"), &J::Bool(true));
     assert_eq!(a.at("s"), &s("q\"b\\n\n\t\u{1}\u{e9}\u{1f600}\0z"));
     assert_eq!(a.at("n"), &J::Null);
-    assert_eq!(a.at("j"), &parse(b"{\"a\":[1,2.5,\"x\"],\"b\":null}").unwrap());
+    assert_eq!(
+        a.at("j"),
+        &parse(b"{\"a\":[1,2.5,\"x\"],\"b\":null}").unwrap()
+    );
     assert_eq!(a.at("bytes"), &s("ok\u{fffd}end"));
     assert_eq!(a.at("opt"), &J::Null);
     assert_eq!(a.at("small"), &num("7"));
@@ -199,7 +264,11 @@ fn every_phase_reads_back_field_by_field() {
     let e = next();
     assert_common(e, "E", "b", Some("c"));
     assert_now(e, before, after);
-    for (name, cat, scope) in [("it", Some("c"), "t"), ("ip", None, "p"), ("ig", Some("c"), "g")] {
+    for (name, cat, scope) in [
+        ("it", Some("c"), "t"),
+        ("ip", None, "p"),
+        ("ig", Some("c"), "g"),
+    ] {
         let e = next();
         assert_common(e, "I", name, cat);
         assert_now(e, before, after);
@@ -224,7 +293,10 @@ fn every_phase_reads_back_field_by_field() {
         assert_common(e, ph, "flow", Some("c"));
         assert_now(e, before, after);
         assert_eq!(e.at("id").str(), "0x5");
-        assert_eq!(e.get("bp").map(J::str), if ph == "f" { Some("e") } else { None });
+        assert_eq!(
+            e.get("bp").map(J::str),
+            if ph == "f" { Some("e") } else { None }
+        );
     }
     let e = next();
     assert_common(e, "R", "mark", Some("c"));
@@ -234,7 +306,8 @@ fn every_phase_reads_back_field_by_field() {
     let mut keys = e.keys();
     keys.sort_unstable();
     let mut want = [
-        "ph", "name", "cat", "ts", "dur", "tts", "tdur", "pid", "tid", "args", "id2", "bind_id", "flow_in", "flow_out", "cname",
+        "ph", "name", "cat", "ts", "dur", "tts", "tdur", "pid", "tid", "args", "id2", "bind_id",
+        "flow_in", "flow_out", "cname",
     ];
     want.sort_unstable();
     assert_eq!(keys, want);
@@ -290,10 +363,16 @@ fn every_phase_reads_back_field_by_field() {
 fn every_sink_and_format_reads_back() {
     let dir = TempDir::new("sinks");
     let cases = [
-        ("file.json", Options::new().sink(Sink::File).buffer_size(256)),
+        (
+            "file.json",
+            Options::new().sink(Sink::File).buffer_size(256),
+        ),
         ("object.json", Options::new().format(Format::Object)),
         ("mmap.json", Options::parse("mmap,chunk=4KiB").unwrap()),
-        ("parsed.json", "buffer=1KiB,commit=background,buffers=2".parse().unwrap()),
+        (
+            "parsed.json",
+            "buffer=1KiB,commit=background,buffers=2".parse().unwrap(),
+        ),
     ];
     for (name, opts) in cases.iter() {
         let path = dir.path(name);
@@ -301,13 +380,25 @@ fn every_sink_and_format_reads_back() {
         for round in 0..3i64 {
             for i in 0..50i64 {
                 let n = round * 50 + i;
-                w.complete("sink", "ev", 1000 + n as u64, 5, &[Arg::new("n", n), Arg::new("pad", "x".repeat(40).as_str())])
-                    .unwrap();
+                w.complete(
+                    "sink",
+                    "ev",
+                    1000 + n as u64,
+                    5,
+                    &[Arg::new("n", n), Arg::new("pad", "x".repeat(40).as_str())],
+                )
+                .unwrap();
             }
             w.flush().unwrap();
             let ev = load(&path);
             let ev = events_after_head(&ev);
-            assert_eq!(ev.len() as i64, (round + 1) * 50, "{} after flush {}", name, round);
+            assert_eq!(
+                ev.len() as i64,
+                (round + 1) * 50,
+                "{} after flush {}",
+                name,
+                round
+            );
             for (n, e) in ev.iter().enumerate() {
                 assert_eq!(e.at("args").at("n").i64(), n as i64, "{}", name);
                 assert_eq!(e.at("ts").ns(), 1000 + n as u64);
@@ -337,7 +428,13 @@ fn values_convert_from_rust_types() {
     assert_eq!(Value::from(&text), Value::Str("owned"));
     assert_eq!(Value::from(Some("x")), Value::Str("x"));
     assert_eq!(Value::from(None::<bool>), Value::Null);
-    assert_eq!(Arg::from(("k", false)), Arg { name: "k", value: Value::Bool(false) });
+    assert_eq!(
+        Arg::from(("k", false)),
+        Arg {
+            name: "k",
+            value: Value::Bool(false)
+        }
+    );
 }
 
 /// A stream on a pipe: valid JSON once the writer is closed.
@@ -345,10 +442,15 @@ fn values_convert_from_rust_types() {
 fn pipe_streams_and_ends_at_close() {
     use std::io::Read;
     use std::process::{Command, Stdio};
-    let mut cat = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run cat");
+    let mut cat = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run cat");
     let stdin = cat.stdin.take().unwrap();
     let w = Writer::open_fd(stdin, &Options::new()).unwrap();
-    w.instant("p", "piped", Scope::Thread, &[Arg::new("n", 1)]).unwrap();
+    w.instant("p", "piped", Scope::Thread, &[Arg::new("n", 1)])
+        .unwrap();
     w.close().unwrap(); // closes the pipe: cat ends
     let mut out = Vec::new();
     cat.stdout.take().unwrap().read_to_end(&mut out).unwrap();

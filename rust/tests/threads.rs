@@ -52,9 +52,12 @@ fn run(opts: &str, mut rng: Rng) {
     // Also through an Arc and a thread that outlives no borrow.
     let w = Arc::new(w);
     let w2 = Arc::clone(&w);
-    std::thread::spawn(move || w2.instant("arc", "from another thread", Scope::Process, &[]).unwrap())
-        .join()
-        .unwrap();
+    std::thread::spawn(move || {
+        w2.instant("arc", "from another thread", Scope::Process, &[])
+            .unwrap()
+    })
+    .join()
+    .unwrap();
     let w = Arc::try_unwrap(w).unwrap();
     w.close().unwrap();
 
@@ -92,15 +95,24 @@ fn run(opts: &str, mut rng: Rng) {
 
 #[test]
 fn threads_keep_their_order_inline() {
-    run("buffer=4KiB,commit=inline", Rng::new("threads_keep_their_order_inline"));
+    run(
+        "buffer=4KiB,commit=inline",
+        Rng::new("threads_keep_their_order_inline"),
+    );
 }
 
 #[test]
 fn threads_keep_their_order_background() {
-    run("buffer=4KiB,commit=background,buffers=2", Rng::new("threads_keep_their_order_background"));
+    run(
+        "buffer=4KiB,commit=background,buffers=2",
+        Rng::new("threads_keep_their_order_background"),
+    );
 }
 
 #[test]
 fn threads_keep_their_order_mmap() {
-    run("mmap,chunk=64KiB", Rng::new("threads_keep_their_order_mmap"));
+    run(
+        "mmap,chunk=64KiB",
+        Rng::new("threads_keep_their_order_mmap"),
+    );
 }

@@ -172,7 +172,9 @@ impl<'a> Parser<'a> {
                 return self.err("no digit in exponent");
             }
         }
-        Ok(J::Num(String::from_utf8(self.s[start..self.i].to_vec()).unwrap()))
+        Ok(J::Num(
+            String::from_utf8(self.s[start..self.i].to_vec()).unwrap(),
+        ))
     }
     fn hex4(&mut self) -> PResult<u32> {
         if self.i + 4 > self.s.len() {
@@ -252,7 +254,11 @@ impl<'a> Parser<'a> {
 /// Parse `bytes` as exactly one JSON value.
 pub fn parse(bytes: &[u8]) -> Result<J, String> {
     std::str::from_utf8(bytes).map_err(|e| format!("invalid UTF-8: {}", e))?;
-    let mut p = Parser { s: bytes, i: 0, depth: 0 };
+    let mut p = Parser {
+        s: bytes,
+        i: 0,
+        depth: 0,
+    };
     let v = p.value()?;
     p.ws();
     if p.i != bytes.len() {
@@ -271,7 +277,8 @@ impl J {
     }
     /// The field `key`, which must exist.
     pub fn at(&self, key: &str) -> &J {
-        self.get(key).unwrap_or_else(|| panic!("no {:?} in {:?}", key, self))
+        self.get(key)
+            .unwrap_or_else(|| panic!("no {:?} in {:?}", key, self))
     }
     pub fn str(&self) -> &str {
         match self {
@@ -286,10 +293,14 @@ impl J {
         }
     }
     pub fn i64(&self) -> i64 {
-        self.num().parse().unwrap_or_else(|_| panic!("not an i64: {:?}", self))
+        self.num()
+            .parse()
+            .unwrap_or_else(|_| panic!("not an i64: {:?}", self))
     }
     pub fn u64(&self) -> u64 {
-        self.num().parse().unwrap_or_else(|_| panic!("not a u64: {:?}", self))
+        self.num()
+            .parse()
+            .unwrap_or_else(|_| panic!("not a u64: {:?}", self))
     }
     pub fn f64(&self) -> f64 {
         self.num().parse().unwrap()
@@ -304,7 +315,9 @@ impl J {
     /// read from the text (no floating point).
     pub fn ns(&self) -> u64 {
         let t = self.num();
-        let (us, frac) = t.split_once('.').unwrap_or_else(|| panic!("time {:?} has no decimals", t));
+        let (us, frac) = t
+            .split_once('.')
+            .unwrap_or_else(|| panic!("time {:?} has no decimals", t));
         assert_eq!(frac.len(), 3, "time {:?} has not three decimals", t);
         us.parse::<u64>().unwrap() * 1000 + frac.parse::<u64>().unwrap()
     }
@@ -320,7 +333,8 @@ impl J {
 /// "traceEvents"); also runs the project's checker when it is built.
 pub fn load(path: &Path) -> Vec<J> {
     let bytes = fs::read(path).unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
-    let doc = parse(&bytes).unwrap_or_else(|e| panic!("{}: not strict JSON: {}", path.display(), e));
+    let doc =
+        parse(&bytes).unwrap_or_else(|e| panic!("{}: not strict JSON: {}", path.display(), e));
     jsonlint(path);
     match doc {
         J::Arr(events) => events,
@@ -350,7 +364,9 @@ pub fn top_builddir() -> Option<PathBuf> {
     if let Ok(d) = env::var("top_builddir") {
         return Some(PathBuf::from(d));
     }
-    let parent = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf();
+    let parent = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .to_path_buf();
     if parent.join("tools/tracewriter").exists() {
         Some(parent)
     } else {
@@ -372,7 +388,11 @@ pub fn tool(rel: &str) -> Option<PathBuf> {
 /// strict checker must agree with ours.
 pub fn jsonlint(path: &Path) {
     if let Some(lint) = tool("tests/jsonlint") {
-        let out = Command::new(&lint).arg("--events").arg(path).output().expect("run jsonlint");
+        let out = Command::new(&lint)
+            .arg("--events")
+            .arg(path)
+            .output()
+            .expect("run jsonlint");
         assert!(
             out.status.success(),
             "jsonlint {}: {}{}",
@@ -416,10 +436,19 @@ pub struct Rng(u64);
 
 impl Rng {
     pub fn new(test: &str) -> Rng {
-        let seed = env::var("TW_RUST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-        });
-        println!("{}: seed {} (replay with TW_RUST_SEED={})", test, seed, seed);
+        let seed = env::var("TW_RUST_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
+        println!(
+            "{}: seed {} (replay with TW_RUST_SEED={})",
+            test, seed, seed
+        );
         Rng(seed | 1)
     }
     pub fn next(&mut self) -> u64 {
