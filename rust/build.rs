@@ -55,7 +55,12 @@ fn from_pkg_config() -> bool {
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    for var in ["TRACEWRITER_LIB_DIR", "PKG_CONFIG", "PKG_CONFIG_PATH"] {
+    for var in [
+        "TRACEWRITER_LIB_DIR",
+        "PKG_CONFIG",
+        "PKG_CONFIG_PATH",
+        "PKG_CONFIG_LIBDIR",
+    ] {
         println!("cargo:rerun-if-env-changed={}", var);
     }
     match env::var("TRACEWRITER_LIB_DIR") {

@@ -130,6 +130,7 @@ fn every_phase_reads_back_field_by_field() {
         Arg::new("bytes", &b"ok\xffend"[..]),
         Arg::new("opt", None::<i32>),
         Arg::new("small", 7u8),
+        Arg::new("empty", ""),
     ];
     w.complete("cat1", "x \"quoted\"", 1_000_000_123, 2_500, &typed)
         .unwrap();
@@ -235,7 +236,7 @@ fn every_phase_reads_back_field_by_field() {
     let a = e.at("args");
     assert_eq!(
         a.keys(),
-        ["i", "u", "f", "neg", "t", "s", "n", "j", "bytes", "opt", "small"]
+        ["i", "u", "f", "neg", "t", "s", "n", "j", "bytes", "opt", "small", "empty"]
     );
     assert_eq!(a.at("i"), &num("-9223372036854775808"));
     assert_eq!(a.at("u"), &num("18446744073709551615"));
@@ -251,6 +252,7 @@ fn every_phase_reads_back_field_by_field() {
     assert_eq!(a.at("bytes"), &s("ok\u{fffd}end"));
     assert_eq!(a.at("opt"), &J::Null);
     assert_eq!(a.at("small"), &num("7"));
+    assert_eq!(a.at("empty"), &s(""));
 
     let e = next();
     assert_common(e, "X", "span", Some("cat2"));
