@@ -102,13 +102,21 @@ void tw__slot_seal_locked(tw_writer *w, tw__stage *st)
 {
   tw__slot *s = st->slot;
   size_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
-  size_t done = __atomic_load_n(&s->done, __ATOMIC_RELAXED);
+  /* Acquire: the commit's reads of the slot, before its store of done,
+   * are over before the slot is filled again. */
+  size_t done = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE);
 
   st->slot = NULL;
-  /* A flush wrote all of it: nothing to commit.  (A commit's store of
-   * done is its last touch of the slot, so it is free to go.) */
+  /* A flush wrote all of it: nothing to commit, free (a commit's store of
+   * done is its last touch of the slot).  But not while a flush under
+   * way has it among the active slots it writes: then when that ends. */
   if (len == done) {
-    slot_free_locked(w, s);
+    if (w->committing && st->snap == s) {
+      s->next = w->unsnapped;
+      w->unsnapped = s;
+    } else {
+      slot_free_locked(w, s);
+    }
     return;
   }
   if (queue_slot_locked(w, s, len - done)) {
@@ -254,11 +262,12 @@ static int gather_flush(gather *g)
       g->total += g->iov[i].iov_len;
       if (g->pieces[i].slot)
         __atomic_store_n(&g->pieces[i].slot->done, g->pieces[i].to,
-                         __ATOMIC_RELAXED);
+                         __ATOMIC_RELEASE);
     }
-    w->commits++;
+    __atomic_add_fetch(&w->commits, 1, __ATOMIC_RELAXED);
   }
-  __atomic_store_n(&w->out_bytes, w->out_done + w->sink->out_bytes,
+  __atomic_store_n(&w->out_bytes, w->out_done +
+                   __atomic_load_n(&w->sink->out_bytes, __ATOMIC_RELAXED),
                    __ATOMIC_RELAXED);
   g->n = 0;
   return g->rc = rc;
@@ -380,6 +389,13 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
     next = s->next;
     slot_free_locked(w, s);
   }
+  for (s = w->unsnapped; s; s = next) {
+    next = s->next;
+    slot_free_locked(w, s);
+  }
+  w->unsnapped = NULL;
+  for (tw__stage *st = stages; st; st = st->next)
+    st->snap = NULL;
   w->committing = 0;
   if (rc || rotate_rc)
     tw__writer_fail(w, rc ? rc : rotate_rc);

@@ -120,7 +120,7 @@ static void crash_commit_held(tw_writer *w, int final)
     if (w->sink->ops->crash_commit(w->sink, iov, n, final && !s) != 0)
       return;
     for (int i = 0; i < n; i++)
-      __atomic_store_n(&slots[i]->done, ends[i], __ATOMIC_RELAXED);
+      __atomic_store_n(&slots[i]->done, ends[i], __ATOMIC_RELEASE);
     n = 0;
     if (!s)
       break;

@@ -395,13 +395,14 @@ int tw_get_stats_sized(tw_writer *w, tw_stats *stats, size_t size)
   } else if (w) {
     pthread_mutex_lock(&w->lock);
     tw__stages_count(w, &s.events, &s.bytes);
-    s.commits = w->commits;
+    s.commits = __atomic_load_n(&w->commits, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&w->lock);
     s.dropped = __atomic_load_n(&w->dropped, __ATOMIC_RELAXED);
     s.output_bytes = __atomic_load_n(&w->out_bytes, __ATOMIC_RELAXED);
     /* A direct sink's records are committed as they are copied. */
     if (w->direct)
-      s.output_bytes = s.bytes + w->meta_out;
+      s.output_bytes = s.bytes +
+        __atomic_load_n(&w->meta_out, __ATOMIC_RELAXED);
     s.rotations = tw__rotations(w);
     s.rejected = __atomic_load_n(&w->rejected, __ATOMIC_RELAXED);
     s.strings_truncated =

@@ -345,12 +345,14 @@ static int rotate(tw_writer *w)
     rc = -errno;
   /* Threads of a direct sink see the new sink at their next record. */
   __atomic_store_n(&w->sink, next, __ATOMIC_RELEASE);
-  w->out_done += old->out_bytes;
+  w->out_done += __atomic_load_n(&old->out_bytes, __ATOMIC_RELAXED);
   if ((close_rc = old->ops->close(old)) != 0 && rc == 0)
     rc = close_rc;
   r->finished = n;
   __atomic_store_n(&r->began_ns, tw_now_ns(), __ATOMIC_RELAXED);
-  __atomic_store_n(&r->began_out, next->out_bytes, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->began_out,
+                   __atomic_load_n(&next->out_bytes, __ATOMIC_RELAXED),
+                   __ATOMIC_RELAXED);
   r->records = 0;
   __atomic_add_fetch(&r->rotations, 1, __ATOMIC_RELAXED);
   /* A file already gone (deleted by someone else) is no error. */
@@ -376,7 +378,8 @@ int tw__rotate_if_due(tw_writer *w, size_t len)
   if (!tw__rotation_due(w))
     return 0;
   rc = rotate(w);
-  __atomic_store_n(&w->out_bytes, w->out_done + w->sink->out_bytes,
+  __atomic_store_n(&w->out_bytes, w->out_done +
+                   __atomic_load_n(&w->sink->out_bytes, __ATOMIC_RELAXED),
                    __ATOMIC_RELAXED);
   return rc;
 }
@@ -493,7 +496,8 @@ void tw__rotation_began(tw_writer *w)
 {
   if (w->rot) {
     __atomic_store_n(&w->rot->began_ns, tw_now_ns(), __ATOMIC_RELAXED);
-    __atomic_store_n(&w->rot->began_out, w->sink->out_bytes,
+    __atomic_store_n(&w->rot->began_out,
+                     __atomic_load_n(&w->sink->out_bytes, __ATOMIC_RELAXED),
                      __ATOMIC_RELAXED);
   }
 }

@@ -439,7 +439,8 @@ static void release_locked(mmap_sink *m, tw__region *r)
 
   if (end == m->end) {
     m->end = used;
-    m->base.out_bytes -= (unsigned long long)(end - used);
+    __atomic_sub_fetch(&m->base.out_bytes, (unsigned long long)(end - used),
+                       __ATOMIC_RELAXED);
   }
   window_unlease(m, w);
   m->regions--;
@@ -491,7 +492,9 @@ static int reserve_locked(mmap_sink *m, tw__region *r, off_t off,
   r->at = addr_in(m->cur, off);
   r->end = r->at + size;
   r->size = size;
-  m->base.out_bytes += (unsigned long long)(need - m->end);
+  /* Read by the writer's threads without the lock (rotation's size). */
+  __atomic_add_fetch(&m->base.out_bytes, (unsigned long long)(need - m->end),
+                     __ATOMIC_RELAXED);
   m->end = need;
   m->regions++;
   touch_pages(m, r->at, size);

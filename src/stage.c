@@ -56,10 +56,12 @@ static void stage_unref(tw__stage *st)
     free(st);
 }
 
-/* At a thread's exit: let go of its stages, and its scratch. */
+/* At a thread's exit: let go of its stages, and its scratch.  arg is
+ * the address of thread_stages (the key's value is never NULL, so that
+ * the destructor runs; thread-local storage outlives the destructors). */
 static void thread_exit(void *arg)
 {
-  tw__stage *st = arg, *next;
+  tw__stage *st = *(tw__stage **)arg, *next;
 
   for (; st; st = next) {
     next = st->thread_next;
@@ -94,9 +96,8 @@ static char *scratch_get(size_t want)
     return NULL;
   scratch = p;
   scratch_cap = cap;
-  /* The key's value is what its destructor gets: make sure it runs. */
-  if (!thread_stages)
-    (void)pthread_setspecific(stage_key, (void *)&thread_stages);
+  /* The key's destructor frees the scratch: make sure it runs. */
+  (void)pthread_setspecific(stage_key, (void *)&thread_stages);
   return p;
 }
 
@@ -162,7 +163,7 @@ static tw__stage *stage_new(tw_writer *w, int *rc)
   pthread_mutex_unlock(&w->lock);
   st->thread_next = thread_stages;
   thread_stages = st;
-  (void)pthread_setspecific(stage_key, st);
+  (void)pthread_setspecific(stage_key, (void *)&thread_stages);
   return st;
 }
 

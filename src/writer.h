@@ -98,6 +98,8 @@ struct tw_writer {
   size_t slot_size;        /* bytes of each slot */
   size_t commit_bytes;     /* sealed bytes that call for a commit */
   tw__slot *free_slots;    /* free slots */
+  tw__slot *unsnapped;     /* slots written whole, sealed while the flush
+                              under way writes them: free when it ends */
   tw__slot *sealed;        /* the sealed queue, oldest first ... */
   tw__slot **sealed_tail;  /* ... and where the next goes */
   size_t unit_bytes;       /* bytes of the sealed unit not yet closed */
@@ -124,7 +126,7 @@ struct tw_writer {
   /* Counters: what the stages counted comes on top (tw_get_stats). */
   uint64_t own_events;     /* records of the writer itself, and of */
   uint64_t own_bytes;      /*   stages freed: under the lock */
-  uint64_t commits;        /* under the lock */
+  uint64_t commits;        /* atomic: counted by whoever commits */
   uint64_t dropped;        /* atomic */
   uint64_t rejected;       /* atomic */
   uint64_t strings_truncated; /* atomic */

@@ -2,9 +2,13 @@
  *
  * Every event of every thread must be in the file exactly once, each
  * thread's events in the order it emitted them and with its own tid, and
- * the file must be strict JSON: with the default buffer and a small one,
- * with flushes racing the producers, with large records (formatted in the
- * per-thread scratch) among small ones, and with a background committer.
+ * the file must be strict JSON: on every sink, with 8 and 32 threads,
+ * with the default buffer and a small one, with flushes racing the
+ * producers, with large records (larger than a thread's slot) among small
+ * ones, and with a background committer.  Then what per-thread staging
+ * must not strand: the records of a thread gone idle (the flush timer, a
+ * flush, close), of a thread that exited without a flush, of threads that
+ * open and close their own writers.
  *
  * TW_TEST_SCALE (a positive integer, default 1) divides the number of
  * events per thread, for slow builds (sanitizers, valgrind).
@@ -13,13 +17,14 @@
 #define _GNU_SOURCE 1 /* gettid */
 #endif
 #include "testutil.h"
+#include "gunzip.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_THREADS 16
+#define MAX_THREADS 32
 
 /* Events per thread, divided by TW_TEST_SCALE. */
 static int scaled(int n)
@@ -121,29 +126,31 @@ static void *flusher_main(void *arg)
   return NULL;
 }
 
-/* The file must end with exactly the tail (read from the end only: the
- * files here are large). */
-static void check_tail(const char *path, int object_form)
+/* The file's JSON text (inflated for gzip: one complete member), which
+ * must end with exactly the tail.  Free it. */
+static char *file_json(const char *path, int gz, int object_form,
+                       size_t *len)
 {
   const char *tail = object_form ? "\n]}\n" : "\n]\n";
-  size_t tl = strlen(tail);
-  char got[8];
-  struct stat st;
-  int fd = open(path, O_RDONLY);
+  size_t tl = strlen(tail), n;
+  char *buf = tu_read_file(path, &n), *json = buf;
 
-  assert_true(fd >= 0);
-  assert_int_equal(fstat(fd, &st), 0);
-  assert_true((size_t)st.st_size >= tl);
-  assert_int_equal(pread(fd, got, tl, st.st_size - (off_t)tl), (ssize_t)tl);
-  assert_memory_equal(got, tail, tl);
-  close(fd);
+  if (gz) {
+    if (!(json = tu_gunzip(buf, n, &n)))
+      fail_msg("%s: not one complete gzip member", path);
+    free(buf);
+  }
+  if (n < tl || memcmp(json + n - tl, tail, tl) != 0)
+    fail_msg("%s: does not end with the tail", path);
+  *len = n;
+  return json;
 }
 
 /* Check the file: the process_name record, then every (t, i) exactly
  * once, each thread's i in increasing order (no gap, no repeat), each
  * with its thread's tid, intact big strings.  Walks the array once. */
-static void check_file(const char *path, int object_form, producer *ps,
-                       int nthreads)
+static void check_file(const char *path, int gz, int object_form,
+                       producer *ps, int nthreads)
 {
   int next[MAX_THREADS] = { 0 };
   size_t total = 1;
@@ -162,8 +169,12 @@ static void check_file(const char *path, int object_form, producer *ps,
     big = malloc(big_cap);
     assert_non_null(big);
   }
-  check_tail(path, object_form);
-  d = tu_load(path);
+  {
+    size_t len;
+    char *json = file_json(path, gz, object_form, &len);
+    d = tu_load_mem(json, len);
+    free(json);
+  }
   ev = tu_events(d);
   assert_int_equal(jc_len(d, ev), total);
   e = jc_first(d, ev);
@@ -224,7 +235,8 @@ static void check_file(const char *path, int object_form, producer *ps,
 static void run(const tw_options *base, int nthreads, int n, int big_every,
                 size_t big_len, int with_flusher)
 {
-  char *path = tu_tmppath(".json");
+  int gz = base->sink == TW_SINK_GZIP;
+  char *path = tu_tmppath(gz ? ".json.gz" : ".json");
   tw_options o = *base;
   producer ps[MAX_THREADS];
   pthread_t th[MAX_THREADS], fth;
@@ -274,7 +286,7 @@ static void run(const tw_options *base, int nthreads, int n, int big_every,
   assert_int_equal(s.rejected, 0);
   assert_int_equal(s.error, 0);
   assert_int_equal(tw_close(w), 0);
-  check_file(path, o.format == TW_FORMAT_OBJECT, ps, nthreads);
+  check_file(path, gz, o.format == TW_FORMAT_OBJECT, ps, nthreads);
   tu_cleanup(path);
 }
 
@@ -335,6 +347,367 @@ static void test_big_events(void **state)
   run(&o, 6, scaled(3000), 7, 9000, 1);
 }
 
+/* ------------------------------------------------------ every sink */
+
+/* The sinks, as options: inline and background file, mmap, gzip. */
+static tw_options sink_opts(int k)
+{
+  tw_options o;
+
+  assert_int_equal(tw_options_init(&o), 0);
+  switch (k) {
+  case 0: o.sink = TW_SINK_FILE; o.commit = TW_COMMIT_INLINE; break;
+  case 1: o.sink = TW_SINK_FILE; o.commit = TW_COMMIT_BACKGROUND; break;
+  case 2: o.sink = TW_SINK_MMAP; break;
+  default: o.sink = TW_SINK_GZIP; break;
+  }
+  return o;
+}
+
+static const char *const sink_names[4] = {
+  "file", "file, background", "mmap", "gzip"
+};
+
+static void test_every_sink_8_threads(void **state)
+{
+  (void)state;
+  for (int k = 0; k < 4; k++) {
+    tw_options o = sink_opts(k);
+    print_message("  %s: 8 threads x %d\n", sink_names[k], scaled(100000));
+    run(&o, 8, scaled(100000), 0, 0, 0);
+  }
+}
+
+static void test_every_sink_32_threads(void **state)
+{
+  (void)state;
+  for (int k = 0; k < 4; k++) {
+    tw_options o = sink_opts(k);
+    print_message("  %s: 32 threads x %d\n", sink_names[k],
+                  scaled(100000));
+    run(&o, 32, scaled(100000), 0, 0, 0);
+  }
+}
+
+/* Threads that outnumber the slots of a small background pool, with
+ * records larger than a slot among small ones, on every buffering sink:
+ * producers wait for slots and write large records past the queue. */
+static void test_every_sink_big_events(void **state)
+{
+  (void)state;
+  for (int k = 0; k < 4; k++) {
+    tw_options o = sink_opts(k);
+    o.buffer_size = 4096;
+    o.buffer_count = 2;
+    run(&o, 12, scaled(4000), 9, 6000, 1);
+  }
+}
+
+/* ---------------------------------------------- nothing left stranded */
+
+/* The events of a file as a count per thread index (args.t), after
+ * checking the file strictly and each thread's events in order. */
+static void count_events(const char *path, int gz, int nthreads, int *count)
+{
+  size_t len;
+  char *json = file_json(path, gz, 0, &len);
+  jc_doc *d = tu_load_mem(json, len);
+  jc_val e = jc_first(d, tu_events(d));
+
+  free(json);
+  memset(count, 0, sizeof *count * (size_t)nthreads);
+  tu_assert_str(d, e, "name", "process_name");
+  for (e = jc_next(d, e); e >= 0; e = jc_next(d, e)) {
+    jc_val args = jc_get(d, e, "args");
+    int64_t t = -1, i = -1;
+
+    if (jc_int64(d, jc_get(d, args, "t"), &t) != 0 || t < 0 ||
+        t >= nthreads || jc_int64(d, jc_get(d, args, "i"), &i) != 0 ||
+        i != count[t])
+      fail_msg("%s: event (t %lld, i %lld) out of place", path,
+               (long long)t, (long long)i);
+    count[t]++;
+  }
+  jc_free(d);
+}
+
+/* A thread that emits n events, then waits, idle, until released. */
+typedef struct idler {
+  tw_writer *w;
+  int t, n;
+  int emitted;              /* atomic: all n emitted */
+  int release;              /* atomic: may return */
+  int rc;
+} idler;
+
+static void *idler_main(void *arg)
+{
+  idler *p = arg;
+
+  for (int i = 0; i < p->n && !p->rc; i++) {
+    tw_arg args[2] = { tw_arg_int("t", p->t), tw_arg_int("i", i) };
+    p->rc = tw_complete(p->w, "thr", "idle", 1000u + (uint64_t)i, 5, args,
+                        2);
+  }
+  __atomic_store_n(&p->emitted, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&p->release, __ATOMIC_ACQUIRE))
+    sched_yield();
+  return NULL;
+}
+
+/* Wait until every idler has emitted. */
+static void wait_emitted(idler *ps, int n)
+{
+  for (int t = 0; t < n; t++)
+    while (!__atomic_load_n(&ps[t].emitted, __ATOMIC_ACQUIRE))
+      sched_yield();
+}
+
+/* Threads emit a few events each (far less than a slot), then go idle
+ * for good: the flush timer alone must bring their events to the file
+ * (nobody flushes; the test only reads the file until they are there,
+ * or its deadline passes).  On every buffering sink, inline and
+ * background. */
+static void test_idle_threads_flush_timer(void **state)
+{
+  enum { N = 4, EACH = 7 };
+  static const int ks[] = { 0, 1, 3 };
+  (void)state;
+
+  for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++) {
+    int gz = ks[k] == 3, count[N];
+    char *path = tu_tmppath(gz ? ".json.gz" : ".json");
+    tw_options o = sink_opts(ks[k]);
+    idler ps[N];
+    pthread_t th[N];
+    uint64_t deadline;
+    tw_writer *w;
+    int err = 0, all;
+
+    o.flush_interval_ns = 20u * 1000u * 1000u;       /* 20 ms */
+    o.process_name = "threads";
+    w = tw_open(path, &o, &err);
+    assert_non_null(w);
+    memset(ps, 0, sizeof ps);
+    for (int t = 0; t < N; t++) {
+      ps[t].w = w;
+      ps[t].t = t;
+      ps[t].n = EACH;
+      assert_int_equal(pthread_create(&th[t], NULL, idler_main, &ps[t]), 0);
+    }
+    wait_emitted(ps, N);
+    /* The file, read again and again (strictly each time), until the
+     * timer has committed every event; 30 s is only a deadline. */
+    deadline = tw_now_ns() + 30ull * 1000000000u;
+    do {
+      count_events(path, gz, N, count);
+      all = 1;
+      for (int t = 0; t < N; t++)
+        all &= count[t] == EACH;
+      if (!all)
+        sched_yield();
+    } while (!all && tw_now_ns() < deadline);
+    if (!all)
+      fail_msg("%s: the flush timer left idle threads' events out",
+               sink_names[ks[k]]);
+    for (int t = 0; t < N; t++) {
+      __atomic_store_n(&ps[t].release, 1, __ATOMIC_RELEASE);
+      assert_int_equal(pthread_join(th[t], NULL), 0);
+      assert_int_equal(ps[t].rc, 0);
+    }
+    assert_int_equal(tw_close(w), 0);
+    tu_cleanup(path);
+  }
+}
+
+/* Without a timer: a tw_flush from another thread commits what idle
+ * threads staged, and so does tw_close. */
+static void test_idle_threads_flush_and_close(void **state)
+{
+  enum { N = 5, EACH = 11 };
+  (void)state;
+
+  for (int k = 0; k < 4; k++) {
+    int gz = k == 3, count[N];
+    char *path = tu_tmppath(gz ? ".json.gz" : ".json");
+    tw_options o = sink_opts(k);
+    idler ps[N];
+    pthread_t th[N];
+    tw_writer *w;
+    int err = 0;
+
+    o.process_name = "threads";
+    w = tw_open(path, &o, &err);
+    assert_non_null(w);
+    memset(ps, 0, sizeof ps);
+    for (int t = 0; t < N; t++) {
+      ps[t].w = w;
+      ps[t].t = t;
+      ps[t].n = EACH;
+      assert_int_equal(pthread_create(&th[t], NULL, idler_main, &ps[t]), 0);
+    }
+    wait_emitted(ps, N);
+    assert_int_equal(tw_flush(w), 0);
+    count_events(path, gz, N, count);
+    for (int t = 0; t < N; t++)
+      assert_int_equal(count[t], EACH);
+    /* Close while the threads are still idle (alive). */
+    assert_int_equal(tw_close(w), 0);
+    count_events(path, gz, N, count);
+    for (int t = 0; t < N; t++) {
+      assert_int_equal(count[t], EACH);
+      __atomic_store_n(&ps[t].release, 1, __ATOMIC_RELEASE);
+      assert_int_equal(pthread_join(th[t], NULL), 0);
+    }
+    tu_cleanup(path);
+  }
+}
+
+/* Threads emit and exit without any flush (their stages outlive them
+ * until a commit writes what they staged); more threads come and go;
+ * nothing is lost. */
+static void test_threads_exit_without_flush(void **state)
+{
+  enum { WAVES = 6, N = 8, EACH = 300 };
+  (void)state;
+
+  for (int k = 0; k < 4; k++) {
+    int gz = k == 3, count[WAVES * N];
+    char *path = tu_tmppath(gz ? ".json.gz" : ".json");
+    tw_options o = sink_opts(k);
+    tw_writer *w;
+    int err = 0;
+
+    o.process_name = "threads";
+    o.buffer_size = 4096;
+    w = tw_open(path, &o, &err);
+    assert_non_null(w);
+    for (int v = 0; v < WAVES; v++) {
+      idler ps[N];
+      pthread_t th[N];
+
+      memset(ps, 0, sizeof ps);
+      for (int t = 0; t < N; t++) {
+        ps[t].w = w;
+        ps[t].t = v * N + t;
+        ps[t].n = EACH;
+        ps[t].release = 1;                 /* exits at once */
+        assert_int_equal(pthread_create(&th[t], NULL, idler_main, &ps[t]),
+                         0);
+      }
+      for (int t = 0; t < N; t++) {
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+        assert_int_equal(ps[t].rc, 0);
+      }
+    }
+    assert_int_equal(tw_close(w), 0);
+    count_events(path, gz, WAVES * N, count);
+    for (int t = 0; t < WAVES * N; t++)
+      if (count[t] != EACH)
+        fail_msg("%s: thread %d: %d events of %d", sink_names[k], t,
+                 count[t], EACH);
+    tu_cleanup(path);
+  }
+}
+
+/* A thread with writers of its own: it opens one, emits, closes it,
+ * three times over, and exits -- at the same time as others do the
+ * same.  Each stage is freed once, by whichever lets go last. */
+typedef struct own {
+  char *path;
+  int sink;
+  int rc;
+} own;
+
+static void *own_main(void *arg)
+{
+  own *p = arg;
+  tw_options o = sink_opts(p->sink);
+  tw_writer *w;
+  int err = 0;
+
+  o.process_name = "threads";
+  for (int round = 0; round < 3 && !p->rc; round++) {
+    if (!(w = tw_open(p->path, &o, &err))) {
+      p->rc = err;
+      break;
+    }
+    for (int i = 0; i < 50 && !p->rc; i++) {
+      tw_arg args[2] = { tw_arg_int("t", 0), tw_arg_int("i", i) };
+      p->rc = tw_complete(w, "thr", "own", 1000u + (uint64_t)i, 5, args, 2);
+    }
+    if (!p->rc)
+      p->rc = tw_close(w);
+  }
+  return NULL;
+}
+
+static void test_threads_own_writers(void **state)
+{
+  enum { N = 8 };
+  (void)state;
+
+  for (int k = 0; k < 4; k++) {
+    own ps[N];
+    pthread_t th[N];
+    int count[1];
+
+    for (int t = 0; t < N; t++) {
+      ps[t].sink = k;
+      ps[t].rc = 0;
+      ps[t].path = tu_tmppath(k == 3 ? ".json.gz" : ".json");
+      assert_int_equal(pthread_create(&th[t], NULL, own_main, &ps[t]), 0);
+    }
+    for (int t = 0; t < N; t++) {
+      assert_int_equal(pthread_join(th[t], NULL), 0);
+      assert_int_equal(ps[t].rc, 0);
+      count_events(ps[t].path, k == 3, 1, count);
+      assert_int_equal(count[0], 50);
+      tu_cleanup(ps[t].path);
+    }
+  }
+}
+
+/* A writer closed by the main thread while the threads that emitted on
+ * it live on and go on to other writers. */
+static void test_writer_closed_under_live_threads(void **state)
+{
+  enum { N = 4, EACH = 20 };
+  (void)state;
+
+  for (int round = 0; round < 3; round++)
+    for (int k = 0; k < 4; k++) {
+      int gz = k == 3, count[N];
+      char *path = tu_tmppath(gz ? ".json.gz" : ".json");
+      tw_options o = sink_opts(k);
+      idler ps[N];
+      pthread_t th[N];
+      tw_writer *w;
+      int err = 0;
+
+      o.process_name = "threads";
+      w = tw_open(path, &o, &err);
+      assert_non_null(w);
+      memset(ps, 0, sizeof ps);
+      for (int t = 0; t < N; t++) {
+        ps[t].w = w;
+        ps[t].t = t;
+        ps[t].n = EACH;
+        assert_int_equal(pthread_create(&th[t], NULL, idler_main, &ps[t]),
+                         0);
+      }
+      wait_emitted(ps, N);
+      assert_int_equal(tw_close(w), 0);
+      count_events(path, gz, N, count);
+      for (int t = 0; t < N; t++) {
+        assert_int_equal(count[t], EACH);
+        __atomic_store_n(&ps[t].release, 1, __ATOMIC_RELEASE);
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+      }
+      tu_cleanup(path);
+    }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -343,6 +716,14 @@ int main(void)
     cmocka_unit_test(test_8x25k_background),
     cmocka_unit_test(test_concurrent_flush),
     cmocka_unit_test(test_big_events),
+    cmocka_unit_test(test_every_sink_8_threads),
+    cmocka_unit_test(test_every_sink_32_threads),
+    cmocka_unit_test(test_every_sink_big_events),
+    cmocka_unit_test(test_idle_threads_flush_timer),
+    cmocka_unit_test(test_idle_threads_flush_and_close),
+    cmocka_unit_test(test_threads_exit_without_flush),
+    cmocka_unit_test(test_threads_own_writers),
+    cmocka_unit_test(test_writer_closed_under_live_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
