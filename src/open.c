@@ -2,7 +2,9 @@
  * the sticky error, the stats
  */
 #include "internal.h"
+#include "fdio.h"
 #include "layout.h"
+#include "rotate.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -270,23 +273,91 @@ static tw_writer *open_fd(int fd, int own_fd, const tw_options *o,
   return writer_create(sink, o, path, error);
 }
 
+/* The writer of a new file at base in dirfd (path: the whole name, for
+ * rotation), begun complete -- head, first record; for mmap the first
+ * chunk -- before the name points to it: without a name (O_TMPFILE)
+ * first, then, if it cannot be linked, under a temporary name.  Returns
+ * the writer, or NULL with *rc set. */
+static tw_writer *open_new(int dirfd, const char *base, const char *path,
+                           const tw_options *o, int *rc)
+{
+  int flags = (o->sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY) | O_CLOEXEC;
+
+  for (int anonymous = 1;; anonymous = 0) {
+    tw__newfile nf;
+    tw_writer *w;
+
+    if ((*rc = tw__newfile_open(&nf, dirfd, base, flags, o->file_mode,
+                                anonymous)) != 0)
+      return NULL;
+    w = open_fd(nf.fd, 1, o, path, rc);  /* the writer's fd, or closed */
+    if (w && (*rc = tw__newfile_publish(&nf)) == 0) {
+      /* The new name durable too, with sync: a directory that cannot be
+       * synced (no read access to it) is left as it is. */
+      if (w->sync_commits && fsync(dirfd) != 0 && errno != EBADF &&
+          errno != EINVAL) {
+        *rc = -errno;
+        (void)tw_close(w);
+        return NULL;
+      }
+      return w;
+    }
+    if (w)
+      (void)tw_close(w);
+    nf.fd = -1;
+    tw__newfile_discard(&nf);
+    if (*rc != TW__ENOLINK || !anonymous)
+      return NULL;
+  }
+}
+
 tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
 {
+  char *target = NULL;
+  const char *file, *slash;
+  struct stat st;
+  tw_writer *w = NULL;
   tw_options o;
-  int fd, rc;
+  int fd, dirfd, rc;
 
-  if (!path)
+  if (!path) {
     rc = -EINVAL;
-  else if ((rc = tw__options_import(&o, opts)) == 0) {
-    if (o.sink == TW_SINK_AUTO)
-      o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
-    if ((fd = tw__open_at(AT_FDCWD, path, &o)) >= 0)
-      return open_fd(fd, 1, &o, path, error);
-    rc = fd;
+    goto out;
   }
-  if (error)
+  if ((rc = tw__options_import(&o, opts)) != 0)
+    goto out;
+  if (o.sink == TW_SINK_AUTO)
+    o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
+  /* A symbolic link stays: the file it points to is replaced (or made). */
+  file = path;
+  if ((target = tw__link_target(path)) != NULL)
+    file = target;
+  else if (errno) {
+    rc = -errno;
+    goto out;
+  }
+  /* Anything but a regular file (a FIFO, a device, /dev/stdout) is
+   * opened as it is, and so is a file in a directory where no file can
+   * be made (its file only is writable). */
+  if ((stat(file, &st) == 0 && !S_ISREG(st.st_mode)) ||
+      (dirfd = tw__open_directory_of(file)) < 0) {
+    if ((fd = tw__open_at(AT_FDCWD, file, &o)) >= 0)
+      w = open_fd(fd, 1, &o, file, &rc);
+    else
+      rc = fd;
+    goto out;
+  }
+  slash = strrchr(file, '/');
+  w = open_new(dirfd, slash ? slash + 1 : file, file, &o, &rc);
+  if (!w && (rc == -EACCES || rc == -EPERM || rc == -EROFS) &&
+      (fd = tw__open_at(AT_FDCWD, file, &o)) >= 0)
+    w = open_fd(fd, 1, &o, file, &rc);
+  close(dirfd);
+out:
+  free(target);
+  if (!w && error)
     *error = rc;
-  return NULL;
+  return w;
 }
 
 tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error)

@@ -19,6 +19,7 @@
  * numbered name (rotate()).
  */
 #include "internal.h"     /* config.h first */
+#include "fdio.h"
 #include "layout.h"
 #include "rotate.h"
 #include "writer.h"
@@ -316,28 +317,34 @@ static int rotate(tw_writer *w)
 {
   struct rotation *r = w->rot;
   unsigned long n = r->finished + 1;
+  int flags = (r->opts.sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY) | O_CLOEXEC;
   tw__sink *old = w->sink, *next;
-  int fd, rc, linked, close_rc;
+  int rc, linked, close_rc, anonymous = 1;
+  tw__newfile nf;
 
   if ((rc = tw__rotated_name(r->name, r->name_size, r->base, n)) != 0)
     return rc;
-  /* A failed open may still have created the name (valgrind checks the
-   * descriptor limit after the call): it is ours, remove it too. */
-  if ((rc = fd = tw__open_at(r->dirfd, r->next, &r->opts)) < 0)
+again:
+  /* The new file, without a name until it is complete (or, where the
+   * file system cannot, as base.next). */
+  if ((rc = tw__newfile_open(&nf, r->dirfd, r->base, flags,
+                             r->opts.file_mode, anonymous)) != 0)
+    return rc;
+  rc = tw__sink_open(nf.fd, 1, &r->opts, &next);
+  if (rc != 0) {
+    nf.fd = -1;                      /* closed by tw__sink_open */
     goto drop_next;
-  if ((rc = tw__sink_open(fd, 1, &r->opts, &next)) != 0)
-    goto drop_next;
+  }
   if ((rc = begin_file(w, next)) != 0 || (rc = linked = link_finished(r)) < 0)
     goto abandon_next;
-  if (renameat(r->dirfd, r->next, r->dirfd, r->base) != 0) {
-    rc = -errno;
+  /* base.next appears complete and is renamed over base. */
+  if ((rc = tw__newfile_publish(&nf)) != 0) {
     if (linked)
       (void)unlinkat(r->dirfd, r->name, 0);
     else
       (void)renameat(r->dirfd, r->name, r->dirfd, r->base);
     goto abandon_next;
   }
-  rc = 0;
   /* The new names durable too: a directory that cannot be synced (no
    * read access to it) is left as it is. */
   if (w->sync_commits && fsync(r->dirfd) != 0 && errno != EBADF &&
@@ -362,9 +369,15 @@ static int rotate(tw_writer *w)
   return rc;
 
 abandon_next:
-  next->ops->abandon(next);
+  next->ops->abandon(next);          /* closes nf.fd */
+  nf.fd = -1;
 drop_next:
-  (void)unlinkat(r->dirfd, r->next, 0);
+  tw__newfile_discard(&nf);
+  /* No /proc and no privilege to link an anonymous file: named. */
+  if (rc == TW__ENOLINK && anonymous) {
+    anonymous = 0;
+    goto again;
+  }
   return rc;
 }
 
@@ -426,15 +439,13 @@ struct rotation *tw__rotation_new(const char *path, const tw_options *o,
   struct rotation *r;
   char *target = NULL;
   const char *slash, *base;
-  struct stat st;
   long name_max;
 
-  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-    if (!(target = realpath(path, NULL))) {
-      *rc = -errno;
-      return NULL;
-    }
+  if ((target = tw__link_target(path)) != NULL) {
     path = target;
+  } else if (errno) {
+    *rc = -errno;
+    return NULL;
   }
   slash = strrchr(path, '/');
   base = slash ? slash + 1 : path;
