@@ -69,6 +69,10 @@ static void writer_free(tw_writer *w)
 
   tw__crash_unregister(w);
   tw__rotation_free(w->rot);
+  if (w->meta) {
+    tw__meta_free(w->meta);
+    free(w->meta);
+  }
   for (s = w->all_slots; s; s = next) {
     next = s->next_all;
     free(s->data);
@@ -145,6 +149,10 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   }
   if ((rc = -init_writer_lock(&w->lock)) != 0)
     goto fail;
+  if ((rc = -pthread_mutex_init(&w->meta_lock, NULL)) != 0) {
+    pthread_mutex_destroy(&w->lock);
+    goto fail;
+  }
   locked = 1;
   if ((rc = -init_monotonic_cond(&w->work)) != 0)
     goto fail;
@@ -179,12 +187,21 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   }
   w->own_events = 1;
   w->own_bytes = len;
-  if (w->rot) {
+  /* Every document after the first (rotation, a restart) begins with the
+   * metadata records: kept for any output that can be rewritten. */
+  if (!(sink->caps & TW__SINK_STREAMING)) {
     tw_event ev;
+    if (!(w->meta = malloc(sizeof *w->meta)) ||
+        tw__meta_init(w->meta, TW__META_BYTES) != 0) {
+      free(w->meta);
+      w->meta = NULL;
+      rc = -ENOMEM;
+      goto fail;
+    }
     memset(&ev, 0, sizeof ev);
     ev.ph = 'M';
     ev.name = "process_name";
-    tw__rotation_remember(w, &ev, rec, len);
+    tw__meta_remember_event(w, &ev, rec, len);
   }
   doc.iov_base = tw__layout_document(w->object_form, rec, len, &doc.iov_len);
   w->own_bytes = doc.iov_len;
@@ -205,8 +222,10 @@ fail:
       pthread_cond_destroy(&w->done);
       pthread_cond_destroy(&w->work);
     }
-    if (locked)
+    if (locked) {
+      pthread_mutex_destroy(&w->meta_lock);
       pthread_mutex_destroy(&w->lock);
+    }
     writer_free(w);
   }
   sink->ops->abandon(sink);
@@ -281,7 +300,10 @@ static tw_writer *open_fd(int fd, int own_fd, const tw_options *o,
 static tw_writer *open_new(int dirfd, const char *base, const char *path,
                            const tw_options *o, int *rc)
 {
-  int flags = (o->sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY) | O_CLOEXEC;
+  /* Read access too: a shared mapping needs it, and the other sinks read
+   * back where the document begins after a commit, to see whether the
+   * file was cut under them. */
+  int flags = O_RDWR | O_CLOEXEC;
 
   for (int anonymous = 1;; anonymous = 0) {
     tw__newfile nf;
@@ -428,6 +450,8 @@ int tw_close(tw_writer *w)
   tw__crash_unregister(w);
   if (w->direct) {
     tw__stages_release_regions(w);
+    if (!rc && (rc = tw__direct_check_cut(w)) != 0)
+      tw__writer_fail(w, rc);
     if (!rc && w->sync_commits && (rc = w->sink->ops->sync(w->sink)) != 0)
       tw__writer_fail(w, rc);
   }
@@ -438,6 +462,7 @@ int tw_close(tw_writer *w)
   tw__stages_free(w);
   pthread_cond_destroy(&w->done);
   pthread_cond_destroy(&w->work);
+  pthread_mutex_destroy(&w->meta_lock);
   pthread_mutex_destroy(&w->lock);
   writer_free(w);
   return rc;
@@ -475,6 +500,7 @@ int tw_get_stats_sized(tw_writer *w, tw_stats *stats, size_t size)
       s.output_bytes = s.bytes +
         __atomic_load_n(&w->meta_out, __ATOMIC_RELAXED);
     s.rotations = tw__rotations(w);
+    s.restarts = __atomic_load_n(&w->restarts, __ATOMIC_RELAXED);
     s.rejected = __atomic_load_n(&w->rejected, __ATOMIC_RELAXED);
     s.strings_truncated =
       __atomic_load_n(&w->strings_truncated, __ATOMIC_RELAXED);

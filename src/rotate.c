@@ -234,8 +234,6 @@ struct rotation {
                               file since (0: do not rotate an empty file) */
   int closing;             /* tw_close is committing: no new file (atomic) */
   uint64_t rotations;      /* files begun after the first (atomic) */
-  pthread_mutex_t meta_lock;
-  tw__meta meta;
 };
 
 
@@ -265,21 +263,8 @@ int tw__rotation_due(const tw_writer *w)
 /* Give a new file the head and the metadata records: a complete trace. */
 static int begin_file(tw_writer *w, tw__sink *next)
 {
-  struct rotation *r = w->rot;
-  struct iovec doc;
-  sigset_t mask;
-  int rc;
+  int rc = tw__begin_document(w, next);
 
-  tw__block_sigterm(w, &mask);
-  pthread_mutex_lock(&r->meta_lock);
-  doc.iov_base = tw__meta_document_start(&r->meta, w->object_form,
-                                         &doc.iov_len);
-  rc = next->ops->commit(next, &doc, 1);
-  tw__meta_document_done(&r->meta);
-  if (rc == 0)
-    __atomic_add_fetch(&w->meta_out, doc.iov_len, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&r->meta_lock);
-  tw__unblock_sigterm(w, &mask);
   if (rc == 0 && w->sync_commits)
     rc = next->ops->sync(next);
   return rc;
@@ -317,7 +302,7 @@ static int rotate(tw_writer *w)
 {
   struct rotation *r = w->rot;
   unsigned long n = r->finished + 1;
-  int flags = (r->opts.sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY) | O_CLOEXEC;
+  int flags = O_RDWR | O_CLOEXEC;        /* as tw_open's (open.c) */
   tw__sink *old = w->sink, *next;
   int rc, linked, close_rc, anonymous = 1;
   tw__newfile nf;
@@ -397,29 +382,10 @@ int tw__rotate_if_due(tw_writer *w, size_t len)
   return rc;
 }
 
-void tw__rotation_remember(tw_writer *w, const tw_event *ev,
-                           const char *rec, size_t len)
-{
-  struct rotation *r = w->rot;
-  int64_t pid = (ev->has & TW_HAS_PID) ? ev->pid : tw__pid();
-  int64_t tid = (ev->has & TW_HAS_TID) ? ev->tid : tw__tid();
-  sigset_t mask;
-
-  /* rotate() waits for meta_lock holding the token, which a SIGTERM
-   * handler in this thread would wait for in turn. */
-  tw__block_sigterm(w, &mask);
-  pthread_mutex_lock(&r->meta_lock);
-  tw__meta_remember(&r->meta, ev->name, pid, tid, rec, len);
-  pthread_mutex_unlock(&r->meta_lock);
-  tw__unblock_sigterm(w, &mask);
-}
-
 void tw__rotation_free(struct rotation *r)
 {
   if (!r)
     return;
-  pthread_mutex_destroy(&r->meta_lock);
-  tw__meta_free(&r->meta);
   if (r->dirfd >= 0)
     close(r->dirfd);
   free(r->base);
@@ -455,17 +421,6 @@ struct rotation *tw__rotation_new(const char *path, const tw_options *o,
     return NULL;
   }
   r->dirfd = -1;
-  if (tw__meta_init(&r->meta, TW__META_BYTES) != 0) {
-    free(r);
-    free(target);
-    return NULL;
-  }
-  if ((*rc = -pthread_mutex_init(&r->meta_lock, NULL)) != 0) {
-    tw__meta_free(&r->meta);
-    free(r);
-    free(target);
-    return NULL;
-  }
   /* Room for a number of any size: ".", 20 digits. */
   r->name_size = strlen(base) + 32;
   r->base = strdup(base);
