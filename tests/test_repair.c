@@ -263,14 +263,35 @@ static void records_free(records *r)
   memset(r, 0, sizeof *r);
 }
 
+/* The tail repair writes: the file ends exactly at the bracket. */
+static const char *out_tail(int object_form)
+{
+  return object_form ? "\n]}" : "\n]";
+}
+
+/* The length of the library's tail at the end of buf[0..len): "\n]" (or
+ * "\n]}"), or 0.1's "\n]\n" (or "\n]}\n"). */
+static size_t lib_tail_len(const char *buf, size_t len, int object_form)
+{
+  size_t tl = strlen(out_tail(object_form));
+
+  if (len > tl && buf[len - 1] == '\n')
+    tl++;
+  assert_true(len >= tl);
+  assert_memory_equal(buf + len - tl, out_tail(object_form),
+                      strlen(out_tail(object_form)));
+  return tl;
+}
+
 /* json[0..len) must be strict JSON in the library's layout holding exactly
- * the first n records of exp, byte for byte, and end with the tail. */
+ * the first n records of exp, byte for byte, and end exactly with the
+ * tail. */
 static void assert_trace_mem(const char *json, size_t len, const records *exp,
                              size_t n, int object_form)
 {
   jc_doc *d = tu_load_mem(json, len);
   jc_val ev = tu_events(d), v;
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
+  const char *tail = out_tail(object_form);
   const char *head = object_form ? "{\"traceEvents\":[\n" : "[\n";
   size_t i = 0;
 
@@ -303,7 +324,6 @@ static void assert_trace_file(const char *path, const records *exp, size_t n,
 
   jc_free(d);
   assert_trace_mem(buf, len, exp, n, object_form);
-  tu_assert_tail(path, object_form);
   free(buf);
 }
 
@@ -615,13 +635,16 @@ static void check_every_cut(int object_form)
   char *src = in_dir(dir, "src.json");
   char *path = in_dir(dir, "cut.json");
   struct tw_repair_report rep;
-  size_t len, first;
+  size_t len, first, whole;
   char *orig;
   records exp;
 
   write_trace(src, object_form, 30, 0);
   orig = tu_read_file(src, &len);
   records_of(orig, len, &exp);
+  /* Cut from here on, the file ends with the whole tail: valid. */
+  whole = len - lib_tail_len(orig, len, object_form) +
+          strlen(out_tail(object_form));
   /* From the end of the third-to-last record: the ",\n" and all of the
    * last two records, then every byte of the tail. */
   first = exp.end[exp.n - 3];
@@ -635,6 +658,16 @@ static void check_every_cut(int object_form)
       text--;
 
     write_bytes(path, orig, cut);
+    if (cut >= whole) {             /* "\n]" without 0.1's newline */
+      snap before = take_snap(path), after;
+      repair_ok(path, NULL, &rep);
+      assert_true(rep.was_valid);
+      assert_int_equal(rep.kept_records, exp.n);
+      after = take_snap(path);
+      assert_same_snap(&before, &after);
+      assert_file_is(path, orig, cut);
+      continue;
+    }
     repair_ok(path, NULL, &rep);
     assert_false(rep.was_valid);
     assert_true(rep.written);
@@ -727,14 +760,16 @@ static void check_layouts(int object_form)
 {
   char *dir = make_dir();
   char *src = in_dir(dir, "src.json");
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
-  size_t tl = strlen(tail), len, body, big = 300000;
+  const char *tail;
+  size_t tl, len, body, big = 300000;
   char *orig, *more;
   records exp;
 
   write_trace(src, object_form, 20, 0);
   orig = tu_read_file(src, &len);
   records_of(orig, len, &exp);
+  tl = lib_tail_len(orig, len, object_form);
+  tail = orig + len - tl;           /* the library's, NUL-terminated */
   body = len - tl;                  /* up to the last record's "}" */
   assert_int_equal(body, exp.end[exp.n - 1]);
   more = malloc(big + 1024);
@@ -813,8 +848,9 @@ static void check_layouts(int object_form)
     }
     tu_assert_str(d, v, "name", "after the hole");
     jc_free(d);
+    assert_memory_equal(buf + n - strlen(out_tail(object_form)),
+                        out_tail(object_form), strlen(out_tail(object_form)));
     free(buf);
-    tu_assert_tail(path, object_form);
     unlink(path);
     free(path);
   }
@@ -857,9 +893,14 @@ static void check_layouts(int object_form)
   /* Bytes after the tail: valid JSON, but not what a viewer accepts. */
   check_suffix(dir, orig, body, object_form ? "\n]}\n  " : "\n]\n\n",
                object_form ? 6 : 4, &exp, exp.n, object_form, 0, 0, 0);
-  /* No newline after the tail. */
-  check_suffix(dir, orig, body, tail, tl - 1, &exp, exp.n, object_form, 0,
-               0, 0);
+  check_suffix(dir, orig, body, object_form ? "\n]}  " : "\n] ",
+               object_form ? 5 : 3, &exp, exp.n, object_form, 0, 0, 0);
+  /* Both tails are valid as they are, left untouched: today's, ending at
+   * the bracket, and 0.1's, with a newline after it. */
+  check_suffix(dir, orig, body, object_form ? "\n]}" : "\n]",
+               object_form ? 3 : 2, &exp, exp.n, object_form, 1, 0, 0);
+  check_suffix(dir, orig, body, object_form ? "\n]}\n" : "\n]\n",
+               object_form ? 4 : 3, &exp, exp.n, object_form, 1, 0, 0);
 
   free(more);
   records_free(&exp);
@@ -889,7 +930,7 @@ static void test_object_tail_kept(void **state)
     "{\"traceEvents\":[\n"
     "{\"ph\":\"M\",\"name\":\"process_name\",\"args\":{\"name\":\"x\"}},\n"
     "{\"ph\":\"i\",\"name\":\"a\",\"ts\":1.000,\"s\":\"g\"}\n"
-    "],\"displayTimeUnit\":\"ns\"}\n";
+    "],\"displayTimeUnit\":\"ns\"}";
   const char *broken =
     "{\"traceEvents\":[\n"
     "{\"ph\":\"M\",\"name\":\"process_name\",\"args\":{\"name\":\"x\"}},\n"
@@ -911,7 +952,7 @@ static void test_object_tail_kept(void **state)
   assert_true(rep.had_tail);
   assert_int_equal(rep.kept_records, 2);
   assert_int_equal(rep.dropped_records, 1);
-  assert_file_is(path, valid, strlen(valid));
+  assert_file_is(path, valid, strlen(valid));   /* no newline at the end */
   buf = tu_read_file(path, &len);
   jc_free(tu_load_mem(buf, len));
   free(buf);
@@ -1412,13 +1453,14 @@ static void test_gzip_object(void **state)
 /* The gzip sink's layout: valid after every commit; a crash inside a
  * commit leaves the new deflate data cut, possibly followed by stale bytes
  * of the old stored block and trailer. */
-static void check_gzip_sink_layout(int object_form)
+static void check_gzip_sink_layout(int object_form, int old_tail)
 {
   char *dir = make_dir();
   char *src = in_dir(dir, "src.json");
   char *path = in_dir(dir, "t.json.gz");
   char *out = in_dir(dir, "out.json.gz");
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
+  const char *tail = old_tail ? (object_form ? "\n]}\n" : "\n]\n")
+                              : out_tail(object_form);
   struct tw_repair_report rep;
   size_t len, ncommits = 0;
   size_t bounds[64];
@@ -1470,8 +1512,11 @@ static void check_gzip_sink_layout(int object_form)
         if (j > 0 && j < 5 + strlen(tail) + 8)
           assert_true(rep.gzip_stale);
         assert_true(rep.kept_records <= complete_in(&exp, bounds[k]));
-        assert_gzip_trace_file(out, &exp, (size_t)rep.kept_records,
-                               object_form);
+        if (rep.was_valid)          /* j == 0: a copy, byte for byte */
+          assert_file_is(out, f, flen);
+        else
+          assert_gzip_trace_file(out, &exp, (size_t)rep.kept_records,
+                                 object_form);
         free(f);
       }
     }
@@ -1487,16 +1532,19 @@ static void check_gzip_sink_layout(int object_form)
   remove_dir(dir);
 }
 
+/* The stored block holds today's tail ("\n]") or 0.1's ("\n]\n"). */
 static void test_gzip_sink_layout_array(void **state)
 {
   (void)state;
-  check_gzip_sink_layout(0);
+  check_gzip_sink_layout(0, 0);
+  check_gzip_sink_layout(0, 1);
 }
 
 static void test_gzip_sink_layout_object(void **state)
 {
   (void)state;
-  check_gzip_sink_layout(1);
+  check_gzip_sink_layout(1, 0);
+  check_gzip_sink_layout(1, 1);
 }
 
 /* The library's own gzip sink, when it is there: its files after every
@@ -1505,8 +1553,7 @@ static void test_gzip_sink_layout_object(void **state)
  * prefix of commit k+1's bytes) keeps every record of commit k. */
 static void check_gzip_library_sink(int object_form)
 {
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
-  size_t old_end = 5 + strlen(tail) + 8;  /* stored block + trailer */
+  size_t old_end;                   /* stored block + trailer */
   char *dir = make_dir();
   char *path = in_dir(dir, "lib.json.gz");
   char *crash = in_dir(dir, "crash.json.gz");
@@ -1543,6 +1590,7 @@ static void check_gzip_library_sink(int object_form)
   json = gz_inflate((unsigned char *)gz, glen, &jlen, &complete);
   assert_true(complete);
   records_of(json, jlen, &exp);
+  old_end = 5 + lib_tail_len(json, jlen, object_form) + 8;
   repair_ok(path, NULL, &rep);
   assert_true(rep.was_valid);
   assert_int_equal(rep.kept_records, exp.n);
@@ -1601,8 +1649,11 @@ static void check_gzip_library_sink(int object_form)
                  k + 1, j, (unsigned)rep.kept_records, committed);
       if (j < old_end)
         assert_true(rep.gzip_stale);
-      assert_gzip_trace_file(out, &exp, (size_t)rep.kept_records,
-                             object_form);
+      if (rep.was_valid)            /* a copy, byte for byte */
+        assert_file_is(out, f, flen);
+      else
+        assert_gzip_trace_file(out, &exp, (size_t)rep.kept_records,
+                               object_form);
       free(f);
     }
   }
