@@ -17,7 +17,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -38,6 +40,21 @@ static char *make_dir(void)
   dir = malloc(n);
   assert_non_null(dir);
   snprintf(dir, n, "%s/twrepair-XXXXXX", base);
+  assert_non_null(mkdtemp(dir));
+  return dir;
+}
+
+/* The same in /dev/shm when there is one, for tests that repair hundreds
+ * of files (each repair fsyncs its output and its directory) or write
+ * large ones: what they test does not depend on the file system. */
+static char *make_fast_dir(void)
+{
+  char *dir;
+
+  if (getenv("TMPDIR") || access("/dev/shm", W_OK) != 0)
+    return make_dir();
+  dir = strdup("/dev/shm/twrepair-XXXXXX");
+  assert_non_null(dir);
   assert_non_null(mkdtemp(dir));
   return dir;
 }
@@ -1218,6 +1235,424 @@ static void test_unwritable_dir(void **state)
   remove_dir(dir);
 }
 
+/* ================================ the mmap sink's regions, NULs, FIFOs */
+
+/* A growing byte buffer. */
+typedef struct bytes {
+  char *p;
+  size_t len, cap;
+} bytes;
+
+static void bytes_room(bytes *b, size_t n)
+{
+  if (b->len + n > b->cap) {
+    b->cap = (b->len + n) * 2 + 4096;
+    b->p = realloc(b->p, b->cap);
+    assert_non_null(b->p);
+  }
+}
+
+static void bytes_put(bytes *b, const void *p, size_t n)
+{
+  bytes_room(b, n);
+  memcpy(b->p + b->len, p, n);
+  b->len += n;
+}
+
+static void bytes_fill(bytes *b, int c, size_t n)
+{
+  bytes_room(b, n);
+  memset(b->p + b->len, c, n);
+  b->len += n;
+}
+
+/* A file in the layout of the mmap sink with per-thread regions, left by
+ * a kill: each thread copies ",\n{record}" into a region of the file
+ * reserved for it; the unused rest of a region stays spaces; a thread
+ * killed in a copy leaves a prefix of it followed by spaces.  What a
+ * repair must keep: every complete record, in file order. */
+typedef struct layout {
+  bytes file;
+  size_t n;                /* complete records */
+  size_t start[2048];      /* offset of each one's "{" */
+  size_t len[2048];        /* its length */
+  uint64_t cut;            /* records cut, past their ",\n" */
+  uint64_t cut_bytes;      /* ... their text, padding and commas off */
+  size_t nul_pages;        /* pages zeroed */
+  int has_tail;
+} layout;
+
+/* Record i of thread t: strings with spaces, commas, brackets, braces
+ * and escapes, a nested object last. */
+static size_t region_record(char *buf, size_t size, unsigned t, unsigned i,
+                            unsigned *seed)
+{
+  static const char filler[] = " , ] } [ { , \\\" ";
+  unsigned pad = rand_r(seed) % 160;
+  char padding[200];
+  int n;
+
+  for (unsigned k = 0; k < pad; k++)
+    padding[k] = filler[k % (sizeof filler - 1)];
+  /* Do not end on a lone backslash. */
+  while (pad > 0 && padding[pad - 1] == '\\')
+    pad--;
+  n = snprintf(buf, size, "{\"ph\":\"i\",\"name\":\"t%u e%u, [x] {y} "
+               "\\\"q\\\"\",\"ts\":%u.%03u,\"pid\":7,\"tid\":%u,\"s\":\"t\","
+               "\"args\":{\"pad\":\"%.*s\"}}", t, i, 1000 + i, t, t,
+               (int)pad, padding);
+  assert_true(n > 0 && (size_t)n < size);
+  return (size_t)n;
+}
+
+/* Build a random layout.  ending: 0 spaces then the tail (the mapping's
+ * end), 1 spaces and no tail, 2 spaces then NULs, 3 nothing after the
+ * last region.  nul_pages: zero some 4 KiB pages (a power loss). */
+static void make_regions(layout *L, unsigned *seed, int object_form,
+                         int ending, int nul_pages)
+{
+  enum { MAX_THREADS = 4 };
+  unsigned threads = 1 + rand_r(seed) % MAX_THREADS;
+  /* Regions of a few KiB, or now and then longer than the padding the
+   * reader keeps in memory (64 KiB). */
+  size_t region = rand_r(seed) % 8 ? 128 + rand_r(seed) % 4000
+                                   : 70000 + rand_r(seed) % 70000;
+  size_t pos[MAX_THREADS], end[MAX_THREADS];
+  unsigned nrec = 10 + rand_r(seed) % 400;
+  char rec[512];
+  const char *first = "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,"
+                      "\"args\":{\"name\":\"regions\"}}";
+
+  memset(L, 0, sizeof *L);
+  memset(pos, 0, sizeof pos);
+  memset(end, 0, sizeof end);
+  if (object_form)
+    bytes_put(&L->file, "{\"traceEvents\":[\n", 17);
+  else
+    bytes_put(&L->file, "[\n", 2);
+  L->start[L->n] = L->file.len;
+  L->len[L->n++] = strlen(first);
+  bytes_put(&L->file, first, strlen(first));
+
+  /* nrec complete records, then one more per thread, cut or not. */
+  for (unsigned k = 0; k < nrec + threads; k++) {
+    unsigned t = k < nrec ? rand_r(seed) % threads : k - nrec;
+    size_t rl = region_record(rec + 2, sizeof rec - 2, t, k, seed) + 2;
+    size_t keep = rl;
+
+    rec[0] = ',';
+    rec[1] = '\n';
+    if (k >= nrec) {                /* the kill: a prefix of the copy */
+      if (rand_r(seed) % 2)
+        continue;                   /* this thread was idle */
+      keep = 1 + rand_r(seed) % (rl - 1);
+    }
+    if (end[t] - pos[t] < rl) {     /* reserve a new region at the end */
+      size_t size = rl > region ? rl : region;
+      pos[t] = L->file.len;
+      end[t] = pos[t] + size;
+      bytes_fill(&L->file, ' ', size);
+    }
+    memcpy(L->file.p + pos[t], rec, keep);
+    if (keep == rl) {
+      assert_true(L->n < sizeof L->start / sizeof L->start[0]);
+      L->start[L->n] = pos[t] + 2;
+      L->len[L->n++] = rl - 2;
+    } else if (keep >= 3) {         /* ",\n{" and more: a cut record */
+      size_t text = keep - 2;
+      while (text > 0 && strchr(" ,\t\r", rec[2 + text - 1]))
+        text--;
+      L->cut++;
+      L->cut_bytes += text;
+    }
+    pos[t] += rl;
+  }
+  /* Complete records sorted by offset: file order. */
+  for (size_t a = 1; a < L->n; a++)
+    for (size_t b = a; b > 0 && L->start[b - 1] > L->start[b]; b--) {
+      size_t s0 = L->start[b], l0 = L->len[b];
+      L->start[b] = L->start[b - 1];
+      L->len[b] = L->len[b - 1];
+      L->start[b - 1] = s0;
+      L->len[b - 1] = l0;
+    }
+  if (ending != 3)
+    bytes_fill(&L->file, ' ', rand_r(seed) % 5000);
+  if (ending == 0) {
+    const char *tail = object_form ? "\n]}" : "\n]";
+    bytes_put(&L->file, tail, strlen(tail));
+    L->has_tail = 1;
+  } else if (ending == 2) {
+    bytes_fill(&L->file, '\0', 1 + rand_r(seed) % 9000);
+  }
+  if (nul_pages) {
+    /* Zero pages, not the first one (the head), and forget the records
+     * they touch. */
+    size_t kept = 0;
+    for (size_t page = 4096; page < L->file.len; page += 4096) {
+      if (rand_r(seed) % 6)
+        continue;
+      memset(L->file.p + page, 0,
+             L->file.len - page < 4096 ? L->file.len - page : 4096);
+      L->nul_pages++;
+    }
+    for (size_t i = 0; i < L->n; i++) {
+      if (memchr(L->file.p + L->start[i], '\0', L->len[i]))
+        continue;
+      L->start[kept] = L->start[i];
+      L->len[kept++] = L->len[i];
+    }
+    L->n = kept;
+    if (L->has_tail && L->file.p[L->file.len - 1] == '\0')
+      L->has_tail = 0;
+  }
+}
+
+/* The file at path must be a strict trace of exactly L's records. */
+static void assert_layout_file(const char *path, const layout *L,
+                               int object_form)
+{
+  size_t len, i = 0;
+  char *buf = tu_read_file(path, &len);
+  jc_doc *d = tu_load_mem(buf, len);
+  jc_val ev = tu_events(d), v;
+
+  assert_int_equal(jc_len(d, ev), L->n);
+  for (v = jc_first(d, ev); v >= 0; v = jc_next(d, v), i++) {
+    size_t rl;
+    const char *r = jc_raw(d, v, &rl);
+    assert_int_equal(jc_type(d, v), JC_OBJECT);
+    assert_int_equal(rl, L->len[i]);
+    assert_memory_equal(r, L->file.p + L->start[i], rl);
+  }
+  tu_assert_str(d, jc_first(d, ev), "name", "process_name");
+  jc_free(d);
+  assert_memory_equal(buf + len - strlen(out_tail(object_form)),
+                      out_tail(object_form), strlen(out_tail(object_form)));
+  free(buf);
+}
+
+/* The seed of the random tests: TW_TEST_SEED, or the time; printed. */
+static unsigned test_seed(void)
+{
+  const char *env = getenv("TW_TEST_SEED");
+  unsigned seed = env && *env ? (unsigned)strtoul(env, NULL, 10)
+                              : (unsigned)time(NULL);
+
+  print_message("  seed %u (TW_TEST_SEED=%u to replay)\n", seed, seed);
+  return seed;
+}
+
+/* Several cut records and runs of spaces among complete records: every
+ * complete record kept, in file order; every cut one dropped. */
+static void test_mmap_regions(void **state)
+{
+  char *dir = make_fast_dir();
+  char *path = in_dir(dir, "regions.json");
+  char *out = in_dir(dir, "out.json");
+  unsigned seed = test_seed();
+  unsigned rounds = 400, several = 0;
+  layout *L = malloc(sizeof *L);
+  (void)state;
+
+  assert_non_null(L);
+  for (unsigned round = 0; round < rounds; round++) {
+    int object_form = round % 5 == 4, ending = (int)(round % 4);
+    int nul = round % 3 == 2;
+    unsigned round_seed = seed + round;
+    struct tw_repair_report rep;
+    char err[512];
+    int rc;
+
+    make_regions(L, &round_seed, object_form, ending, nul);
+    write_bytes(path, L->file.p, L->file.len);
+    rc = tw_repair_file(path, out, &rep, err, sizeof err);
+    if (rc != 0)
+      fail_msg("round %u (seed %u): %s", round, seed + round, err);
+    if (L->cut >= 2)
+      several++;
+    assert_int_equal(rep.kept_records, L->n);
+    assert_int_equal(rep.was_valid, L->cut == 0 && L->has_tail &&
+                     L->nul_pages == 0 && ending == 0);
+    if (L->nul_pages == 0) {
+      assert_int_equal(rep.dropped_records, L->cut);
+      assert_int_equal(rep.dropped_bytes, L->cut_bytes);
+      assert_int_equal(rep.junk_bytes, 0);
+      assert_int_equal(rep.had_tail, L->has_tail);
+    }
+    if (rep.was_valid)
+      assert_file_is(out, L->file.p, L->file.len);
+    else
+      assert_layout_file(out, L, object_form);
+    free(L->file.p);
+  }
+  print_message("  %u layouts, %u with several cut records\n", rounds,
+                several);
+  assert_true(several > rounds / 10);
+  free(L);
+  unlink(path);
+  unlink(out);
+  free(path);
+  free(out);
+  remove_dir(dir);
+}
+
+/* Write body, then n bytes of c, to path (in 1 MiB pieces). */
+static void write_padded(const char *path, const char *body, size_t len,
+                         int c, size_t n)
+{
+  size_t piece = (size_t)1 << 20;
+  char *fill = malloc(piece);
+  FILE *f = fopen(path, "wb");
+
+  assert_true(f && fill);
+  memset(fill, c, piece);
+  assert_int_equal(fwrite(body, 1, len, f), len);
+  for (size_t done = 0; done < n; done += piece) {
+    size_t k = n - done < piece ? n - done : piece;
+    assert_int_equal(fwrite(fill, 1, k, f), k);
+  }
+  assert_int_equal(fclose(f), 0);
+  free(fill);
+}
+
+/* 64 MiB of NULs (or spaces) after the last record: repaired (quickly:
+ * make bench-tools measures it), every record kept. */
+static void test_long_padding(void **state)
+{
+  char *dir = make_fast_dir();
+  char *src = in_dir(dir, "src.json");
+  char *path = in_dir(dir, "pad.json");
+  size_t len, body, pad = (size_t)64 << 20;
+  char *orig;
+  records exp;
+  (void)state;
+
+  write_trace(src, 0, 50, 0);
+  orig = tu_read_file(src, &len);
+  records_of(orig, len, &exp);
+  body = exp.end[exp.n - 1];
+  for (int c = 0; c <= ' '; c += ' ') {
+    struct tw_repair_report rep;
+    write_padded(path, orig, body, c, pad);
+    repair_ok(path, NULL, &rep);
+    assert_false(rep.was_valid);
+    assert_false(rep.had_tail);
+    assert_int_equal(rep.kept_records, exp.n);
+    assert_int_equal(rep.dropped_records, 0);
+    assert_int_equal(rep.junk_bytes, 0);
+    assert_int_equal(rep.json_bytes, body + pad);
+    assert_trace_file(path, &exp, exp.n, 0);
+    /* With the tail after the padding, spaces are valid, NULs not. */
+    write_padded(path, orig, body, c, pad);
+    {
+      FILE *f = fopen(path, "ab");
+      assert_non_null(f);
+      fputs("\n]", f);
+      assert_int_equal(fclose(f), 0);
+    }
+    repair_ok(path, NULL, &rep);
+    assert_int_equal(rep.was_valid, c == ' ');
+    assert_true(rep.had_tail);
+    assert_int_equal(rep.kept_records, exp.n);
+    if (c == ' ')
+      assert_int_equal(rep.input_bytes, body + pad + 2);
+    else
+      assert_trace_file(path, &exp, exp.n, 0);
+  }
+  records_free(&exp);
+  free(orig);
+  unlink(src);
+  unlink(path);
+  free(src);
+  free(path);
+  remove_dir(dir);
+}
+
+/* A strictly valid trace is left untouched, byte for byte, whether it
+ * ends at the bracket or with a newline after it; and so is a file with
+ * records one per line in the "\n,{...}" style. */
+static void test_valid_any_last_byte(void **state)
+{
+  static const char *const files[] = {
+    "[\n{\"ph\":\"M\",\"name\":\"process_name\"},\n{\"ph\":\"i\"}\n]",
+    "[\n{\"ph\":\"M\",\"name\":\"process_name\"},\n{\"ph\":\"i\"}\n]\n",
+    "[\n{\"ph\":\"M\",\"name\":\"process_name\"}\n,{\"ph\":\"i\"}\n]",
+    "{\"traceEvents\":[\n{\"ph\":\"M\"},\n{\"ph\":\"i\"}\n]}",
+    "{\"traceEvents\":[\n{\"ph\":\"M\"},\n{\"ph\":\"i\"}\n]}\n",
+    "{\"traceEvents\":[\n{\"ph\":\"M\"}\n],\"displayTimeUnit\":\"ns\"}",
+  };
+  char *dir = make_dir();
+  char *path = in_dir(dir, "v.json");
+  (void)state;
+
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    struct tw_repair_report rep;
+    snap before, after;
+    write_bytes(path, files[i], strlen(files[i]));
+    jc_free(tu_load(path));          /* strict JSON, as written */
+    before = take_snap(path);
+    repair_ok(path, NULL, &rep);
+    if (!rep.was_valid)
+      fail_msg("file %zu: rewritten", i);
+    assert_false(rep.written);
+    assert_int_equal(rep.kept_records, i == 5 ? 1 : 2);
+    after = take_snap(path);
+    assert_same_snap(&before, &after);
+    assert_file_is(path, files[i], strlen(files[i]));
+  }
+  unlink(path);
+  free(path);
+  remove_dir(dir);
+}
+
+static const char *volatile alarm_what = "";
+
+static void on_alarm(int sig)
+{
+  static const char msg[] = "test_repair: timed out: ";
+  (void)sig;
+  (void)!write(2, msg, sizeof msg - 1);
+  (void)!write(2, alarm_what, strlen(alarm_what));
+  (void)!write(2, "\n", 1);
+  _exit(1);
+}
+
+/* A FIFO is refused at once, not opened for reading until a writer comes
+ * (the guard: an alarm, which fails the test). */
+static void test_fifo_refused(void **state)
+{
+  char *dir = make_dir();
+  char *fifo = in_dir(dir, "fifo.json");
+  struct tw_repair_report rep;
+  const char *saved = alarm_what;
+  char err[512];
+  unsigned left;
+  int rc;
+  (void)state;
+
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  alarm_what = "repair of a FIFO blocked";
+  left = alarm(2);
+  rc = tw_repair_file(fifo, NULL, &rep, err, sizeof err);
+  alarm(left);
+  alarm_what = saved;
+  assert_int_equal(rc, -EINVAL);
+  assert_non_null(strstr(err, fifo));
+  assert_non_null(strstr(err, "not a regular file"));
+  {
+    char *a[] = { "repair", fifo, NULL };
+    alarm_what = "repair FIFO (the command) blocked";
+    left = alarm(2);
+    assert_int_equal(run_cli(2, a), 1);
+    alarm(left);
+    alarm_what = saved;
+  }
+  assert_int_equal(count_files(dir), 1);
+  free(fifo);
+  remove_dir(dir);
+}
+
 /* ============================================================ sizes */
 
 static void test_big_file(void **state)
@@ -1816,6 +2251,10 @@ static void test_describe(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_mmap_regions),
+    cmocka_unit_test(test_long_padding),
+    cmocka_unit_test(test_valid_any_last_byte),
+    cmocka_unit_test(test_fifo_refused),
     cmocka_unit_test(test_valid_array),
     cmocka_unit_test(test_valid_object),
     cmocka_unit_test(test_cut_array),
@@ -1837,5 +2276,8 @@ int main(void)
     cmocka_unit_test(test_cli),
     cmocka_unit_test(test_describe),
   };
+  alarm_what = "the whole program (600 s)";
+  signal(SIGALRM, on_alarm);
+  alarm(600);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
