@@ -412,6 +412,29 @@ int tw_out_end(tw_out *o, int object_form, const char *tail, size_t len)
   return tw_out_write(o, tail, len);
 }
 
+int tw_out_copy_trace(tw_out *o, tw_reader *r)
+{
+  const struct tw_read_info *info = tw_reader_info(r);
+  tw_read_item item;
+  int rc;
+
+  while ((rc = tw_reader_next(r, &item)) > 0)
+    if ((rc = tw_out_record(o, info->object_form, item.text,
+                            item.len)) != 0)
+      return rc;
+  if (rc == 0)
+    rc = tw_out_end(o, info->object_form, info->tail, info->tail_len);
+  return rc;
+}
+
+int tw_out_same_file(const char *path, const struct stat *st)
+{
+  struct stat o;
+
+  return stat(path, &o) == 0 && o.st_dev == st->st_dev &&
+         o.st_ino == st->st_ino;
+}
+
 int tw_out_commit(tw_out *o)
 {
   const char *name;

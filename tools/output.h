@@ -30,7 +30,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+
+#include "reader.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,6 +91,16 @@ int tw_out_record(tw_out *o, int object_form, const char *text, size_t len);
  * or an object form's "],...}"); NULL: the tail of the form.  A trace
  * without records gets its head first. */
 int tw_out_end(tw_out *o, int object_form, const char *tail, size_t len);
+
+/* Write every record r yields from where it is, then "\n" and its tail:
+ * a copy of what r reads, strict JSON.  Returns 0 or the negative code of
+ * the first failure, whose message is in tw_reader_error(r) (reading) or
+ * tw_out_error(o) (writing). */
+int tw_out_copy_trace(tw_out *o, tw_reader *r);
+
+/* 1 if path names the file st describes (the same device and inode),
+ * to refuse an output that would replace the input. */
+int tw_out_same_file(const char *path, const struct stat *st);
 
 /* Finish: end the gzip member, write out the buffer, fsync, and rename
  * the temporary file over the path (then fsync its directory).  Creates

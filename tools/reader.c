@@ -76,7 +76,8 @@
 
 /* The tails of the stored final block: today's, then 0.1's. */
 static const char *const gz_tails[GZ_TAILS] = {
-  "\n" TAIL_ARRAY, "\n" TAIL_OBJECT, "\n" TAIL_ARRAY "\n", "\n" TAIL_OBJECT "\n"
+  "\n" TAIL_ARRAY, "\n" TAIL_OBJECT,
+  "\n" TAIL_ARRAY "\n", "\n" TAIL_OBJECT "\n"
 };
 
 /* The state of inflating one gzip file. */

@@ -13,35 +13,26 @@
 #include "config.h"
 
 #include "repair.h"
+#include "cli.h"
 #include "output.h"
 #include "reader.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PROGRAM "tracewriter"
+#define PROGRAM TW_CLI_PROGRAM
 #define READ_BUF ((size_t)64 * 1024)
 #define DEFAULT_GZIP_LEVEL 6
 
-#if defined(__GNUC__) || defined(__clang__)
-# define PRINTF_LIKE(fmt, args) __attribute__((format(printf, fmt, args)))
-#else
-# define PRINTF_LIKE(fmt, args)
-#endif
-
-enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
-
-/* Copy message into err (if there is room), returning rc. */
-PRINTF_LIKE(4, 5)
+/* The message into err, unless one is there already; returns rc. */
+TW_CLI_PRINTF(4, 5)
 static int say(char *err, size_t errsize, int rc, const char *fmt, ...)
 {
   va_list ap;
@@ -54,19 +45,14 @@ static int say(char *err, size_t errsize, int rc, const char *fmt, ...)
   return rc;
 }
 
-/* Read all of r, writing its records and tail to o (NULL: only read). */
-static int pass(tw_reader *r, tw_out *o)
+/* Read all of r, only to check it. */
+static int check_only(tw_reader *r)
 {
-  const struct tw_read_info *info = tw_reader_info(r);
   tw_read_item item;
   int rc;
 
   while ((rc = tw_reader_next(r, &item)) > 0)
-    if (o && (rc = tw_out_record(o, info->object_form, item.text,
-                                 item.len)) != 0)
-      return rc;
-  if (rc == 0 && o)
-    rc = tw_out_end(o, info->object_form, info->tail, info->tail_len);
+    continue;
   return rc;
 }
 
@@ -145,15 +131,6 @@ int tw_repair_file(const char *in, const char *out,
   return tw_repair_file_ex(in, out, NULL, rep, err, errsize);
 }
 
-/* 1 if out names the same file as st. */
-static int same_file(const char *out, const struct stat *st)
-{
-  struct stat o;
-
-  return stat(out, &o) == 0 && o.st_dev == st->st_dev &&
-         o.st_ino == st->st_ino;
-}
-
 int tw_repair_file_ex(const char *in, const char *out,
                       const struct tw_repair_options *opts,
                       struct tw_repair_report *rep,
@@ -191,12 +168,12 @@ int tw_repair_file_ex(const char *in, const char *out,
     rc = say(err, errsize, -errno, "%s: stat: %s", in, strerror(errno));
     goto done;
   }
-  in_place = !out || same_file(out, &st);
+  in_place = !out || tw_out_same_file(out, &st);
 
   /* Pass 1: only check, when the file may be valid as it is. */
   if (defaults.dry_run || tw_reader_info(r)->gzip ||
       may_be_valid(tw_reader_fd(r), (uint64_t)st.st_size)) {
-    rc = pass(r, NULL);
+    rc = check_only(r);
     report(r, rep);
     if (rc != 0)
       goto reader_error;
@@ -229,7 +206,7 @@ int tw_repair_file_ex(const char *in, const char *out,
       goto done;
     }
   }
-  rc = strict ? copy_raw(r, o, err, errsize, in) : pass(r, o);
+  rc = strict ? copy_raw(r, o, err, errsize, in) : tw_out_copy_trace(o, r);
   if (!strict)
     report(r, rep);
   if (rc != 0 && tw_reader_error(r)[0])
@@ -254,11 +231,7 @@ done:
   return rc;
 }
 
-/* "1 record" / "2 records" */
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-  return n == 1 ? one : many;
-}
+#define plural tw_cli_plural
 
 void tw_repair_describe(const char *in, const char *out,
                         const struct tw_repair_report *rep,
@@ -266,15 +239,7 @@ void tw_repair_describe(const char *in, const char *out,
 {
   size_t n = 0;
 
-#define ADD(...)                                                        \
-  do {                                                                  \
-    if (n < size) {                                                     \
-      int k_ = snprintf(buf + n, size - n, __VA_ARGS__);                \
-      if (k_ > 0)                                                       \
-        n += (size_t)k_;                                                \
-    }                                                                   \
-  } while (0)
-
+#define ADD(...) tw_cli_append(buf, size, &n, __VA_ARGS__)
   if (!buf || size == 0)
     return;
   buf[0] = '\0';
@@ -328,132 +293,49 @@ static void repair_usage(FILE *out)
     "Usage: " PROGRAM " repair [-o OUT] [-n] [-q] [--max-line SIZE] FILE\n"
     "\n"
     "Make a trace left by a crash strictly valid JSON again: keep every\n"
-    "complete record, drop the one cut by the crash, write the tail.  A\n"
+    "complete record, drop the ones cut by the crash, write the tail.  A\n"
     "gzip trace (.json.gz) is inflated as far as it goes and written back\n"
     "as gzip.  A trace that is already valid is left untouched.  Repair a\n"
-    "trace only once no process writes it any more.\n"
+    "trace only once no process writes it any more (to copy a live trace,\n"
+    "use '" PROGRAM " snapshot').\n"
     "\n"
     "  -o, --output OUT     write the repaired trace to OUT and leave FILE\n"
     "                       alone (default: replace FILE, atomically)\n"
     "  -n, --dry-run        say what would be done, write nothing\n"
     "  -q, --quiet          print nothing but errors\n"
     "  -m, --max-line SIZE  the longest record to keep, in bytes (suffixes\n"
-    "                       KiB, MiB, GiB; default: 64MiB)\n"
+    "                       k, m, g: KiB, MiB, GiB; default: 64MiB)\n"
     "  -h, --help           show this help and exit\n"
     "\n"
     "Exit status: 0 repaired or already valid, 1 an error (I/O, not a\n"
     "trace, a record longer than --max-line), 2 a usage error.\n");
 }
 
-PRINTF_LIKE(1, 2)
-static int repair_usage_error(const char *fmt, ...)
-{
-  va_list ap;
-
-  fprintf(stderr, PROGRAM " repair: ");
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "\n\n");
-  repair_usage(stderr);
-  return EXIT_USAGE;
-}
-
-/* Parse "SIZE": digits, then nothing or k, kb, kib, m, mb, mib, g, gb,
- * gib in any case (powers of 1024).  0 or -1. */
-static int parse_size(const char *text, size_t *out)
-{
-  static const struct { const char *name; unsigned shift; } units[] = {
-    { "", 0 }, { "k", 10 }, { "kb", 10 }, { "kib", 10 }, { "m", 20 },
-    { "mb", 20 }, { "mib", 20 }, { "g", 30 }, { "gb", 30 }, { "gib", 30 },
-  };
-  unsigned long long v;
-  char *end;
-
-  if (text[0] < '0' || text[0] > '9')
-    return -1;
-  errno = 0;
-  v = strtoull(text, &end, 10);
-  if (errno != 0)
-    return -1;
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-    if (strcasecmp(end, units[i].name) == 0) {
-      if (v > (unsigned long long)(SIZE_MAX >> units[i].shift))
-        return -1;
-      *out = (size_t)v << units[i].shift;
-      return 0;
-    }
-  }
-  return -1;
-}
-
 int tw_tool_repair_main(int argc, char **argv)
 {
-  static const struct option long_options[] = {
-    { "output",   required_argument, NULL, 'o' },
-    { "dry-run",  no_argument,       NULL, 'n' },
-    { "quiet",    no_argument,       NULL, 'q' },
-    { "max-line", required_argument, NULL, 'm' },
-    { "help",     no_argument,       NULL, 'h' },
-    { NULL, 0, NULL, 0 }
-  };
   struct tw_repair_options opts;
   struct tw_repair_report rep;
-  const char *output = NULL, *input;
+  struct tw_cli_args a;
   char message[PATH_MAX + 256], summary[2 * PATH_MAX + 256];
-  int opt, quiet = 0;
+  int status;
 
+  status = tw_cli_parse_file_args("repair", repair_usage, 1,
+                                  TW_REPAIR_MIN_MAX_LINE, "repair", argc,
+                                  argv, &a);
+  if (status >= 0)
+    return status;
   tw_repair_options_init(&opts);
-  optind = 0;                       /* glibc: start afresh on every call */
-  opterr = 0;                       /* our messages name the command */
-  while ((opt = getopt_long(argc, argv, ":o:nqm:h", long_options,
-                            NULL)) != -1) {
-    switch (opt) {
-    case 'o':
-      output = optarg;
-      break;
-    case 'n':
-      opts.dry_run = 1;
-      break;
-    case 'q':
-      quiet = 1;
-      break;
-    case 'm':
-      if (parse_size(optarg, &opts.max_line) != 0 ||
-          opts.max_line < TW_REPAIR_MIN_MAX_LINE)
-        return repair_usage_error("bad --max-line '%s' (at least %zu)",
-                                  optarg, TW_REPAIR_MIN_MAX_LINE);
-      break;
-    case 'h':
-      repair_usage(stdout);
-      return EXIT_OK;
-    case ':':
-      return repair_usage_error("option '%s' needs a value",
-                                argv[optind - 1]);
-    default:
-      if (optopt) {
-        char short_option[3] = { '-', (char)optopt, '\0' };
-        return repair_usage_error("unknown option '%s'", short_option);
-      }
-      return repair_usage_error("unknown option '%s'", argv[optind - 1]);
-    }
-  }
-  if (optind >= argc)
-    return repair_usage_error("no FILE to repair");
-  if (optind + 1 < argc)
-    return repair_usage_error("unexpected argument '%s'", argv[optind + 1]);
-  input = argv[optind];
-  if (output && output[0] == '\0')
-    return repair_usage_error("empty output name");
-
-  if (tw_repair_file_ex(input, output, &opts, &rep, message,
+  opts.dry_run = a.dry_run;
+  if (a.max_line)
+    opts.max_line = a.max_line;
+  if (tw_repair_file_ex(a.input, a.output, &opts, &rep, message,
                         sizeof message) != 0) {
     fprintf(stderr, PROGRAM " repair: %s\n", message);
-    return EXIT_RUNTIME;
+    return TW_CLI_RUNTIME;
   }
-  if (!quiet) {
-    tw_repair_describe(input, output, &rep, summary, sizeof summary);
+  if (!a.quiet) {
+    tw_repair_describe(a.input, a.output, &rep, summary, sizeof summary);
     printf("%s\n", summary);
   }
-  return EXIT_OK;
+  return TW_CLI_OK;
 }
