@@ -54,6 +54,7 @@
 #define TAIL_OBJECT "]}"
 #define MSG_MAX     (PATH_MAX + 256)
 #define END_OF_DATA (-1)                 /* what ends the last line */
+#define FOLLOW_MAX  16                   /* TW_READ_FOLLOW's growths */
 
 /* The gzip sink rewrites, at every commit, a stored final block holding
  * the tail and the trailer after the deflate data.  A commit cut within
@@ -133,6 +134,7 @@ struct tw_reader {
   int own_fd;              /* close fd at the end */
   uint64_t size;           /* its size when opened (or rewound) */
   uint64_t pos;            /* the next offset to read */
+  unsigned follows;        /* times size grew (TW_READ_FOLLOW) */
   size_t max_record;
   unsigned flags;          /* TW_READ_* */
   int err;                 /* the first error: sticky */
@@ -747,11 +749,28 @@ static int scan_finish(tw_reader *r)
 
 /* ======================================================= the sources */
 
+/* With TW_READ_FOLLOW, at the end of a plain file's size inside a line:
+ * 1 if the file has grown since, and size with it. */
+static int follow(tw_reader *r)
+{
+  struct stat st;
+
+  if (!(r->flags & TW_READ_FOLLOW) || r->info.gzip ||
+      r->follows >= FOLLOW_MAX || r->state == ST_BETWEEN ||
+      r->state == ST_DONE || fstat(r->fd, &st) != 0 ||
+      (uint64_t)st.st_size <= r->size)
+    return 0;
+  r->follows++;
+  r->size = (uint64_t)st.st_size;
+  r->info.input_bytes = r->size;
+  return 1;
+}
+
 /* pread(2) of up to size bytes at r->pos, not past the file's size at
  * open, retrying EINTR.  The bytes read, 0 at the end, or a code. */
 static ssize_t read_at(tw_reader *r, void *buf, size_t size)
 {
-  if (r->pos >= r->size)
+  if (r->pos >= r->size && !follow(r))
     return 0;
   if (size > r->size - r->pos)
     size = (size_t)(r->size - r->pos);
@@ -1019,6 +1038,7 @@ static int start(tw_reader *r)
   memset(&r->info, 0, sizeof r->info);
   memset(&r->run, 0, sizeof r->run);
   r->pos = 0;
+  r->follows = 0;
   r->chunk = NULL;
   r->chunk_len = r->chunk_pos = 0;
   r->src_end = 0;

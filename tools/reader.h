@@ -39,9 +39,9 @@
  * Padding (spaces, NULs, tabs, CR) is skipped eight bytes at a time.
  *
  * A reader reads only regular files, up to the size they had when it was
- * opened, with pread(2): a file that another process is writing can be
- * read (each record read is then one the writer wrote, or dropped as
- * cut), and the reader never writes.  One reader is not thread-safe;
+ * opened (TW_READ_FOLLOW: or a little further), with pread(2): a file
+ * that another process is writing can be read (each record read is then
+ * one the writer wrote, or dropped as cut), and the reader never writes.  One reader is not thread-safe;
  * different readers are independent.  No function prints or exits.
  *
  * These functions are for the command-line tool (repair, snapshot, and
@@ -79,6 +79,11 @@ extern "C" {
 /* Flags of struct tw_read_options. */
 #define TW_READ_DROPPED 1u        /* tw_reader_next also yields the items
                                      it drops (TW_ITEM_CUT, TW_ITEM_JUNK) */
+#define TW_READ_FOLLOW  2u        /* a plain file that a process is writing:
+                                     when the size it had at open ends
+                                     inside a line, read on to its size now
+                                     (up to 16 times), so that a record
+                                     being appended is read whole */
 
 /* Options of tw_reader_open.  NULL means the defaults: max_record
  * TW_READ_DEFAULT_MAX_RECORD, no flags. */
@@ -136,7 +141,8 @@ struct tw_read_info {
   uint64_t dropped_records; /* TW_ITEM_CUT lines */
   uint64_t dropped_bytes;  /* ... their bytes */
   uint64_t junk_bytes;     /* bytes of TW_ITEM_JUNK lines */
-  uint64_t input_bytes;    /* size of the file at open (compressed) */
+  uint64_t input_bytes;    /* size of the file read: its size at open (or
+                              more with TW_READ_FOLLOW) */
   uint64_t json_bytes;     /* bytes of JSON text read (decompressed) */
   int gzip_cut;            /* gzip: the data ended before the end of the
                               member */

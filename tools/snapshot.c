@@ -92,6 +92,7 @@ int tw_snapshot_file(const char *in, const char *out,
   }
   memset(&ro, 0, sizeof ro);
   ro.max_record = opts->max_record;
+  ro.flags = TW_READ_FOLLOW;        /* a record being appended, whole */
   if ((rc = tw_reader_open(&r, in, &ro, err, errsize)) != 0)
     return rc;
   msg[0] = '\0';

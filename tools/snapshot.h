@@ -8,8 +8,9 @@
  * wrong moment holds a torn commit: a cut record, a cut gzip member.
  *
  * A snapshot reads the file once, through tools/reader.h, up to the size
- * it had when opened, and writes every complete record it read, then the
- * tail: strict JSON, ending exactly at the tail's last byte, whatever
+ * it had when opened (or, if that ends inside a record being appended, to
+ * the end of that record), and writes every complete record it read,
+ * then the tail: strict JSON, ending exactly at the tail's last byte, whatever
  * moment the writer was at.  Every record in the copy is one the writer
  * wrote, once; a record being written during the read is either whole in
  * the copy or dropped (and counted).  The snapshot never writes to the
