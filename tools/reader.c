@@ -242,16 +242,24 @@ static size_t skip_space_nul(const char *p, size_t n, int *nul)
   return i;
 }
 
+/* 1 if the 32 bytes at p are all spaces. */
+static int spaces32(const char *p)
+{
+  uint64_t a, b, c, d;
+
+  memcpy(&a, p, 8);
+  memcpy(&b, p + 8, 8);
+  memcpy(&c, p + 16, 8);
+  memcpy(&d, p + 24, 8);
+  return ((a ^ SPACES) | (b ^ SPACES) | (c ^ SPACES) | (d ^ SPACES)) == 0;
+}
+
 /* 1 if p[0..n) are all spaces. */
 static int all_spaces(const char *p, size_t n)
 {
-  uint64_t w;
-
-  for (; n >= 8; p += 8, n -= 8) {
-    memcpy(&w, p, 8);
-    if (w != SPACES)
+  for (; n >= 32; p += 32, n -= 32)
+    if (!spaces32(p))
       return 0;
-  }
   for (; n > 0; p++, n--)
     if (*p != ' ')
       return 0;
@@ -259,26 +267,28 @@ static int all_spaces(const char *p, size_t n)
 }
 
 /* The length k of p[0..n) without its trailing padding (space, tab, CR)
- * and, if commas is not NULL, commas (counted there). */
-static size_t trim_end(const char *p, size_t n, uint64_t *commas)
+ * and, if commas is not NULL, commas (counted there).  *odd (if not NULL)
+ * is set if that padding holds more than spaces. */
+static size_t trim_end(const char *p, size_t n, uint64_t *commas, int *odd)
 {
-  uint64_t w;
-
   while (n > 0) {
     char c;
 
-    if (n >= 8) {
-      memcpy(&w, p + n - 8, 8);
-      if (w == SPACES) {
-        n -= 8;
-        continue;
-      }
+    if (n >= 32 && spaces32(p + n - 32)) {
+      n -= 32;
+      continue;
     }
     c = p[n - 1];
+    if (c == ' ') {
+      n--;
+      continue;
+    }
     if (c == ',' && commas)
       ++*commas;
-    else if (c != ' ' && c != '\t' && c != '\r')
+    else if (c != '\t' && c != '\r')
       break;
+    if (odd)
+      *odd = 1;
     n--;
   }
   return n;
@@ -343,7 +353,7 @@ static int first_line_error(tw_reader *r, int record_like)
 /* Account for n more bytes of a skipped line. */
 static void junk_add(tw_reader *r, const char *p, size_t n)
 {
-  size_t k = trim_end(p, n, NULL);
+  size_t k = trim_end(p, n, NULL, NULL);
 
   if (k > 0) {
     r->junk_content += r->junk_pad + k;
@@ -370,9 +380,9 @@ static int to_junk(tw_reader *r)
 /* Add n bytes (no newline or NUL among them) to a record or tail line. */
 static int line_add(tw_reader *r, const char *p, size_t n)
 {
-  int record = r->state == ST_RECORD;
+  int record = r->state == ST_RECORD, odd = 0;
   uint64_t commas = 0;
-  size_t k = trim_end(p, n, record ? &commas : NULL), t, keep, limit;
+  size_t k = trim_end(p, n, record ? &commas : NULL, &odd), t, keep, limit;
   int rc;
 
   if (k > 0) {
@@ -416,7 +426,8 @@ static int line_add(tw_reader *r, const char *p, size_t n)
     memcpy(r->line + r->len, p + k, keep);
     r->len += keep;
   }
-  if (t > keep && !r->run.extra_odd && !all_spaces(p + k + keep, t - keep))
+  if (t > keep && odd && !r->run.extra_odd &&
+      !all_spaces(p + k + keep, t - keep))
     r->run.extra_odd = 1;
   r->run.extra += t - keep;
   r->run.len += t;
@@ -436,7 +447,8 @@ static int take_record(tw_reader *r, int terminated)
   if (!ok && q >= 2 && (t[q - 1] == ']' ||
                         (q >= 3 && t[q - 1] == '}' && t[q - 2] == ']'))) {
     uint64_t between = 0;           /* commas before the old tail */
-    size_t g = trim_end(t, t[q - 1] == ']' ? q - 1 : q - 2, &between);
+    size_t g = trim_end(t, t[q - 1] == ']' ? q - 1 : q - 2, &between,
+                        NULL);
     if (g > 0 && tw__json_validate(t, g) == 0) {
       ok = glued = 1;
       q = g;
