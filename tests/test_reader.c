@@ -314,6 +314,36 @@ static void test_follow(void **state)
     }
     tw_reader_close(r);
   }
+  /* The old tail read, then a commit writes new records over it (as the
+   * file sink does, at the tail's offset): the tail read is the one
+   * used, and nothing after it is read. */
+  {
+    static const char before[] =
+      "[\n{\"ph\":\"M\",\"name\":\"process_name\"},\n{\"ph\":\"a\"}\n]";
+    static const char commit[] = ",\n{\"ph\":\"i\"}\n]";
+    tw_read_item item;
+    tw_reader *r;
+    int fd;
+
+    tt_write_bytes(path, before, sizeof before - 1);
+    r = open_ok(path, TW_READ_FOLLOW, 0);
+    assert_int_equal(tw_reader_next(r, &item), 1);   /* the file read */
+    fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, commit, sizeof commit - 1,
+                            (off_t)(sizeof before - 3)),
+                     (ssize_t)(sizeof commit - 1));
+    close(fd);
+    assert_int_equal(tw_reader_next(r, &item), 1);
+    assert_memory_equal(item.text, "{\"ph\":\"a\"}", item.len);
+    assert_int_equal(tw_reader_next(r, &item), 0);
+    assert_true(tw_reader_info(r)->had_tail);
+    assert_true(tw_reader_info(r)->strict);
+    assert_int_equal(tw_reader_info(r)->dropped_records +
+                     tw_reader_info(r)->junk_bytes, 0);
+    assert_int_equal(tw_reader_info(r)->input_bytes, sizeof before - 1);
+    tw_reader_close(r);
+  }
   free(path);
   tt_remove_dir(dir);
 }

@@ -350,10 +350,12 @@ static int first_line_error(tw_reader *r, int record_like)
               PRIu64 " is not a JSON object", r->line_no);
 }
 
-/* Account for n more bytes of a skipped line. */
+/* Account for n more bytes of a skipped line (its padding and commas at
+ * the end not counted). */
 static void junk_add(tw_reader *r, const char *p, size_t n)
 {
-  size_t k = trim_end(p, n, NULL, NULL);
+  uint64_t commas = 0;
+  size_t k = trim_end(p, n, &commas, NULL);
 
   if (k > 0) {
     r->junk_content += r->junk_pad + k;
@@ -435,25 +437,40 @@ static int line_add(tw_reader *r, const char *p, size_t n)
   return 0;
 }
 
-/* A record line ended: yield it if its text is one JSON object. */
-static int take_record(tw_reader *r, int terminated)
+/* 1 if the record line so far is one JSON object: its length in *len;
+ * *glued if the old tail follows it. */
+static int record_complete(const tw_reader *r, size_t *len, int *glued)
 {
   const char *t = r->line;
   size_t q = r->content;
-  int ok = tw__json_validate(t, q) == 0, glued = 0;
 
+  *glued = 0;
+  *len = q;
+  if (tw__json_validate(t, q) == 0)
+    return 1;
   /* The old tail glued after it: a commit that overwrote only the tail's
    * first byte leaves "{...},]" or "{...},]}". */
-  if (!ok && q >= 2 && (t[q - 1] == ']' ||
-                        (q >= 3 && t[q - 1] == '}' && t[q - 2] == ']'))) {
+  if (q >= 2 && (t[q - 1] == ']' ||
+                 (q >= 3 && t[q - 1] == '}' && t[q - 2] == ']'))) {
     uint64_t between = 0;           /* commas before the old tail */
     size_t g = trim_end(t, t[q - 1] == ']' ? q - 1 : q - 2, &between,
                         NULL);
     if (g > 0 && tw__json_validate(t, g) == 0) {
-      ok = glued = 1;
-      q = g;
+      *glued = 1;
+      *len = g;
+      return 1;
     }
   }
+  return 0;
+}
+
+/* A record line ended: yield it if its text is one JSON object. */
+static int take_record(tw_reader *r, int terminated)
+{
+  const char *t = r->line;
+  size_t q;
+  int glued, ok = record_complete(r, &q, &glued);
+
   if (!ok) {
     if (r->first_pending)
       return first_line_error(r, 1);
@@ -761,15 +778,20 @@ static int scan_finish(tw_reader *r)
 
 /* ======================================================= the sources */
 
-/* With TW_READ_FOLLOW, at the end of a plain file's size inside a line:
- * 1 if the file has grown since, and size with it. */
+/* With TW_READ_FOLLOW, at the end of a plain file's size inside a record
+ * line that is not yet a complete record (one being appended): 1 if the
+ * file has grown since, and size with it.  Not inside a line that may be
+ * complete: the bytes after it may be those of a commit that has since
+ * overwritten the old tail after it. */
 static int follow(tw_reader *r)
 {
   struct stat st;
+  size_t len;
+  int glued;
 
   if (!(r->flags & TW_READ_FOLLOW) || r->info.gzip ||
-      r->follows >= FOLLOW_MAX || r->state == ST_BETWEEN ||
-      r->state == ST_DONE || fstat(r->fd, &st) != 0 ||
+      r->follows >= FOLLOW_MAX || r->state != ST_RECORD ||
+      record_complete(r, &len, &glued) || fstat(r->fd, &st) != 0 ||
       (uint64_t)st.st_size <= r->size)
     return 0;
   r->follows++;
