@@ -34,11 +34,6 @@
 #define DEFAULT_LEVEL 6
 #define STDOUT_NAME "standard output"
 
-/* The layout: the same bytes the library writes. */
-#define HEAD_ARRAY  "["
-#define HEAD_OBJECT "{\"traceEvents\":["
-#define TAIL_ARRAY  "]"
-#define TAIL_OBJECT "]}"
 
 struct tw_out {
   char *target;            /* the final path (or STDOUT_NAME) */
@@ -375,7 +370,7 @@ int tw_out_write(tw_out *o, const void *data, size_t len)
 
 static const char *head_of(int object_form)
 {
-  return object_form ? HEAD_OBJECT : HEAD_ARRAY;
+  return object_form ? TW_TRACE_HEAD_OBJECT : TW_TRACE_HEAD_ARRAY;
 }
 
 int tw_out_record(tw_out *o, int object_form, const char *text, size_t len)
@@ -402,7 +397,7 @@ int tw_out_end(tw_out *o, int object_form, const char *tail, size_t len)
   int rc;
 
   if (!tail) {
-    tail = object_form ? TAIL_OBJECT : TAIL_ARRAY;
+    tail = object_form ? TW_TRACE_TAIL_OBJECT : TW_TRACE_TAIL_ARRAY;
     len = strlen(tail);
   }
   if (o->records == 0 && (rc = tw_out_write(o, head, strlen(head))) != 0)

@@ -48,10 +48,7 @@
 #define WS_KEEP     ((size_t)64 * 1024)  /* padding after text kept as is */
 #define TAIL_MAX    ((size_t)4096)       /* longest tail line recognised */
 #define HEAD_MAX    16                   /* strlen of the object head */
-#define HEAD_ARRAY  "["
-#define HEAD_OBJECT "{\"traceEvents\":["
-#define TAIL_ARRAY  "]"
-#define TAIL_OBJECT "]}"
+#define HEADS       "'" TW_TRACE_HEAD_ARRAY "' or '" TW_TRACE_HEAD_OBJECT "'"
 #define MSG_MAX     (PATH_MAX + 256)
 #define END_OF_DATA (-1)                 /* what ends the last line */
 #define FOLLOW_MAX  16                   /* TW_READ_FOLLOW's growths */
@@ -77,8 +74,8 @@
 
 /* The tails of the stored final block: today's, then 0.1's. */
 static const char *const gz_tails[GZ_TAILS] = {
-  "\n" TAIL_ARRAY, "\n" TAIL_OBJECT,
-  "\n" TAIL_ARRAY "\n", "\n" TAIL_OBJECT "\n"
+  "\n" TW_TRACE_TAIL_ARRAY, "\n" TW_TRACE_TAIL_OBJECT,
+  "\n" TW_TRACE_TAIL_ARRAY "\n", "\n" TW_TRACE_TAIL_OBJECT "\n"
 };
 
 /* The state of inflating one gzip file. */
@@ -314,6 +311,12 @@ static int line_reserve(tw_reader *r, size_t need)
   return 0;
 }
 
+/* The canonical tail of the form. */
+static const char *tail_of(int object_form)
+{
+  return object_form ? TW_TRACE_TAIL_OBJECT : TW_TRACE_TAIL_ARRAY;
+}
+
 /* Yield an item at the end of the current call. */
 static void yield(tw_reader *r, int kind, const char *text, size_t len)
 {
@@ -492,7 +495,7 @@ static int take_record(tw_reader *r, int terminated)
  * JSON. */
 static void take_tail(tw_reader *r, int term)
 {
-  const char *canonical = r->info.object_form ? TAIL_OBJECT : TAIL_ARRAY;
+  const char *canonical = tail_of(r->info.object_form);
   char doc[HEAD_MAX + TAIL_MAX];
   size_t n = r->content;
 
@@ -580,7 +583,7 @@ static int is_head(const tw_reader *r, const char *head)
 static int not_head(tw_reader *r)
 {
   return fail(r, TW_READ_ENOTTRACE, "not a tracewriter trace: the first "
-              "line is not '" HEAD_ARRAY "' or '" HEAD_OBJECT "'");
+              "line is not " HEADS);
 }
 
 /* Scan line 1 in p[0..n).  Returns the bytes used, or a negative code. */
@@ -601,16 +604,16 @@ static ptrdiff_t scan_head(tw_reader *r, const char *p, size_t n)
     }
     if (r->blank)
       return fail(r, TW_READ_ENOTTRACE, "not a tracewriter trace: it does "
-                  "not start with '" HEAD_ARRAY "' or '" HEAD_OBJECT "'");
+                  "not start with " HEADS);
     i++;
     if (c == '\n') {
-      if (is_head(r, HEAD_ARRAY))
+      if (is_head(r, TW_TRACE_HEAD_ARRAY))
         r->info.object_form = 0;
-      else if (is_head(r, HEAD_OBJECT))
+      else if (is_head(r, TW_TRACE_HEAD_OBJECT))
         r->info.object_form = 1;
       else
         return not_head(r);
-      r->info.tail = r->info.object_form ? TAIL_OBJECT : TAIL_ARRAY;
+      r->info.tail = tail_of(r->info.object_form);
       r->info.tail_len = strlen(r->info.tail);
       r->state = ST_BETWEEN;
       r->line_no = 2;
@@ -752,7 +755,8 @@ static int scan_finish(tw_reader *r)
     else if (r->head_len == 0)      /* a writer killed as it opened it? */
       rc = fail(r, TW_READ_ENORECORD,
                 "only whitespace or NUL bytes: no record to keep");
-    else if (is_head(r, HEAD_ARRAY) || is_head(r, HEAD_OBJECT))
+    else if (is_head(r, TW_TRACE_HEAD_ARRAY) ||
+             is_head(r, TW_TRACE_HEAD_OBJECT))
       rc = fail(r, TW_READ_ENORECORD,
                 "cut right after its head: no record to keep");
     else

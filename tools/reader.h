@@ -36,13 +36,14 @@
  * (and one for inflate, and 256 KiB held back at the end of a gzip
  * member), and the current line: up to max_record bytes of text plus
  * 64 KiB of padding after it (longer padding is counted, not kept).
- * Padding (spaces, NULs, tabs, CR) is skipped eight bytes at a time.
+ * Padding (spaces, NULs) is skipped 32 bytes at a time.
  *
  * A reader reads only regular files, up to the size they had when it was
  * opened (TW_READ_FOLLOW: or a little further), with pread(2): a file
  * that another process is writing can be read (each record read is then
- * one the writer wrote, or dropped as cut), and the reader never writes.  One reader is not thread-safe;
- * different readers are independent.  No function prints or exits.
+ * one the writer wrote, or dropped as cut), and the reader never writes.
+ * One reader is not thread-safe; different readers are independent.  No
+ * function prints or exits.
  *
  * These functions are for the command-line tool (repair, snapshot, and
  * the commands built on them) and its tests; they are not part of
@@ -57,6 +58,13 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The library's layout: what the reader reads and tools/output.h
+ * writes (the head on a line of its own, the tail after a newline). */
+#define TW_TRACE_HEAD_ARRAY  "["
+#define TW_TRACE_HEAD_OBJECT "{\"traceEvents\":["
+#define TW_TRACE_TAIL_ARRAY  "]"
+#define TW_TRACE_TAIL_OBJECT "]}"
 
 /* Errors besides the negated errno of a failed system call (-ENOENT,
  * -EACCES, -EISDIR for a directory, -EINVAL for a file that is not a
