@@ -455,7 +455,7 @@ static void dgen_next(dgen *g, tw_event *ev)
     break;
   case 6:
     ev->ph = 'f'; ev->cat = "flow"; ev->name = "request";
-    ev->has |= TW_HAS_ID | TW_BP_ENCLOSING; ev->id = g->r;
+    ev->has |= TW_HAS_ID; ev->flags |= TW_EV_BP_ENCLOSING; ev->id = g->r;
     ev->ts = g->w0 + 100u;
     break;
   case 7:
@@ -479,7 +479,7 @@ static void dgen_next(dgen *g, tw_event *ev)
     ev->ts = g->w0; ev->dur = g->handle;
     break;
   case 11:
-    ev->ph = 'I'; ev->scope = 'g'; ev->cat = "server";
+    ev->ph = 'I'; ev->instant_scope = 'g'; ev->cat = "server";
     ev->name = "slow request"; ev->ts = g->w0 + g->handle;
     g->args[0] = tw_arg_uint("id", g->r);
     g->args[1] = tw_arg_str("path", g->path);
@@ -591,7 +591,7 @@ static void fp_d(FILE *f, const tw_event *e, sll pid, sll tid)
     fprintf(f, ",\n{\"ph\":\"I\",\"name\":\"%s\",\"cat\":\"%s\","
             "\"ts\":%llu.%03llu,\"pid\":%lld,\"tid\":%lld,\"s\":\"%c\","
             "\"args\":{\"%s\":%llu,\"%s\":\"%s\",\"%s\":%.15g}}", e->name,
-            e->cat, US(e->ts), pid, tid, e->scope, a[0].name, (ull)a[0].v.u,
+            e->cat, US(e->ts), pid, tid, e->instant_scope, a[0].name, (ull)a[0].v.u,
             a[1].name, a[1].v.s, a[2].name, a[2].v.d);
     break;
   case 'e':
@@ -807,7 +807,7 @@ static void run_tw(const job *j, result *res)
 {
   tw_options o;
   tw_run run;
-  tw_stats_t st;
+  tw_stats st;
   pthread_t th;
   unsigned long a0, a1;
   uint64_t t0, t1, c0, c1;
@@ -850,7 +850,7 @@ static void run_tw(const job *j, result *res)
   a1 = allocs_now();
   if (!rc)
     rc = run.rc;
-  tw_stats(run.w, &st);
+  tw_get_stats(run.w, &st);
   {
     int rc2 = tw_close(run.w);
     if (!rc)

@@ -205,7 +205,7 @@ typedef struct tw_options {
   unsigned flags;         /* TW_OPT_* bits (default 0) */
   size_t max_string;      /* longest string written, in input bytes; longer
                              ones are cut on a UTF-8 boundary or rejected
-                             (default 64 KiB, at least 64) */
+                             (default 64 KiB, from 64 to 1 GiB) */
   size_t max_event;       /* largest formatted record; larger events fail
                              with TW_ETOOBIG (default 1 MiB, at least 4 KiB) */
   const char *process_name; /* name in the first record (default: the
@@ -238,27 +238,46 @@ typedef struct tw_options {
 } tw_options;
 
 /* Fill *opts with the defaults.  Use the macro tw_options_init(opts); it
- * passes the size of the struct the caller was compiled with.  Returns 0, or
- * -EINVAL if opts is NULL or size is too small to be a tw_options. */
+ * passes the size of the struct the caller was compiled with.  Returns 0,
+ * -EINVAL if opts is NULL, or TW_EVERSION (as tw_open and tw_options_parse
+ * for such a struct_size) if size is smaller than any tw_options ever
+ * published; *opts is then left untouched. */
 TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
 #define tw_options_init(opts) tw_options_init_sized((opts), sizeof(tw_options))
 
 /* Apply an options string to *opts (already initialised), e.g.
- * "buffer=256KiB,format=object,utf8=reject".  Keys, comma-separated:
- *   buffer=SIZE            buffer_size (SIZE: bytes, or with KiB/MiB/GiB, k/m/g)
- *   format=array|object
- *   sink=auto|file|mmap|gzip   mmap, gzip: the same as sink=mmap, sink=gzip
- *   gzip=LEVEL             the gzip sink at LEVEL 1..9
- *   commit=auto|inline|background   buffers=N (2..8)   chunk=SIZE (mmap)
- *   flush=DURATION         flush_interval_ns: 100ms, 2s, 500us ... or off
- *   on_full=block|drop     sync (TW_OPT_SYNC)     crash=off|commit
- *   rotate=SIZE|off        rotate_every=DURATION|off    keep=N|all
- *   utf8=replace|reject    nonfinite=null|reject    long=truncate|reject
- *   max_string=SIZE        max_event=SIZE
+ * "buffer=256KiB,format=object,utf8=reject".  Items are separated by
+ * commas, each "key=value" or a bare key, applied from left to right;
+ * blanks (spaces, tabs) around keys, values and commas are ignored, empty
+ * items skipped.  SIZE: bytes, with an optional unit in any case, all
+ * powers of 1024: k, kb, kib, m, mb, mib, g, gb, gib.  DURATION: a number
+ * and a unit in any case: ns, us, ms, s, m (minutes), h.  Keys and words
+ * are case-sensitive.  The keys, the field each sets, range and default:
+ *   buffer=SIZE                   buffer_size, 256 to 1GiB; default 64KiB
+ *   buffers=N                     buffer_count, 2 to 8; default 4
+ *   commit=auto|inline|background commit; default auto
+ *   flush=DURATION|off            flush_interval_ns; default off
+ *   on_full=block|drop            on_full; default block
+ *   sync, sync=off|on             TW_OPT_SYNC; default off
+ *   crash=off|commit              crash; default off
+ *   rotate=SIZE|off               rotate_size, at least 4KiB; default off
+ *   rotate_every=DURATION|off     rotate_interval_ns; default off
+ *   keep=N|all                    rotate_keep, at least 1; default all
+ *   format=array|object           format; default array
+ *   sink=auto|file|mmap|gzip      sink; default auto
+ *   mmap                          sink=mmap
+ *   gzip, gzip=LEVEL              gzip_level, 1 to 9, and sink=gzip; default 1
+ *   chunk=SIZE                    mmap_chunk, 4KiB to 1GiB; default 1MiB
+ *   utf8=replace|reject           TW_OPT_REJECT_INVALID_UTF8; default replace
+ *   nonfinite=null|reject         TW_OPT_REJECT_NONFINITE; default null
+ *   long=truncate|reject          TW_OPT_REJECT_LONG_STRINGS; default truncate
+ *   max_string=SIZE               max_string, 64 to 1GiB; default 64KiB
+ *   max_event=SIZE                max_event, 4KiB to 1GiB; default 1MiB
  * On error returns TW_EOPTION, leaves *opts unchanged, and writes a message
  * naming the bad key or value into err (if err is not NULL and errsize > 0;
  * always NUL-terminated).  A NULL or empty string is valid and changes
- * nothing.  Thread-safe. */
+ * nothing.  Returns TW_EVERSION for a struct_size the library does not
+ * know, -EINVAL if opts is NULL.  Thread-safe. */
 TW_EXTERN int tw_options_parse(tw_options *opts, const char *str,
                                char *err, size_t errsize);
 
@@ -328,9 +347,11 @@ TW_EXTERN int tw_close(tw_writer *w);
  * call that made it and is never sticky.  Returns 0 for NULL. */
 TW_EXTERN int tw_errcode(const tw_writer *w);
 
-/* Counters of a writer, copied by tw_stats(). */
-typedef struct tw_stats_s {
-  uint64_t events;           /* events written (buffered or committed) */
+/* Counters of a writer, copied by tw_get_stats().  New fields are only
+ * ever appended: a program built against an older, smaller tw_stats keeps
+ * working (it gets the fields it knows). */
+typedef struct tw_stats {
+  uint64_t events;           /* events written (staged or committed) */
   uint64_t bytes;            /* bytes of records written, head included */
   uint64_t commits;          /* commits done */
   uint64_t rejected;         /* events refused as bad input */
@@ -343,13 +364,17 @@ typedef struct tw_stats_s {
                                 mmap sink's padding not counted; with
                                 rotation, every file's */
   uint64_t rotations;        /* files begun by rotation */
-} tw_stats_t;
+} tw_stats;
 
-/* Copy the writer's counters into *stats.  Use the macro tw_stats(w, s).
- * Returns 0, -EINVAL if stats is NULL, TW_EVERSION if size is not one the
- * library knows.  A NULL writer gives all zeros.  Thread-safe. */
-TW_EXTERN int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size);
-#define tw_stats(w, stats) tw_stats_sized((w), (stats), sizeof(tw_stats_t))
+/* Copy the writer's counters into *stats.  Use the macro
+ * tw_get_stats(w, &s); it passes the size of the struct the caller was
+ * compiled with.  A size smaller than the first published tw_stats is
+ * TW_EVERSION; a larger one (a newer header) gets the fields this library
+ * knows and zeros after them.  Returns 0, -EINVAL if stats is NULL, or
+ * TW_EVERSION.  A NULL writer gives all zeros.  Thread-safe. */
+TW_EXTERN int tw_get_stats_sized(tw_writer *w, tw_stats *stats, size_t size);
+#define tw_get_stats(w, stats) \
+  tw_get_stats_sized((w), (stats), sizeof(tw_stats))
 
 /* ------------------------------------------------------------------------
  * Events
@@ -361,13 +386,15 @@ TW_EXTERN int tw_stats_sized(tw_writer *w, tw_stats_t *stats, size_t size);
 enum tw_arg_type { TW_ARG_INT = 1, TW_ARG_UINT, TW_ARG_DOUBLE, TW_ARG_BOOL,
                    TW_ARG_STRING, TW_ARG_NULL, TW_ARG_JSON };
 
-/* Passed as a length: the string is NUL-terminated. */
-#define TW_NUL ((size_t)-1)
+/* Passed as a length: the string is NUL-terminated (its length is
+ * strlen's). */
+#define TW_NUL_TERMINATED ((size_t)-1)
 
 typedef struct tw_arg {
   const char *name;       /* the key, escaped like any string; not NULL */
   int type;               /* enum tw_arg_type */
-  size_t len;             /* STRING/JSON: byte length, or TW_NUL */
+  size_t len;             /* STRING/JSON: byte length, or
+                             TW_NUL_TERMINATED */
   union {
     int64_t i;            /* TW_ARG_INT */
     uint64_t u;           /* TW_ARG_UINT */
@@ -387,29 +414,34 @@ static inline tw_arg tw_arg_double(const char *name, double v)
 static inline tw_arg tw_arg_bool(const char *name, int v)
 { tw_arg a; a.name = name; a.type = TW_ARG_BOOL; a.len = 0; a.v.b = v; return a; }
 static inline tw_arg tw_arg_str(const char *name, const char *v)
-{ tw_arg a; a.name = name; a.type = TW_ARG_STRING; a.len = TW_NUL; a.v.s = v; return a; }
+{ tw_arg a; a.name = name; a.type = TW_ARG_STRING; a.len = TW_NUL_TERMINATED; a.v.s = v; return a; }
 static inline tw_arg tw_arg_strn(const char *name, const char *v, size_t len)
 { tw_arg a; a.name = name; a.type = TW_ARG_STRING; a.len = len; a.v.s = v; return a; }
 static inline tw_arg tw_arg_null(const char *name)
 { tw_arg a; a.name = name; a.type = TW_ARG_NULL; a.len = 0; a.v.s = NULL; return a; }
 static inline tw_arg tw_arg_json(const char *name, const char *json)
-{ tw_arg a; a.name = name; a.type = TW_ARG_JSON; a.len = TW_NUL; a.v.s = json; return a; }
+{ tw_arg a; a.name = name; a.type = TW_ARG_JSON; a.len = TW_NUL_TERMINATED; a.v.s = json; return a; }
 
 /* Bits of tw_event.has: which optional fields are set.  A zeroed tw_event
  * takes every default: ts = now, pid = getpid(), tid = the kernel thread
- * id, no id, no tts/tdur. */
-#define TW_HAS_TS      0x0001u /* ts given (else: now) */
-#define TW_HAS_PID     0x0002u /* pid given (else: getpid()) */
-#define TW_HAS_TID     0x0004u /* tid given (else: gettid()) */
-#define TW_HAS_TTS     0x0008u /* thread timestamp tts */
-#define TW_HAS_TDUR    0x0010u /* thread duration tdur (X) */
-#define TW_HAS_ID      0x0020u /* id: "id":"0x.." */
-#define TW_HAS_ID2_LOCAL  0x0040u /* id as "id2":{"local":"0x.."} */
-#define TW_HAS_ID2_GLOBAL 0x0080u /* id as "id2":{"global":"0x.."} */
-#define TW_HAS_BIND_ID 0x0100u /* bind_id (flow v2 on X/B/I...) */
-#define TW_FLOW_IN     0x0200u /* "flow_in":true */
-#define TW_FLOW_OUT    0x0400u /* "flow_out":true */
-#define TW_BP_ENCLOSING 0x0800u /* "bp":"e" on flow events */
+ * id, no id, no tts/tdur.  A bit not listed here is TW_EEVENT. */
+#define TW_HAS_TS      0x01u /* ts given (else: now) */
+#define TW_HAS_PID     0x02u /* pid given (else: getpid()) */
+#define TW_HAS_TID     0x04u /* tid given (else: gettid()) */
+#define TW_HAS_TTS     0x08u /* thread timestamp tts */
+#define TW_HAS_TDUR    0x10u /* thread duration tdur (X) */
+#define TW_HAS_ID      0x20u /* id, written "id":"0x.." (or as id2: flags) */
+#define TW_HAS_BIND_ID 0x40u /* bind_id (flow v2 on X/B/I...) */
+
+/* Bits of tw_event.flags: how some fields are written.  A bit not listed
+ * here is TW_EEVENT. */
+#define TW_EV_ID2_LOCAL    0x01u /* the id as "id2":{"local":"0x.."} (with
+                                    TW_HAS_ID) */
+#define TW_EV_ID2_GLOBAL   0x02u /* the id as "id2":{"global":"0x.."} (with
+                                    TW_HAS_ID) */
+#define TW_EV_FLOW_IN      0x04u /* "flow_in":true */
+#define TW_EV_FLOW_OUT     0x08u /* "flow_out":true */
+#define TW_EV_BP_ENCLOSING 0x10u /* "bp":"e" on flow events */
 
 /* One event of any phase, for tw_emit().  Times are nanoseconds on the
  * CLOCK_MONOTONIC scale of tw_now_ns() (any scale works if used
@@ -418,13 +450,14 @@ static inline tw_arg tw_arg_json(const char *name, const char *json)
  * Phases and what the library requires of each (anything missing is
  * TW_EEVENT):
  *   'X' complete: name; dur            'B'/'E' begin/end: name (E: optional)
- *   'I' or 'i' instant: name; scope 'g','p','t' or 0 (thread); written as
- *       'I', which Perfetto, chrome://tracing and DevTools all draw
+ *   'I' or 'i' instant: name; instant_scope 'g','p','t' or 0 (thread);
+ *       written as 'I', which Perfetto, chrome://tracing and DevTools all
+ *       draw
  *   'C' counter: name; at least one arg, numbers only (the series)
- *   'b','n','e' async: name, an id (TW_HAS_ID or TW_HAS_ID2_*); viewers
- *       key async ids by cat too, so give one
+ *   'b','n','e' async: name, an id (TW_HAS_ID); viewers key async ids
+ *       by cat too, so give one
  *   's','t','f' flow: name, an id (cat, as above); 'f'/'t' may set
- *       TW_BP_ENCLOSING
+ *       TW_EV_BP_ENCLOSING
  *   'M' metadata: name.  Viewers know process_name, thread_name (arg
  *       "name"), process_sort_index, thread_sort_index (arg "sort_index")
  *       and process_labels (arg "labels"): the helpers below build these
@@ -435,9 +468,10 @@ static inline tw_arg tw_arg_json(const char *name, const char *json)
  */
 typedef struct tw_event {
   char ph;                /* the phase letter */
-  char scope;             /* instants: 'g' global, 'p' process, 't' or 0
+  char instant_scope;     /* instants: 'g' global, 'p' process, 't' or 0
                              thread */
-  unsigned has;           /* TW_HAS_* / TW_FLOW_* / TW_BP_* bits */
+  unsigned has;           /* TW_HAS_* bits: the optional fields set */
+  unsigned flags;         /* TW_EV_* bits: how fields are written */
   const char *name;       /* event name */
   const char *cat;        /* category list ("a,b"); NULL: none written */
   uint64_t ts;            /* ns, with TW_HAS_TS */
@@ -446,12 +480,15 @@ typedef struct tw_event {
   uint64_t tdur;          /* ns, with TW_HAS_TDUR */
   int64_t pid;            /* with TW_HAS_PID */
   int64_t tid;            /* with TW_HAS_TID */
-  uint64_t id;            /* with TW_HAS_ID / TW_HAS_ID2_*, written "0x.." */
+  uint64_t id;            /* with TW_HAS_ID, written "0x.." */
   uint64_t bind_id;       /* with TW_HAS_BIND_ID */
-  const char *id_scope;   /* async/flow "scope" string; NULL: none */
+  const char *id_scope;   /* the scope of an async/flow/object id,
+                             written "scope"; NULL: none */
   const char *cname;      /* color name, written as "cname"; NULL: none */
   const tw_arg *args;     /* nargs arguments, in order */
   size_t nargs;           /* at most TW_MAX_ARGS */
+  const void *reserved[2]; /* for fields of later versions: must be NULL
+                             (a zeroed event is right); else TW_EEVENT */
 } tw_event;
 
 /* Check and write one event.  The event is formatted and checked entirely
@@ -551,22 +588,40 @@ static inline void tw__span_cleanup(tw_span *span) { (void)tw_span_end(span); }
  */
 
 /* The process-wide writer, created at the first call from the environment:
- * TRACEWRITER_OUT (the path; "%p" becomes the pid, "%%" a percent sign) and
+ * TRACEWRITER_OUT (the path; "%p" becomes the pid, "%t" the time of the
+ * opening in UTC as 20261122T071500Z, "%%" a percent sign) and
  * TRACEWRITER_OPTIONS (an options string, as tw_options_parse).  Returns
  * NULL when TRACEWRITER_OUT is unset or empty, or when the writer could not
- * be opened (tw_global_status() says why).  The writer is committed at
- * exit (atexit) and never freed.  In a child after fork(), the parent's
- * writer is never used: with "%p" in TRACEWRITER_OUT the child's first
- * call opens the child's own file; without, it returns NULL (tracing off
- * in the child).  Thread-safe; after the first call it costs two loads. */
+ * be opened (tw_global_status() says why).
+ *
+ * When TRACEWRITER_OUT is set but the writer cannot be made (a bad
+ * TRACEWRITER_OPTIONS, a path that cannot be opened), tracing stays off --
+ * a typo in rotate= must not fill a disk -- and the first call writes one
+ * line on stderr (fd 2, with write(2)), the library's only output:
+ *   tracewriter: TRACEWRITER_OPTIONS: unknown option 'rotat'; did you
+ *   mean 'rotate'? (tracing is off)
+ * once per process, and again in a child after fork only if the child
+ * tries to open its own file ("%p") and fails.  TRACEWRITER_QUIET set to a
+ * non-empty value other than "0" silences it.
+ *
+ * The writer is committed at exit (atexit) and never freed.  In a child
+ * after fork(), the parent's writer is never used: with "%p" in
+ * TRACEWRITER_OUT the child's first call opens the child's own file;
+ * without, it returns NULL (tracing off in the child).  Thread-safe.
+ * After the first call, a call costs one acquire load (a word that says
+ * the writer is ready for this process), a call that reads the fork
+ * generation (one relaxed load), a compare and a relaxed load of the
+ * writer: no lock, no read-modify-write, no system call. */
 TW_EXTERN tw_writer *tw_global(void);
 
 /* Why tw_global() returned NULL: 0 when tracing is simply off or the
  * writer is open (a failed atexit registration also reports -ENOMEM here
  * while the writer works), else the error of tw_options_parse or tw_open.  If
  * message is not NULL it receives a static, NUL-terminated explanation
- * naming the bad key, value or path ("" when there is none).  Calls
- * tw_global() first if it has not run yet.  Thread-safe. */
+ * naming the bad key, value or path ("" when there is none): the line
+ * tw_global() printed, without "tracewriter: " and "(tracing is off)".
+ * Calls tw_global() first, so in a child after fork it reports the
+ * child's own attempt.  Prints nothing.  Thread-safe. */
 TW_EXTERN int tw_global_status(const char **message);
 
 #ifdef __cplusplus

@@ -49,7 +49,7 @@ int tw_instant(tw_writer *w, const char *cat, const char *name, char scope,
                const tw_arg *args, size_t nargs)
 {
   tw_event ev = event('I', cat, name, args, nargs);
-  ev.scope = scope;
+  ev.instant_scope = scope;
   return w ? tw_emit(w, &ev) : 0;
 }
 
@@ -61,14 +61,15 @@ int tw_counter(tw_writer *w, const char *cat, const char *name,
 }
 
 static int with_id(tw_writer *w, char ph, const char *cat, const char *name,
-                   uint64_t id, unsigned more, const tw_arg *args,
+                   uint64_t id, unsigned flags, const tw_arg *args,
                    size_t nargs)
 {
   tw_event ev;
   if (!w)
     return 0;
   ev = event(ph, cat, name, args, nargs);
-  ev.has = TW_HAS_ID | more;
+  ev.has = TW_HAS_ID;
+  ev.flags = flags;
   ev.id = id;
   return tw_emit(w, &ev);
 }
@@ -105,7 +106,7 @@ int tw_flow_step(tw_writer *w, const char *cat, const char *name,
 
 int tw_flow_end(tw_writer *w, const char *cat, const char *name, uint64_t id)
 {
-  return with_id(w, 'f', cat, name, id, TW_BP_ENCLOSING, NULL, 0);
+  return with_id(w, 'f', cat, name, id, TW_EV_BP_ENCLOSING, NULL, 0);
 }
 
 /* A metadata event: name with one argument. */

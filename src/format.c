@@ -561,7 +561,7 @@ static int put_string(cursor *o, const char *str, size_t n,
   char *d;
   int replaced = 0;
 
-  if (n == TW_NUL)
+  if (n == TW_NUL_TERMINATED)
     n = strlen(str);
   if (n > cfg->max_string) {
     if (cfg->flags & TW_OPT_REJECT_LONG_STRINGS)
@@ -784,7 +784,7 @@ static int put_json(cursor *o, const char *json, size_t n)
 {
   char *d;
 
-  if (n == TW_NUL)
+  if (n == TW_NUL_TERMINATED)
     n = strlen(json);
   if (tw__json_validate(json, n))
     return TW_EJSON;
@@ -800,6 +800,12 @@ static int put_json(cursor *o, const char *json, size_t n)
 }
 
 /* ----------------------------------------------------------------- events */
+
+/* The bits tw_event.has and tw_event.flags may hold. */
+#define KNOWN_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID | TW_HAS_TTS | \
+                   TW_HAS_TDUR | TW_HAS_ID | TW_HAS_BIND_ID)
+#define KNOWN_FLAGS (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL | TW_EV_FLOW_IN | \
+                     TW_EV_FLOW_OUT | TW_EV_BP_ENCLOSING)
 
 /* What each phase requires. */
 #define NEED_NAME 0x1u
@@ -880,7 +886,7 @@ static int put_args(cursor *o, const tw_event *ev, unsigned rules,
       return TW_EEVENT;
     if (i)
       PUTLIT(o, ",");
-    if ((rc = put_string(o, a->name, TW_NUL, cfg, notes)) != 0)
+    if ((rc = put_string(o, a->name, TW_NUL_TERMINATED, cfg, notes)) != 0)
       return rc;
     PUTLIT(o, ":");
     if ((rc = put_arg(o, a, cfg, notes)) != 0)
@@ -911,12 +917,12 @@ static int put_head(cursor *o, const tw_event *ev, unsigned rules,
   }
   if (ev->name) {
     PUTLIT(o, ",\"name\":");
-    if ((rc = put_string(o, ev->name, TW_NUL, cfg, notes)) != 0)
+    if ((rc = put_string(o, ev->name, TW_NUL_TERMINATED, cfg, notes)) != 0)
       return rc;
   }
   if (ev->cat) {
     PUTLIT(o, ",\"cat\":");
-    if ((rc = put_string(o, ev->cat, TW_NUL, cfg, notes)) != 0)
+    if ((rc = put_string(o, ev->cat, TW_NUL_TERMINATED, cfg, notes)) != 0)
       return rc;
   }
   if (ev->ph != 'M' || (has & TW_HAS_TS)) {
@@ -941,7 +947,7 @@ static int put_head(cursor *o, const tw_event *ev, unsigned rules,
     d = room(o, 9);
     if (d) {
       memcpy(d, ",\"s\":\"", 6);
-      d[6] = ev->scope ? ev->scope : 't';
+      d[6] = ev->instant_scope ? ev->instant_scope : 't';
       d[7] = '"';
       advance(o, 8);
     }
@@ -1011,7 +1017,7 @@ static inline char *head_fast(char *d, const tw_event *ev, unsigned rules,
                     (has & TW_HAS_TID) ? ev->tid : def->tid);
   if (rules & INSTANT) {
     memcpy(d, ",\"s\":\"", 6);
-    d[6] = ev->scope ? ev->scope : 't';
+    d[6] = ev->instant_scope ? ev->instant_scope : 't';
     d[7] = '"';
     d += 8;
   }
@@ -1021,46 +1027,46 @@ static inline char *head_fast(char *d, const tw_event *ev, unsigned rules,
 
 /* The fields after the head but the args, all rare: ids, scope, bp,
  * bind_id, flow_in/out, cname.  Returns 0 or the error of a string. */
-#define TAIL_BITS (TW_HAS_ID | TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL | \
-                   TW_BP_ENCLOSING | TW_HAS_BIND_ID | TW_FLOW_IN | \
-                   TW_FLOW_OUT)
+#define TAIL_HAS (TW_HAS_ID | TW_HAS_BIND_ID)
 
 static int put_tail(cursor *o, const tw_event *ev, const tw__fmt_config *cfg,
                     tw__fmt_notes *notes)
 {
-  unsigned has = ev->has;
+  unsigned has = ev->has, flags = ev->flags;
   int rc;
 
   if (has & TW_HAS_ID) {
-    PUTLIT(o, ",\"id\":");
-    put_hex_id(o, ev->id);
-  } else if (has & TW_HAS_ID2_LOCAL) {
-    PUTLIT(o, ",\"id2\":{\"local\":");
-    put_hex_id(o, ev->id);
-    PUTLIT(o, "}");
-  } else if (has & TW_HAS_ID2_GLOBAL) {
-    PUTLIT(o, ",\"id2\":{\"global\":");
-    put_hex_id(o, ev->id);
-    PUTLIT(o, "}");
+    if (flags & TW_EV_ID2_LOCAL) {
+      PUTLIT(o, ",\"id2\":{\"local\":");
+      put_hex_id(o, ev->id);
+      PUTLIT(o, "}");
+    } else if (flags & TW_EV_ID2_GLOBAL) {
+      PUTLIT(o, ",\"id2\":{\"global\":");
+      put_hex_id(o, ev->id);
+      PUTLIT(o, "}");
+    } else {
+      PUTLIT(o, ",\"id\":");
+      put_hex_id(o, ev->id);
+    }
   }
   if (ev->id_scope) {
     PUTLIT(o, ",\"scope\":");
-    if ((rc = put_string(o, ev->id_scope, TW_NUL, cfg, notes)) != 0)
+    if ((rc = put_string(o, ev->id_scope, TW_NUL_TERMINATED, cfg, notes)) != 0)
       return rc;
   }
-  if (has & TW_BP_ENCLOSING)
+  if (flags & TW_EV_BP_ENCLOSING)
     PUTLIT(o, ",\"bp\":\"e\"");
   if (has & TW_HAS_BIND_ID) {
     PUTLIT(o, ",\"bind_id\":");
     put_hex_id(o, ev->bind_id);
   }
-  if (has & TW_FLOW_IN)
+  if (flags & TW_EV_FLOW_IN)
     PUTLIT(o, ",\"flow_in\":true");
-  if (has & TW_FLOW_OUT)
+  if (flags & TW_EV_FLOW_OUT)
     PUTLIT(o, ",\"flow_out\":true");
   if (ev->cname) {
     PUTLIT(o, ",\"cname\":");
-    if ((rc = put_string(o, ev->cname, TW_NUL, cfg, notes)) != 0)
+    if ((rc = put_string(o, ev->cname, TW_NUL_TERMINATED, cfg, notes)) != 0)
       return rc;
   }
   return 0;
@@ -1072,21 +1078,24 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
 {
   cursor o = { buf, buf + cap, buf, 0, 0 };
   unsigned rules = phase_rules(ev->ph);
-  unsigned has = ev->has;
-  unsigned ids = has & (TW_HAS_ID | TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL);
+  unsigned has = ev->has, flags = ev->flags;
+  unsigned id2 = flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL);
   size_t nn, cn;
   int rc;
 
-  if (!rules)
+  if (!rules || (has & ~KNOWN_HAS) || (flags & ~KNOWN_FLAGS) ||
+      ev->reserved[0] || ev->reserved[1])
     return TW_EEVENT;
   if ((rules & NEED_NAME) && !ev->name)
     return TW_EEVENT;
-  if (ids & (ids - 1))                      /* more than one kind of id */
+  /* An id2 form needs an id, and only one form. */
+  if (id2 && (!(has & TW_HAS_ID) || (id2 & (id2 - 1))))
     return TW_EEVENT;
-  if ((rules & NEED_ID) && !ids)
+  if ((rules & NEED_ID) && !(has & TW_HAS_ID))
     return TW_EEVENT;
-  if ((rules & INSTANT) && ev->scope && ev->scope != 'g' &&
-      ev->scope != 'p' && ev->scope != 't')
+  if ((rules & INSTANT) && ev->instant_scope &&
+      ev->instant_scope != 'g' && ev->instant_scope != 'p' &&
+      ev->instant_scope != 't')
     return TW_EEVENT;
   if ((rules & COUNTER) && ev->nargs == 0)
     return TW_EEVENT;
@@ -1106,7 +1115,7 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
   } else if ((rc = put_head(&o, ev, rules, def, cfg, notes)) != 0) {
     return rc;
   }
-  if (TW__UNLIKELY((has & TAIL_BITS) || ev->id_scope || ev->cname) &&
+  if (TW__UNLIKELY((has & TAIL_HAS) || flags || ev->id_scope || ev->cname) &&
       (rc = put_tail(&o, ev, cfg, notes)) != 0)
     return rc;
   if (ev->nargs && (rc = put_args(&o, ev, rules, cfg, notes)) != 0)

@@ -9,10 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static tw_writer *global_writer;   /* this process's writer, or NULL */
-static unsigned global_gen;        /* fork generation global_writer is for */
+/* 0 until the first call has made global_writer; then 1 + the fork
+ * generation global_writer is for.  Stored with release after the
+ * writer, so the fast path needs only this acquire load. */
+static unsigned global_ready;
 static int global_reopening;       /* a thread is reopening after fork */
 static int global_per_pid;         /* TRACEWRITER_OUT has %p */
 static int global_error;           /* why global_writer is NULL, or 0 */
@@ -71,42 +75,83 @@ static int has_pid(const char *pattern)
   return 0;
 }
 
-/* Open the writer the environment asks for into global_writer, or say
- * why not in global_error and global_message. */
-static void global_open(void)
+/* Tracing was asked for but is off: say why on stderr, in one line, with
+ * one write(2) -- no stdio, whose locks and buffers are the program's --
+ * unless TRACEWRITER_QUIET is set (and not "0").  The library's only
+ * output: a silent typo in TRACEWRITER_OPTIONS would leave a user with no
+ * trace and no clue (glibc's MALLOC_ and the sanitizers' _OPTIONS speak
+ * up the same way). */
+static void say_tracing_is_off(void)
 {
-  const char *pattern = getenv("TRACEWRITER_OUT");
+  const char *quiet = getenv("TRACEWRITER_QUIET");
+  char line[sizeof global_message + 64];
+  size_t len, done = 0;
+  int n;
+
+  if (quiet && *quiet && strcmp(quiet, "0") != 0)
+    return;
+  n = snprintf(line, sizeof line, "tracewriter: %s (tracing is off)\n",
+               global_message);
+  if (n < 0)
+    return;
+  len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+  line[len - 1] = '\n';                  /* cut, still one whole line */
+  while (done < len) {
+    ssize_t w = write(STDERR_FILENO, line + done, len - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return;                             /* no stderr: nothing to do */
+    done += (size_t)w;
+  }
+}
+
+/* Open the writer for pattern (TRACEWRITER_OUT) and TRACEWRITER_OPTIONS.
+ * Returns it, or NULL with *rc and global_message saying why. */
+static tw_writer *open_writer(const char *pattern, int *rc)
+{
   const char *options = getenv("TRACEWRITER_OPTIONS");
   char path[PATH_MAX];
   char err[256];
   tw_options o;
   tw_writer *w;
-  int rc;
 
-  __atomic_store_n(&global_gen, tw__fork_generation(), __ATOMIC_RELAXED);
-  if (!pattern || !*pattern)
-    return;
-  global_per_pid = has_pid(pattern);
-  if ((rc = expand_path(pattern, path, sizeof path)) != 0) {
-    global_error = rc;
+  if ((*rc = expand_path(pattern, path, sizeof path)) != 0) {
     snprintf(global_message, sizeof global_message,
              "TRACEWRITER_OUT: path too long");
-    return;
+    return NULL;
   }
   tw_options_init(&o);
-  if ((rc = tw_options_parse(&o, options, err, sizeof err)) != 0) {
-    global_error = rc;
+  if ((*rc = tw_options_parse(&o, options, err, sizeof err)) != 0) {
     snprintf(global_message, sizeof global_message,
              "TRACEWRITER_OPTIONS: %s", err);
-    return;
+    return NULL;
   }
-  if (!(w = tw_open(path, &o, &rc))) {
-    global_error = rc;
+  if (!(w = tw_open(path, &o, rc)))
     snprintf(global_message, sizeof global_message,
-             "TRACEWRITER_OUT: cannot open '%s': %s", path, tw_strerror(rc));
-    return;
+             "TRACEWRITER_OUT: cannot open '%s': %s", path, tw_strerror(*rc));
+  return w;
+}
+
+/* Open the writer the environment asks for into global_writer, or say
+ * why not in global_error and global_message, and on stderr.  Then mark
+ * it ready for this fork generation. */
+static void global_open(void)
+{
+  const char *pattern = getenv("TRACEWRITER_OUT");
+  tw_writer *w = NULL;
+  int rc;
+
+  if (pattern && *pattern) {
+    global_per_pid = has_pid(pattern);
+    if (!(w = open_writer(pattern, &rc))) {
+      global_error = rc;
+      say_tracing_is_off();
+    }
   }
   __atomic_store_n(&global_writer, w, __ATOMIC_RELEASE);
+  __atomic_store_n(&global_ready, tw__fork_generation() + 1u,
+                   __ATOMIC_RELEASE);
 }
 
 static void global_init(void)
@@ -130,8 +175,8 @@ static tw_writer *global_after_fork(void)
 
   if (__atomic_compare_exchange_n(&global_reopening, &expected, 1, 0,
                                   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-    if (__atomic_load_n(&global_gen, __ATOMIC_RELAXED) !=
-        tw__fork_generation()) {
+    if (__atomic_load_n(&global_ready, __ATOMIC_RELAXED) !=
+        tw__fork_generation() + 1u) {
       tw_writer *parents = global_writer;
       __atomic_store_n(&global_writer, NULL, __ATOMIC_RELEASE);
       (void)tw_close(parents);       /* frees, writes nothing: forked */
@@ -140,8 +185,8 @@ static tw_writer *global_after_fork(void)
       if (global_per_pid)
         global_open();
       else
-        __atomic_store_n(&global_gen, tw__fork_generation(),
-                         __ATOMIC_RELAXED);
+        __atomic_store_n(&global_ready, tw__fork_generation() + 1u,
+                         __ATOMIC_RELEASE);
     }
     __atomic_store_n(&global_reopening, 0, __ATOMIC_RELEASE);
   } else {
@@ -151,18 +196,34 @@ static tw_writer *global_after_fork(void)
   return __atomic_load_n(&global_writer, __ATOMIC_ACQUIRE);
 }
 
-tw_writer *tw_global(void)
+/* The first call of the process (pthread_once), or the first in a child
+ * after fork. */
+static tw_writer *global_slow(void)
 {
   pthread_once(&global_once, global_init);
-  if (TW__UNLIKELY(__atomic_load_n(&global_gen, __ATOMIC_RELAXED) !=
-                   tw__fork_generation()))
+  if (__atomic_load_n(&global_ready, __ATOMIC_ACQUIRE) !=
+      tw__fork_generation() + 1u)
     return global_after_fork();
   return __atomic_load_n(&global_writer, __ATOMIC_ACQUIRE);
 }
 
+tw_writer *tw_global(void)
+{
+  /* The ready word matches this process's fork generation only once the
+   * writer (or NULL) is in place for it; its acquire orders the writer's
+   * load after it (the writer was stored before it, with release). */
+  if (TW__LIKELY(__atomic_load_n(&global_ready, __ATOMIC_ACQUIRE) ==
+                 tw__fork_generation() + 1u))
+    return __atomic_load_n(&global_writer, __ATOMIC_RELAXED);
+  return global_slow();
+}
+
 int tw_global_status(const char **message)
 {
+  /* pthread_once orders the atexit error, set after the ready word, before
+   * the reads below; tw_global reopens in a child after fork. */
   pthread_once(&global_once, global_init);
+  (void)tw_global();
   if (message)
     *message = global_message;
   return global_error;

@@ -103,4 +103,62 @@ int tw__json_validate(const char *json, size_t len);
  * defaults into *out and check them.  Returns 0, TW_EVERSION or TW_EOPTION. */
 int tw__options_import(tw_options *out, const tw_options *in);
 
+/* Parse s[0..n), a decimal number of bytes with an optional unit in any
+ * case -- k, kb, kib; m, mb, mib; g, gb, gib, all powers of 1024 -- into
+ * *out.  No blanks, no sign.  Returns 0, or -1 (bad syntax or more than
+ * UINT64_MAX bytes; *out untouched). */
+int tw__parse_size(const char *s, size_t n, uint64_t *out);
+
+/* Parse s[0..n), a decimal number and a unit in any case -- ns, us, ms,
+ * s, m (minutes), h -- into nanoseconds in *out.  Returns 0 or -1. */
+int tw__parse_duration(const char *s, size_t n, uint64_t *out);
+
+/* The keys of the options string: one table drives the defaults of
+ * tw_options_init, tw_options_parse, the range check of
+ * tw__options_import, and (tests/test_options_docs checks it) the key
+ * lists of tw_options_init(3), README.md and tracewriter.h. */
+enum tw__key_kind {
+  TW__KEY_SIZE,         /* bytes: tw__parse_size */
+  TW__KEY_DURATION,     /* nanoseconds: tw__parse_duration */
+  TW__KEY_NUMBER,       /* a plain decimal number */
+  TW__KEY_WORD,         /* one of words only (an enum) */
+  TW__KEY_FLAG,         /* words[0] clears flag in flags, words[1] sets it */
+  TW__KEY_ALIAS         /* a bare word only, the same as the item bare */
+};
+
+/* How a key's field is stored in tw_options. */
+enum tw__field_type { TW__FIELD_NONE, TW__FIELD_INT, TW__FIELD_UNSIGNED,
+                      TW__FIELD_SIZE, TW__FIELD_U64 };
+
+typedef struct tw__key_word {
+  const char *word;       /* as written in the string (case-sensitive) */
+  uint64_t value;         /* the field's value (FLAG: 0 clear, 1 set) */
+} tw__key_word;
+
+typedef struct tw__option_key {
+  const char *name;       /* the key */
+  int kind;               /* enum tw__key_kind */
+  const char *arg;        /* numbers: the value's name in the docs
+                             ("SIZE", "N"); NULL for words only */
+  const char *field;      /* the tw_options field set; NULL for ALIAS */
+  size_t offset;          /* of the field */
+  int type;               /* enum tw__field_type of the field */
+  unsigned flag;          /* FLAG: the TW_OPT_* bit of flags */
+  const char *flag_name;  /* FLAG: "TW_OPT_..." */
+  uint64_t min, max;      /* numbers: the range; words are outside it */
+  uint64_t def;           /* the default, as stored (FLAG: 0 or 1) */
+  const tw__key_word *words; /* words taken, ended by a NULL word */
+  const char *bare;       /* the key alone is this item ("sink=mmap"), or
+                             NULL: the key needs a value */
+  const char *also;       /* an item applied first, or NULL ("sink=gzip"
+                             for gzip=LEVEL) */
+  const char *doc;        /* what it does, one plain line for the docs */
+} tw__option_key;
+
+extern const tw__option_key tw__option_keys[];
+extern const size_t tw__option_nkeys;
+
+/* The largest value k's field can hold: a max as large is no bound. */
+uint64_t tw__option_field_max(const tw__option_key *k);
+
 #endif /* TW_INTERNAL_H */

@@ -13,15 +13,25 @@
  *
  * Also the directory's descriptor, which the rotating writer names its
  * files relative to (and tracewriter repair fsyncs after its rename).
+ *
+ * And rotation itself: at the commit that is due, a new file complete
+ * with its head and metadata takes the path, and the old one gets its
+ * numbered name (rotate()).
  */
 #include "internal.h"     /* config.h first */
+#include "layout.h"
 #include "rotate.h"
+#include "writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int tw__meta_init(tw__meta *m, size_t cap)
 {
@@ -132,16 +142,13 @@ void tw__meta_remember(tw__meta *m, const char *name, int64_t pid,
   m->len += len;
 }
 
-const char *tw__meta_document_start(tw__meta *m, const char *head,
-                                    size_t head_len, size_t *len)
+char *tw__meta_document_start(tw__meta *m, int object_form, size_t *len)
 {
   char *first = m->data + TW__META_GAP;
 
   /* The first record's leading comma gives way to the head. */
   m->saved = first[0];
-  memcpy(first + 1 - head_len, head, head_len);
-  *len = head_len + m->len - 1;
-  return first + 1 - head_len;
+  return tw__layout_document(object_form, first, m->len, len);
 }
 
 void tw__meta_document_done(tw__meta *m)
@@ -199,4 +206,305 @@ int tw__open_directory_of(const char *path)
   fd = fd >= 0 ? fd : -errno;
   free(dir);
   return fd;
+}
+
+/* ------------------------------------------------------------ rotation */
+
+/* A writer's rotation state: used holding the commit token (buffering
+ * sinks) or the writer's lock (direct ones), but meta (meta_lock). */
+struct rotation {
+  int dirfd;               /* the directory of the files, opened at open:
+                              names stay right if the program changes its
+                              working directory */
+  char *base;              /* the live file's name in it */
+  char *next;              /* the next file's name until it is begun:
+                              base + ".next" */
+  char *name;              /* room for a numbered name */
+  size_t name_size;
+  tw_options opts;         /* to open the next file (process_name unset) */
+  uint64_t size;           /* rotate_size */
+  uint64_t interval_ns;    /* rotate_interval_ns */
+  unsigned keep;           /* rotate_keep */
+  unsigned long finished;  /* files finished (the newest is numbered so) */
+  uint64_t began_ns;       /* when the live file was begun */
+  unsigned long long began_out; /* the sink's out_bytes then: the head and
+                              the metadata records */
+  unsigned long long records; /* bytes of records committed to the live
+                              file since (0: do not rotate an empty file) */
+  int closing;             /* tw_close is committing: no new file (atomic) */
+  uint64_t rotations;      /* files begun after the first (atomic) */
+  pthread_mutex_t meta_lock;
+  tw__meta meta;
+};
+
+
+/* Whether the live file is to be finished now, after a commit: only once
+ * it holds records, and the size is that of what it holds past its
+ * metadata, so that a file is never begun only to be finished. */
+int tw__rotation_due(const tw_writer *w)
+{
+  struct rotation *r = w->rot;
+  tw__sink *sink = __atomic_load_n(&w->sink, __ATOMIC_ACQUIRE);
+  unsigned long long out =
+    __atomic_load_n(&sink->out_bytes, __ATOMIC_RELAXED) -
+    __atomic_load_n(&r->began_out, __ATOMIC_RELAXED);
+
+  /* A direct sink's threads count no commits: what was reserved past
+   * the metadata is what the file holds. */
+  if (!(w->direct ? out : r->records) ||
+      __atomic_load_n(&r->closing, __ATOMIC_ACQUIRE))
+    return 0;
+  if (r->size && out + sink->tail_len >= r->size)
+    return 1;
+  return r->interval_ns &&
+    tw_now_ns() - __atomic_load_n(&r->began_ns, __ATOMIC_RELAXED) >=
+    r->interval_ns;
+}
+
+/* Give a new file the head and the metadata records: a complete trace. */
+static int begin_file(tw_writer *w, tw__sink *next)
+{
+  struct rotation *r = w->rot;
+  struct iovec doc;
+  sigset_t mask;
+  int rc;
+
+  tw__block_sigterm(w, &mask);
+  pthread_mutex_lock(&r->meta_lock);
+  doc.iov_base = tw__meta_document_start(&r->meta, w->object_form,
+                                         &doc.iov_len);
+  rc = next->ops->commit(next, &doc, 1);
+  tw__meta_document_done(&r->meta);
+  if (rc == 0)
+    __atomic_add_fetch(&w->meta_out, doc.iov_len, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&r->meta_lock);
+  tw__unblock_sigterm(w, &mask);
+  if (rc == 0 && w->sync_commits)
+    rc = next->ops->sync(next);
+  return rc;
+}
+
+/* Give the live file its numbered name r->name as well: a second link,
+ * so that the path keeps naming it.  Returns 1, or, where the file
+ * system has no hard links, 0 with the file renamed; or an error. */
+static int link_finished(struct rotation *r)
+{
+  int tries = 0;
+
+  while (linkat(r->dirfd, r->base, r->dirfd, r->name, 0) != 0) {
+    /* A numbered file of an earlier run with the same path goes. */
+    if (errno == EEXIST && tries++ == 0 &&
+        unlinkat(r->dirfd, r->name, 0) == 0)
+      continue;
+    if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP &&
+        errno != EMLINK && errno != ENOSYS)
+      return -errno;
+    return renameat(r->dirfd, r->base, r->dirfd, r->name) == 0 ? 0 : -errno;
+  }
+  return 1;
+}
+
+/* Finish the live file and begin the next, so that the path names a
+ * complete trace at every moment: the new file is made complete (head and
+ * metadata records) under a name of its own, the live file gets its
+ * numbered name as a second link, and the new file is renamed over the
+ * path, in one step.  Then the old sink is closed, which completes the
+ * finished file, and the finished file keep below the newest is deleted.
+ * If a step fails, what was done is undone: the live file stays live.
+ * Holding the token.  Returns 0 or an error for the sticky error. */
+static int rotate(tw_writer *w)
+{
+  struct rotation *r = w->rot;
+  unsigned long n = r->finished + 1;
+  tw__sink *old = w->sink, *next;
+  int fd, rc, linked, close_rc;
+
+  if ((rc = tw__rotated_name(r->name, r->name_size, r->base, n)) != 0)
+    return rc;
+  /* A failed open may still have created the name (valgrind checks the
+   * descriptor limit after the call): it is ours, remove it too. */
+  if ((rc = fd = tw__open_at(r->dirfd, r->next, &r->opts)) < 0)
+    goto drop_next;
+  if ((rc = tw__sink_open(fd, 1, &r->opts, &next)) != 0)
+    goto drop_next;
+  if ((rc = begin_file(w, next)) != 0 || (rc = linked = link_finished(r)) < 0)
+    goto abandon_next;
+  if (renameat(r->dirfd, r->next, r->dirfd, r->base) != 0) {
+    rc = -errno;
+    if (linked)
+      (void)unlinkat(r->dirfd, r->name, 0);
+    else
+      (void)renameat(r->dirfd, r->name, r->dirfd, r->base);
+    goto abandon_next;
+  }
+  rc = 0;
+  /* The new names durable too: a directory that cannot be synced (no
+   * read access to it) is left as it is. */
+  if (w->sync_commits && fsync(r->dirfd) != 0 && errno != EBADF &&
+      errno != EINVAL)
+    rc = -errno;
+  /* Threads of a direct sink see the new sink at their next record. */
+  __atomic_store_n(&w->sink, next, __ATOMIC_RELEASE);
+  w->out_done += old->out_bytes;
+  if ((close_rc = old->ops->close(old)) != 0 && rc == 0)
+    rc = close_rc;
+  r->finished = n;
+  __atomic_store_n(&r->began_ns, tw_now_ns(), __ATOMIC_RELAXED);
+  __atomic_store_n(&r->began_out, next->out_bytes, __ATOMIC_RELAXED);
+  r->records = 0;
+  __atomic_add_fetch(&r->rotations, 1, __ATOMIC_RELAXED);
+  /* A file already gone (deleted by someone else) is no error. */
+  if (r->keep && n > r->keep &&
+      tw__rotated_name(r->name, r->name_size, r->base, n - r->keep) == 0)
+    (void)unlinkat(r->dirfd, r->name, 0);
+  return rc;
+
+abandon_next:
+  next->ops->abandon(next);
+drop_next:
+  (void)unlinkat(r->dirfd, r->next, 0);
+  return rc;
+}
+
+int tw__rotate_if_due(tw_writer *w, size_t len)
+{
+  int rc;
+
+  if (!w->rot)
+    return 0;
+  w->rot->records += len;
+  if (!tw__rotation_due(w))
+    return 0;
+  rc = rotate(w);
+  __atomic_store_n(&w->out_bytes, w->out_done + w->sink->out_bytes,
+                   __ATOMIC_RELAXED);
+  return rc;
+}
+
+void tw__rotation_remember(tw_writer *w, const tw_event *ev,
+                           const char *rec, size_t len)
+{
+  struct rotation *r = w->rot;
+  int64_t pid = (ev->has & TW_HAS_PID) ? ev->pid : tw__pid();
+  int64_t tid = (ev->has & TW_HAS_TID) ? ev->tid : tw__tid();
+  sigset_t mask;
+
+  /* rotate() waits for meta_lock holding the token, which a SIGTERM
+   * handler in this thread would wait for in turn. */
+  tw__block_sigterm(w, &mask);
+  pthread_mutex_lock(&r->meta_lock);
+  tw__meta_remember(&r->meta, ev->name, pid, tid, rec, len);
+  pthread_mutex_unlock(&r->meta_lock);
+  tw__unblock_sigterm(w, &mask);
+}
+
+void tw__rotation_free(struct rotation *r)
+{
+  if (!r)
+    return;
+  pthread_mutex_destroy(&r->meta_lock);
+  tw__meta_free(&r->meta);
+  if (r->dirfd >= 0)
+    close(r->dirfd);
+  free(r->base);
+  free(r->next);
+  free(r->name);
+  free(r);
+}
+
+/* The rotation state for a writer on path, or NULL with *rc set: an
+ * error now rather than at the first rotation if the names of the files
+ * cannot be made.  A symbolic link is followed: the files are named after
+ * the file it points to, which stays the live one, so the link goes on
+ * naming the live file rather than being replaced. */
+struct rotation *tw__rotation_new(const char *path, const tw_options *o,
+                                  int *rc)
+{
+  struct rotation *r;
+  char *target = NULL;
+  const char *slash, *base;
+  struct stat st;
+  long name_max;
+
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (!(target = realpath(path, NULL))) {
+      *rc = -errno;
+      return NULL;
+    }
+    path = target;
+  }
+  slash = strrchr(path, '/');
+  base = slash ? slash + 1 : path;
+  *rc = -ENOMEM;
+  if (!(r = calloc(1, sizeof *r))) {
+    free(target);
+    return NULL;
+  }
+  r->dirfd = -1;
+  if (tw__meta_init(&r->meta, TW__META_BYTES) != 0) {
+    free(r);
+    free(target);
+    return NULL;
+  }
+  if ((*rc = -pthread_mutex_init(&r->meta_lock, NULL)) != 0) {
+    tw__meta_free(&r->meta);
+    free(r);
+    free(target);
+    return NULL;
+  }
+  /* Room for a number of any size: ".", 20 digits. */
+  r->name_size = strlen(base) + 32;
+  r->base = strdup(base);
+  r->name = malloc(r->name_size);
+  r->next = malloc(strlen(base) + sizeof ".next");
+  *rc = -ENOMEM;
+  if (!r->base || !r->name || !r->next)
+    goto fail;
+  strcat(strcpy(r->next, base), ".next");
+  if ((r->dirfd = tw__open_directory_of(path)) < 0) {
+    *rc = r->dirfd;
+    goto fail;
+  }
+  free(target);
+  target = NULL;
+  errno = 0;
+  if ((name_max = fpathconf(r->dirfd, _PC_NAME_MAX)) < 0)
+    name_max = errno ? NAME_MAX : LONG_MAX;      /* -1, errno 0: no limit */
+  if (tw__rotated_name(r->name, r->name_size, r->base, ULONG_MAX) != 0 ||
+      strlen(r->name) > (size_t)name_max || strlen(r->next) > (size_t)name_max) {
+    *rc = -ENAMETOOLONG;
+    goto fail;
+  }
+  r->opts = *o;
+  r->opts.process_name = NULL;       /* the caller's; not needed again */
+  r->size = o->rotate_size;
+  r->interval_ns = o->rotate_interval_ns;
+  r->keep = o->rotate_keep;
+  *rc = 0;
+  return r;
+
+fail:
+  tw__rotation_free(r);
+  free(target);
+  return NULL;
+}
+
+void tw__rotation_began(tw_writer *w)
+{
+  if (w->rot) {
+    __atomic_store_n(&w->rot->began_ns, tw_now_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(&w->rot->began_out, w->sink->out_bytes,
+                     __ATOMIC_RELAXED);
+  }
+}
+
+void tw__rotation_closing(tw_writer *w)
+{
+  if (w->rot)
+    __atomic_store_n(&w->rot->closing, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t tw__rotations(const tw_writer *w)
+{
+  return w->rot ? __atomic_load_n(&w->rot->rotations, __ATOMIC_RELAXED) : 0;
 }

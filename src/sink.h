@@ -1,68 +1,136 @@
 /* sink.h -- the internal interface between the writer and its outputs
  *
- * A sink receives bytes that are whole records (the writer never hands it
- * half a record) and is responsible for making the output a complete JSON
- * document again after each tw__sink_write: that is the commit.  The writer
- * calls every operation with its lock held, or as the one committer thread,
- * and always holding its commit token, so a sink needs no locking of its
- * own for these calls -- crash_commit included, which the crash hook calls
- * from a signal handler.  Nothing outside the sink knows which sink it is.
+ * A sink receives whole records and makes its output a complete JSON
+ * document again after each commit.  The writer asks a sink what it can
+ * do (its caps), never which sink it is:
+ *
+ *  - A buffering sink (file, stream, gzip) is given records in commits:
+ *    commit() appends segments of whole records and makes the output
+ *    complete.  The writer calls it holding its commit token, so a sink
+ *    needs no lock of its own; the crash hook calls crash_commit() the
+ *    same way from a signal handler.
+ *  - A direct sink (mmap) lets each thread copy its records straight into
+ *    the output: reserve() gives a thread a region of the output, which
+ *    the thread fills with whole records by itself (tw__region_copy), each
+ *    committed once its last byte is in place.  commit() is used only for
+ *    the start of a file (head and metadata).
  */
 #ifndef TW_SINK_H
 #define TW_SINK_H
 
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/uio.h>
 
 typedef struct tw__sink tw__sink;
 
+/* Segments a commit or crash commit takes at most: callers with more make
+ * several commits. */
+#define TW__COMMIT_IOV 64
+
+/* What a sink can do: bits of tw__sink.caps. */
+#define TW__SINK_STREAMING 0x1u /* the tail can only be written at close */
+#define TW__SINK_DIRECT    0x2u /* threads copy records into regions */
+#define TW__SINK_DEFLATES  0x4u /* commits are CPU work (compression): keep
+                                   them off the producers' threads */
+
+/* A thread's region of a direct sink: [at, end) is its own to fill with
+ * whole records, front to back.  Zeroed: no region. */
+typedef struct tw__region {
+  char *at;                /* where the next record goes */
+  char *end;               /* the end of the region */
+  size_t size;             /* the size it was reserved with */
+  void *lease;             /* the sink's hold on what the region lies in */
+  tw__sink *sink;          /* the sink it was reserved from (NULL: no
+                              region) */
+} tw__region;
+
 typedef struct tw__sink_ops {
-  const char *name;
-  /* Append len bytes of complete records (possibly 0) and commit: after it
-   * returns 0 the output holds every byte appended so far followed by the
-   * tail (for a streaming sink: every byte so far, tail only at close).
-   * Returns 0 or a negative error; on error the output keeps its last
-   * commit when the sink can ensure it. */
-  int (*write)(tw__sink *s, const char *data, size_t len);
-  /* Commit (as write with no data), write the final tail, release every
-   * resource and free s.  Returns 0 or the first error met, that of
-   * close(2) included. */
+  /* Append iov[0..n) (n <= TW__COMMIT_IOV; whole records, possibly none)
+   * and commit: then the output holds every byte appended so far followed
+   * by the tail (a streaming sink: every byte so far; the tail at close).
+   * Returns 0 or a negative error, sticky; on error the output keeps its
+   * last commit when the sink can ensure it. */
+  int (*commit)(tw__sink *s, const struct iovec *iov, int n);
+  /* The crash hook's commit, from a signal handler: as commit, using only
+   * async-signal-safe calls (no allocation, lock or stdio).  final: the
+   * process is about to die, so a streaming sink writes its tail too.
+   * NULL for a sink with nothing to commit (direct). */
+  int (*crash_commit)(tw__sink *s, const struct iovec *iov, int n,
+                      int final);
+  /* Direct sinks: give r, whose records are all copied, room for len more
+   * bytes (a new region, or r grown in place), leaving its records
+   * committed.  r may be zeroed (a thread's first region) or from an
+   * older sink (after a rotation), which it then releases.  Thread-safe.
+   * Returns 0 or a negative error (sticky). */
+  int (*reserve)(tw__sink *s, tw__region *r, size_t len);
+  /* Direct sinks: the thread that owns r is done with it (r zeroed).
+   * Thread-safe; may free r->sink if it was retired and this was its
+   * last region. */
+  void (*release)(tw__region *r);
+  /* Commit what is pending, write the final tail, release everything and
+   * free s (a direct sink: once its last region is released, too).
+   * Returns 0 or the first error met, close(2)'s included. */
   int (*close)(tw__sink *s);
-  /* In a child after fork: free s and its memory without writing a byte
-   * or touching the parent's file position. */
+  /* In a child after fork: free s without writing a byte or touching the
+   * parent's file position. */
   void (*abandon)(tw__sink *s);
-  /* Make every committed byte durable (fdatasync, msync).  Returns 0 or
-   * a negative error.  NULL: the sink has nothing to sync. */
+  /* Make every committed byte durable (fdatasync).  Returns 0 or a
+   * negative error (sticky). */
   int (*sync)(tw__sink *s);
 } tw__sink_ops;
 
 /* The part every sink starts with. */
 struct tw__sink {
   const tw__sink_ops *ops;
-  const char *tail;        /* "\n]\n" or "\n]}\n": the document's end */
+  unsigned caps;           /* TW__SINK_* */
+  const char *tail;        /* the document's end (layout.h) */
   size_t tail_len;
-  int streaming;           /* 1: the tail can only be written at close */
-  int unbuffered;          /* 1: give each record to write() at once (the
-                              sink commits per record, e.g. mmap) */
-  unsigned long long out_bytes; /* bytes the sink has committed to its
-                              output, the tail (gzip: the final stored
-                              block and trailer) not counted: compressed
-                              bytes for gzip.  Updated by the sink */
-  /* The crash hook's commit, called from a signal handler: append the
-   * bytes of iov[0..n) (whole records; n <= TW_MAX_BUFFER_COUNT, one
-   * segment per buffer of the writer) exactly as write() would, and
-   * commit.  Only async-signal-safe calls: no allocation, no lock, no
-   * stdio.  The writer makes sure no other call runs on s meanwhile (its
-   * commit token).  final: the process is about to die, so a streaming
-   * sink writes its tail too; without final it writes only the records
-   * and can go on.  Returns 0 or a negative error (then sticky, as for
-   * write).  Set at open by the sinks that buffer; NULL (as calloc leaves
-   * it) for a sink with nothing to commit, such as mmap.  A field rather
-   * than an op, so that a sink's ops table need not know of it. */
-  int (*crash_commit)(tw__sink *s, const struct iovec *iov, int n,
-                      int final);
+  int err;                 /* the first error: later calls fail fast */
+  unsigned long long out_bytes; /* bytes committed to the output, the tail
+                              (gzip: the final stored block and trailer)
+                              and padding not counted: compressed bytes
+                              for gzip.  Buffering sinks update it at each
+                              commit; a direct sink counts what reserve
+                              handed out */
 };
+
+/* Make rc the sink's sticky error unless it has one; returns the sticky
+ * error (rc if it was the first).  Every sink path sets errors through
+ * it. */
+static inline int tw__sink_fail(tw__sink *s, int rc)
+{
+  if (rc && !s->err)
+    s->err = rc;
+  return s->err ? s->err : rc;
+}
+
+/* Copy a record into a direct sink's region (room checked by the caller)
+ * front to back, so that a kill in the middle leaves a prefix of it: a
+ * record cut short, which repair drops; memcpy may store a block's end
+ * first.  16 bytes per store. */
+static inline void tw__region_copy(tw__region *r, const char *src,
+                                   size_t len)
+{
+  char *dst = r->at;
+  size_t i;
+
+  if (len < 16) {
+    for (i = 0; i < len; i++) {
+      dst[i] = src[i];
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
+  } else {
+    for (i = 0; i + 16 <= len; i += 16) {
+      memcpy(dst + i, src + i, 16);
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
+    if (i < len)              /* the last 16, overlapping: same bytes */
+      memcpy(dst + len - 16, src + len - 16, 16);
+  }
+  r->at = dst + len;
+}
 
 /* File sink on fd.  own_fd: close fd at close.  A seekable fd without
  * O_APPEND is rewritten in place from its current offset; anything else
@@ -70,13 +138,13 @@ struct tw__sink {
 int tw__sink_file_open(tw__sink **out, int fd, int own_fd,
                        const char *tail, size_t tail_len);
 
-/* Streaming sink on a stdio stream (never closed, flushed at each commit). */
+/* Streaming sink on a stdio stream (never closed, flushed at each
+ * commit). */
 int tw__sink_stream_open(tw__sink **out, FILE *stream,
                          const char *tail, size_t tail_len);
 
-/* mmap sink on fd (a seekable regular file, else TW_ESINK): the file
- * grows by chunk bytes of spaces and each record is committed as soon as
- * it is copied in.  Unbuffered. */
+/* mmap sink on fd (a regular file open O_RDWR without O_APPEND, else
+ * TW_ESINK): direct; the file grows by chunk bytes of spaces. */
 int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
                        const char *tail, size_t tail_len, size_t chunk);
 

@@ -31,6 +31,7 @@
  * stream only; the writer's commit token keeps every other call off it.
  */
 #include "internal.h"
+#include "fdio.h"
 #include "sink.h"
 
 #include <errno.h>
@@ -58,7 +59,6 @@ typedef struct gzip_sink {
   tw__sink base;
   int fd;
   int own_fd;              /* close fd at close */
-  int err;                 /* first error; later calls fail fast */
   z_stream zs;             /* raw deflate (windowBits -15) */
   uLong crc;               /* CRC-32 of every record byte (not the tail) */
   uint32_t isize;          /* their count, mod 2^32 */
@@ -75,35 +75,6 @@ typedef struct gzip_sink {
   unsigned char *next_end; /* the ones the commit in progress writes */
   size_t end_len;          /* GZ_STORED_HDR + tail_len + GZ_TRAILER_LEN */
 } gzip_sink;
-
-/* Write all of iov at offset (pwritev) or at the file position (offset
- * < 0, writev), retrying short writes and EINTR.  Consumes iov.  Returns 0
- * or -errno.  (The same loop as the file sink's.) */
-static int write_all(int fd, struct iovec *iov, int n, off_t offset)
-{
-  while (n > 0) {
-    ssize_t k = offset >= 0 ? pwritev(fd, iov, n, offset) : writev(fd, iov, n);
-    if (k < 0) {
-      if (errno == EINTR)
-        continue;
-      return -errno;
-    }
-    if (k == 0)
-      return -EIO;
-    if (offset >= 0)
-      offset += k;
-    while (n > 0 && (size_t)k >= iov->iov_len) {
-      k -= (ssize_t)iov->iov_len;
-      iov++;
-      n--;
-    }
-    if (n > 0) {
-      iov->iov_base = (char *)iov->iov_base + k;
-      iov->iov_len -= (size_t)k;
-    }
-  }
-  return 0;
-}
 
 static void put_le32(unsigned char *p, uint32_t v)
 {
@@ -162,7 +133,7 @@ static int out_reserve(gzip_sink *g, size_t want)
 static int out_emit(gzip_sink *g, off_t *at)
 {
   struct iovec iov = { g->out, g->out_len };
-  int rc = g->out_len ? write_all(g->fd, &iov, 1, *at) : 0;
+  int rc = g->out_len ? tw__write_all(g->fd, &iov, 1, *at) : 0;
 
   if (rc == 0 && *at >= 0)
     *at += (off_t)g->out_len;
@@ -263,13 +234,13 @@ static int undo_commit(gzip_sink *g, int rc)
 
   if (g->committed) {
     struct iovec e = { g->end, g->end_len };
-    keep = write_all(g->fd, &e, 1, g->pos) == 0
+    keep = tw__write_all(g->fd, &e, 1, g->pos) == 0
            ? g->pos + (off_t)g->end_len : -1;
   }
   if (keep >= 0 && ftruncate(g->fd, keep) != 0) {
     /* The write's error is the one reported. */
   }
-  return g->err = rc;
+  return tw__sink_fail(&g->base, rc);
 }
 
 /* The end of an in-place commit whose deflate output is in out, the part
@@ -287,7 +258,7 @@ static int finish_inplace(gzip_sink *g, off_t at)
   iov[0].iov_len = g->out_len;
   iov[1].iov_base = g->next_end;
   iov[1].iov_len = g->end_len;
-  if ((rc = write_all(g->fd, iov, 2, at)) != 0)
+  if ((rc = tw__write_all(g->fd, iov, 2, at)) != 0)
     return undo_commit(g, rc);
   g->base.out_bytes += (unsigned long long)(at + (off_t)g->out_len - g->pos);
   g->pos = at + (off_t)g->out_len;
@@ -299,14 +270,36 @@ static int finish_inplace(gzip_sink *g, off_t at)
   return 0;
 }
 
-static int gzip_write_inplace(gzip_sink *g, const char *data, size_t len)
+/* Deflate iov[0..n) without flushing.  Returns 0 or an error. */
+static int deflate_segments(gzip_sink *g, const struct iovec *iov, int n,
+                            off_t *at)
+{
+  int rc = 0;
+
+  for (int i = 0; i < n && rc == 0; i++)
+    if (iov[i].iov_len)
+      rc = deflate_data(g, iov[i].iov_base, iov[i].iov_len, Z_NO_FLUSH, at);
+  return rc;
+}
+
+static size_t segments_len(const struct iovec *iov, int n)
+{
+  size_t total = 0;
+
+  for (int i = 0; i < n; i++)
+    total += iov[i].iov_len;
+  return total;
+}
+
+static int gzip_commit_inplace(gzip_sink *g, const struct iovec *iov, int n)
 {
   int rc;
 
-  if (len == 0 && g->committed)
+  if (segments_len(iov, n) == 0 && g->committed)
     return 0;                         /* the file is complete already */
-  if ((rc = deflate_data(g, data, len, Z_SYNC_FLUSH, NULL)) != 0)
-    return g->err = rc;
+  if ((rc = deflate_segments(g, iov, n, NULL)) != 0 ||
+      (rc = deflate_data(g, NULL, 0, Z_SYNC_FLUSH, NULL)) != 0)
+    return tw__sink_fail(&g->base, rc);
   return finish_inplace(g, g->pos);
 }
 
@@ -316,7 +309,7 @@ static int gzip_write_inplace(gzip_sink *g, const char *data, size_t len)
 static int flush_out(gzip_sink *g)
 {
   struct iovec iov = { g->out, g->out_len };
-  int rc = g->out_len ? write_all(g->fd, &iov, 1, -1) : 0;
+  int rc = g->out_len ? tw__write_all(g->fd, &iov, 1, -1) : 0;
 
   if (rc == 0)
     g->base.out_bytes += g->out_len;
@@ -324,14 +317,17 @@ static int flush_out(gzip_sink *g)
   return rc;
 }
 
-static int gzip_write_stream(gzip_sink *g, const char *data, size_t len)
+static int gzip_commit_stream(gzip_sink *g, const struct iovec *iov, int n)
 {
   int rc;
 
-  if (len > 0 && (rc = deflate_data(g, data, len, Z_SYNC_FLUSH, NULL)) != 0)
-    return g->err = rc;
+  /* An empty commit writes nothing (but the header, the first time). */
+  if (segments_len(iov, n) &&
+      ((rc = deflate_segments(g, iov, n, NULL)) != 0 ||
+       (rc = deflate_data(g, NULL, 0, Z_SYNC_FLUSH, NULL)) != 0))
+    return tw__sink_fail(&g->base, rc);
   if ((rc = flush_out(g)) != 0)
-    return g->err = rc;
+    return tw__sink_fail(&g->base, rc);
   return 0;
 }
 
@@ -359,20 +355,16 @@ static int gzip_crash_commit(tw__sink *s, const struct iovec *iov, int n,
                              int final)
 {
   gzip_sink *g = (gzip_sink *)s;
-  off_t at = s->streaming ? -1 : g->pos;
-  size_t total = 0;
-  int rc = 0;
+  int streaming = (s->caps & TW__SINK_STREAMING) != 0;
+  off_t at = streaming ? -1 : g->pos;
+  int rc;
 
-  if (g->err)
-    return g->err;
-  for (int i = 0; i < n; i++)
-    total += iov[i].iov_len;
-  if (!s->streaming && total == 0 && g->committed)
+  if (s->err)
+    return s->err;
+  if (!streaming && segments_len(iov, n) == 0 && g->committed)
     return 0;                         /* the file is complete already */
-  for (int i = 0; i < n && rc == 0; i++)
-    if (iov[i].iov_len)
-      rc = deflate_data(g, iov[i].iov_base, iov[i].iov_len, Z_NO_FLUSH, &at);
-  if (s->streaming) {
+  rc = deflate_segments(g, iov, n, &at);
+  if (streaming) {
     if (rc == 0 && final) {
       rc = deflate_data(g, s->tail, s->tail_len, Z_FINISH, &at);
       if (rc == 0 && (rc = out_room(g, GZ_TRAILER_LEN, &at)) == 0) {
@@ -384,7 +376,7 @@ static int gzip_crash_commit(tw__sink *s, const struct iovec *iov, int n,
     }
     if (rc == 0)
       rc = out_emit(g, &at);
-    return rc ? (g->err = rc) : 0;
+    return rc ? tw__sink_fail(s, rc) : 0;
   }
   if (rc == 0)
     rc = deflate_data(g, NULL, 0, Z_SYNC_FLUSH, &at);
@@ -393,14 +385,14 @@ static int gzip_crash_commit(tw__sink *s, const struct iovec *iov, int n,
 
 /* ----------------------------------------------------------- operations */
 
-static int gzip_write(tw__sink *s, const char *data, size_t len)
+static int gzip_commit(tw__sink *s, const struct iovec *iov, int n)
 {
   gzip_sink *g = (gzip_sink *)s;
 
-  if (g->err)
-    return g->err;
-  return s->streaming ? gzip_write_stream(g, data, len)
-                      : gzip_write_inplace(g, data, len);
+  if (s->err)
+    return s->err;
+  return (s->caps & TW__SINK_STREAMING) ? gzip_commit_stream(g, iov, n)
+                                        : gzip_commit_inplace(g, iov, n);
 }
 
 /* Free everything but the fd. */
@@ -415,12 +407,12 @@ static void gzip_free(gzip_sink *g)
 static int gzip_close(tw__sink *s)
 {
   gzip_sink *g = (gzip_sink *)s;
-  int rc = gzip_write(s, NULL, 0);
+  int rc = gzip_commit(s, NULL, 0);
 
   /* In place, the stored final block ends the member already: the file
    * is complete and exactly as long as it must be. */
-  if (!rc && s->streaming && (rc = finish_stream(g)) != 0)
-    g->err = rc;
+  if (!rc && (s->caps & TW__SINK_STREAMING) && (rc = finish_stream(g)) != 0)
+    tw__sink_fail(s, rc);
   if (g->own_fd && close(g->fd) != 0 && !rc && errno != EINTR)
     rc = -errno;
   gzip_free(g);
@@ -440,16 +432,14 @@ static int gzip_sync(tw__sink *s)
 {
   gzip_sink *g = (gzip_sink *)s;
 
-  if (g->err)
-    return g->err;
-  /* Pipes, sockets and terminals have nothing to sync. */
-  if (fdatasync(g->fd) != 0 && errno != EINVAL && errno != EROFS)
-    g->err = -errno;
-  return g->err;
+  if (s->err)
+    return s->err;
+  return tw__sink_fail(s, tw__fd_sync(g->fd));
 }
 
 static const tw__sink_ops gzip_ops = {
-  "gzip", gzip_write, gzip_close, gzip_abandon, gzip_sync
+  gzip_commit, gzip_crash_commit, NULL, NULL, gzip_close, gzip_abandon,
+  gzip_sync
 };
 
 int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
@@ -457,22 +447,16 @@ int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
 {
   /* ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL OS=3 (Unix) */
   unsigned char header[GZ_HEADER_LEN] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };
+  tw__fd_info info;
   gzip_sink *g;
-  struct stat st;
-  int flags, zr, rc;
-  off_t start = -1;
+  int zr, rc;
 
   if (level < 1 || level > 9)
     return TW_EOPTION;
   if (tail_len > 0xffff)
     return -EINVAL;                  /* a stored block holds 65535 bytes */
-  if (fstat(fd, &st) != 0 || (flags = fcntl(fd, F_GETFL)) < 0)
-    return -errno;
-  if ((flags & O_ACCMODE) == O_RDONLY)
-    return -EBADF;
-  if (S_ISREG(st.st_mode) && !(flags & O_APPEND) &&
-      (start = lseek(fd, 0, SEEK_CUR)) < 0)
-    return -errno;
+  if ((rc = tw__fd_probe(fd, &info)) != 0)
+    return rc;
 
   if (!(g = calloc(1, sizeof *g)))
     return -ENOMEM;
@@ -495,8 +479,7 @@ int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
   }
   /* Nothing may follow the member: drop what the file held past here.
    * Last, so that a failed open leaves the file alone. */
-  if (start >= 0 && st.st_size > start && ftruncate(fd, start) != 0) {
-    rc = -errno;
+  if ((rc = tw__fd_cut(fd, &info)) != 0) {
     gzip_free(g);
     return rc;
   }
@@ -507,11 +490,11 @@ int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
   g->base.ops = &gzip_ops;
   g->base.tail = tail;
   g->base.tail_len = tail_len;
-  g->base.streaming = start < 0;
-  g->base.crash_commit = gzip_crash_commit;
+  g->base.caps = TW__SINK_DEFLATES |
+                 (info.start < 0 ? TW__SINK_STREAMING : 0);
   g->fd = fd;
   g->own_fd = own_fd;
-  g->pos = start;
+  g->pos = info.start;
   *out = &g->base;
   return 0;
 }

@@ -1,42 +1,50 @@
-/* sink_mmap.c -- the mmap sink: every record is committed as it is copied
+/* sink_mmap.c -- the mmap sink: threads copy records straight into the
+ * file, each committed as its last byte lands
  *
- * The file, written through a shared mapping, always reads
+ * The file, written through shared mappings, always reads
  *
- *     [ records <spaces> \n]\n          (or \n]}\n in the object form)
+ *     [ records <spaces> T          T: the tail "\n]" (or "\n]}")
  *
  * Whitespace before the `]` is valid JSON, so a record copied into the
  * space region is committed the moment its last byte is in place: no
- * syscall, no tail rewrite.  Only when a record does not fit before the
- * tail does the file grow, by whole chunks, with the tail moved to the new
- * end.  tw_close writes the tail right after the last record and truncates
- * the file to the exact length.
+ * syscall, no tail rewrite, no lock.
  *
- * The mapping is a window, not the whole file: from the page holding the
- * end of the records (the next record starts there) to the end of the
- * file.  Records behind it are never touched again, so each growth unmaps
- * them: their pages stay in the page cache but leave the process's RSS,
- * which is bounded by the window (a chunk, plus the largest record and a
- * page) however long the trace grows.  Offsets in the file are absolute
- * and the window starts on a page boundary of the file (mmap's offset
- * must be one), at or below the record end.
+ * Regions.  Each writing thread owns a region of the file, [at, end),
+ * reserved for it under the sink's lock (once per region: a few KiB, not
+ * once per record) and filled by that thread alone, front to back, with
+ * whole records (tw__region_copy in sink.h).  Threads copy in parallel.
+ * The space left at the end of a region that the next record did not fit
+ * stays spaces: records of a file with several writing threads may be
+ * separated by runs of spaces (valid JSON whitespace; one record per line
+ * still).  A thread whose region is the last one reserved takes its
+ * unused rest back when it needs more, so a file written by one thread
+ * has no gaps.  Region sizes start at REGION_MIN and double up to
+ * REGION_MAX for each new region of a thread, so an idle thread leaves
+ * little unused.
  *
- * The chunk (default TW_DEFAULT_MMAP_CHUNK, 1 MiB) is the growth step.
- * Bigger: fewer growths (a fallocate, a munmap and an mremap, a pwrite of
- * the chunk and a madvise each) and a bigger window.  A process that dies
- * leaves up to one chunk of spaces before the `]`: valid JSON whitespace,
- * but disk space; tw_close makes the file exact.  The time spent writing
- * spaces does not depend on the chunk (every byte of the file is written
- * as a space first), and neither does the chance that a kill lands inside
- * a growth.  A record never straddles the tail: one larger than a chunk
- * grows the file by as many chunks as it needs (and the window with it).
+ * Windows.  The file is mapped in windows, one per growth, from the page
+ * holding the end of what was reserved to the new end of the file
+ * (windows overlap by that page; two shared mappings of a file see the
+ * same page cache).  A region lies in the window current when it was
+ * reserved and holds a lease on it; a window is unmapped once no region
+ * holds it and it is no longer current, so the records behind leave the
+ * process's RSS (their pages stay in the page cache).  Mappings never
+ * move while a thread may be copying into them.
+ *
+ * Lifetime.  Each region also holds the sink: after a rotation a thread
+ * may finish a record it had begun in the old file (its next one goes to
+ * the new file), so the old file is finished (tail after its last
+ * record, cut to its exact length) and freed only when its last region
+ * is released -- at once if no thread holds one.  A finished file of a
+ * rotation that a thread still holds reads [ records <spaces> T, valid,
+ * until then.
  *
  * What a process killed at any instant leaves behind matters here: SIGKILL
- * can land between any two instructions, is acted on when a syscall or
- * page fault returns, and the page cache outlives the process (a power
- * loss needs msync: the sync option).  T is the tail; its core is its
+ * can land between any two instructions, and the page cache outlives the
+ * process (a power loss needs the sync option).  T's core is its
  * non-whitespace part, "]" or "]}".
  *
- * Growth from size S to S':
+ * Growth from size S to S' (under the lock):
  *
  *  1. fallocate(FALLOC_FL_KEEP_SIZE) reserves the blocks of [S, S')
  *     without changing the size, so a full disk is a clean -ENOSPC before
@@ -46,13 +54,8 @@
  *     extends the size at once, so the new bytes would read as NULs after
  *     the `]` until overwritten.  Where KEEP_SIZE is unsupported the
  *     pwrite of step 3 allocates the blocks and reports a full disk.
- *  2. Move the window: munmap its pages wholly behind the page holding
- *     the record end, then mremap the rest to cover S' (mapping past the
- *     end of a file is allowed; nothing touches it yet).  The page holding
- *     the record end stays mapped, as does everything after it: the old
- *     tail, which step 3 may have to put back.  The file is unchanged; a
- *     failed mremap leaves the smaller window, which still holds the
- *     record end and the old tail (all that close writes).
+ *  2. Map the new window (mapping past the end of the file is allowed;
+ *     nothing touches it yet).
  *  3. One pwrite from the old core to S': the old core blanked, spaces, T
  *     at the new end.  Done: `[ A ws T`, valid and exact.  Cut short (the
  *     kernel stops a write between pages for a fatal signal; or a full
@@ -68,44 +71,33 @@
  *     is blanked first (an array without `]` while the write runs, the
  *     order above) or whitespace follows the old `]` until it moves.  That
  *     is valid JSON, but Perfetto rejects it ("tried to parse data after
- *     EOF"), and a kill lands in it far more often: at the exit of each
- *     syscall of the growth and at the first fault on the new page.
- *     Measured with a child writing flat out and killed at random, 4 KiB
- *     chunks: 28% of the files had spaces after the `]` that way; about 9%
- *     lack the `]` this way (12% with 1 MiB chunks and 1 KiB records).
+ *     EOF"), and a kill lands in it far more often.
  *
- * Records: the pages a record will cover are touched first (a space
- * stored over a space) so that page faults, where a kill is acted on,
- * happen while the file is valid; then the record is copied front to back
- * in 16-byte stores (glibc's memcpy may store a block's end first).  A
- * kill inside the copy leaves every complete record and a prefix of the
- * last one (under 1% of random kills): no order of stores avoids that,
- * since between the last record and the `]` only a complete ",{...}" is
- * valid.
+ * Records: a new region's pages are touched first (a space stored over a
+ * space) so that page faults happen while the file is valid; then each
+ * record is copied front to back in 16-byte stores.  A kill inside a copy
+ * leaves every complete record and a prefix of the record being copied
+ * by each thread that was copying: at most one cut record per thread,
+ * anywhere among complete ones, followed by the spaces of its region.
+ * `tracewriter repair` keeps every complete record and drops the cut
+ * ones.
  *
- * tw_close: the tail's whitespace right after the last record (valid);
- * blank the old core (one store; an array without `]`); the core right
- * after the last record (one store; valid again, with the old padding
- * after the `]` for the few instructions up to the next syscall);
- * ftruncate to the exact length (a syscall completes before a kill is
- * acted on).  So close has one window, between two adjacent stores.
- *
- * One store is one store instruction: the core is 1 byte in the array
- * form, 2 ("]}") stored as one uint16_t in the object form (whose windows
- * Perfetto cannot open either way: it never loads a truncated object).
- * __atomic_signal_fence keeps the compiler from reordering the stores: the
- * order in which a killed thread executed them is what counts.
+ * Finishing (close, or the last region of a rotated file): the tail's
+ * whitespace right after the last record (valid); cut the file after it
+ * (an array without `]`); the core (valid and exact).  Two syscalls, one
+ * window of a truncated array.
  */
 #include "internal.h"
+#include "fdio.h"
 #include "sink.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -113,50 +105,68 @@
 #define SPACES 4096
 /* iovecs per pwritev call when filling (about SPACES * IOVS bytes). */
 #define IOVS 64
+/* A thread's regions: the first this big, each next one twice the last,
+ * up to REGION_MAX (or the record's size, if larger). */
+#define REGION_MIN 1024u
+#define REGION_MAX (16u * 1024u)
+
+/* One mapping of the file. */
+typedef struct mmap_window {
+  char *map;               /* maps file offsets [off, off + len) */
+  off_t off;               /* a page boundary */
+  size_t len;
+  unsigned leases;         /* regions in it, +1 while it is current */
+  struct mmap_window *next; /* the sink's live windows */
+} mmap_window;
 
 typedef struct mmap_sink {
   tw__sink base;
   int fd;
   int own_fd;              /* close fd at close */
-  char *map;               /* shared mapping of the file from map_off: the
-                              window (see the top of the file) */
-  size_t map_len;          /* bytes mapped (may reach past the file end;
-                              map_off + map_len >= size always) */
-  off_t map_off;           /* page boundary at or below start, then at or
-                              below end: the window's start */
-  off_t sync_off;          /* map_off at the last sync: bytes below map_off
-                              written since left the window unsynced */
+  pthread_mutex_t lock;    /* guards all below: reserve, release, grow */
+  mmap_window *cur;        /* where new regions go: covers [cur->off,
+                              size) */
+  mmap_window *windows;    /* every live window */
   off_t start;             /* where the trace begins in the file */
-  off_t end;               /* where the next record goes */
+  off_t end;               /* everything below is reserved: the next
+                              region starts here */
   off_t size;              /* file size: the tail ends here */
   size_t chunk;            /* growth step */
   size_t page;             /* page size */
   size_t core_off;         /* the tail's non-whitespace bytes: */
   size_t core_len;         /*   tail[core_off .. core_off + core_len) */
+  unsigned regions;        /* regions out */
   int has_tail;            /* the first record is in and the core stored */
   int broken;              /* a failed growth could not be undone: the
-                              file past end is unknown (close rewrites it) */
-  int synced;              /* sync was asked for: close syncs its result */
-  int err;                 /* first error; later writes fail fast */
+                              file past end is unknown (finish rewrites
+                              it) */
+  int closing;             /* the writer is done with the sink: finish and
+                              free it with its last region */
+  int unmapped;            /* a window was unmapped since the last sync */
+  int synced;              /* sync was asked for: finishing syncs too */
   char *tail_ws;           /* the tail with its core blanked */
   char spaces[SPACES];     /* what pwrite fills new chunks with */
 } mmap_sink;
-
-/* Keep the stores before and after in program order. */
-#define ORDER() __atomic_signal_fence(__ATOMIC_SEQ_CST)
-
-/* Address of file offset off in the mapping. */
-static char *at(const mmap_sink *m, off_t off)
-{
-  return m->map + (off - m->map_off);
-}
 
 static int is_ws(char c)
 {
   return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
-/* Store n bytes, as one store instruction when n is 1 or 2 (a tail core). */
+/* File offset of address p of window w. */
+static off_t offset_in(const mmap_window *w, const char *p)
+{
+  return w->off + (off_t)(p - w->map);
+}
+
+/* Address of file offset off in window w (which covers it). */
+static char *addr_in(const mmap_window *w, off_t off)
+{
+  return w->map + (off - w->off);
+}
+
+/* Store n bytes, as one store instruction when n is 1 or 2 (a tail
+ * core): a kill cannot land between its bytes. */
 static void store(char *dst, const char *src, size_t n)
 {
   if (n == 1) {
@@ -170,59 +180,48 @@ static void store(char *dst, const char *src, size_t n)
   }
 }
 
-/* Store a space at dst (over whitespace, so the document stays valid) to
- * take the page fault, if any, now. */
-static void touch(char *dst)
+/* Drop a lease on w; unmap it if it was the last.  Lock held. */
+static void window_unlease(mmap_sink *m, mmap_window *w)
 {
-  *(volatile char *)dst = ' ';
-}
+  mmap_window **p;
 
-/* Copy a record front to back, 16 bytes per store, so that a kill in the
- * middle leaves a prefix of it (a record cut short, as Perfetto expects of
- * a truncated trace): memcpy may store the end of a block first. */
-static void copy_forward(char *dst, const char *src, size_t len)
-{
-  size_t i;
-
-  if (len < 16) {
-    for (i = 0; i < len; i++) {
-      dst[i] = src[i];
-      ORDER();
-    }
+  if (--w->leases)
     return;
-  }
-  for (i = 0; i + 16 <= len; i += 16) {
-    memcpy(dst + i, src + i, 16);
-    ORDER();
-  }
-  if (i < len)                 /* the last 16, overlapping: same bytes */
-    memcpy(dst + len - 16, src + len - 16, 16);
+  for (p = &m->windows; *p != w; p = &(*p)->next)
+    continue;
+  *p = w->next;
+  (void)munmap(w->map, w->len);
+  free(w);
+  m->unmapped = 1;
 }
 
-/* Write all iov at off, retrying EINTR and short writes.  Consumes iov.
- * Returns 0 or -errno. */
-static int pwrite_all(int fd, struct iovec *iov, int n, off_t off)
+/* Map [off, to) as a new current window (off a page boundary).  Returns
+ * 0 or -errno; the current window is then unchanged. */
+static int window_new(mmap_sink *m, off_t off, off_t to)
 {
-  while (n > 0) {
-    ssize_t k = pwritev(fd, iov, n, off);
-    if (k < 0) {
-      if (errno == EINTR)
-        continue;
-      return -errno;
-    }
-    if (k == 0)
-      return -EIO;
-    off += k;
-    while (n > 0 && (size_t)k >= iov->iov_len) {
-      k -= (ssize_t)iov->iov_len;
-      iov++;
-      n--;
-    }
-    if (n > 0) {
-      iov->iov_base = (char *)iov->iov_base + k;
-      iov->iov_len -= (size_t)k;
-    }
+  mmap_window *w;
+  void *p;
+
+  if ((uint64_t)(to - off) > SIZE_MAX)
+    return -EFBIG;
+  if (!(w = malloc(sizeof *w)))
+    return -ENOMEM;
+  p = mmap(NULL, (size_t)(to - off), PROT_READ | PROT_WRITE, MAP_SHARED,
+           m->fd, off);
+  if (p == MAP_FAILED) {
+    int e = errno;
+    free(w);
+    return e == EACCES || e == ENODEV || e == EPERM ? TW_ESINK : -e;
   }
+  w->map = p;
+  w->off = off;
+  w->len = (size_t)(to - off);
+  w->leases = 1;
+  w->next = m->windows;
+  m->windows = w;
+  if (m->cur)
+    window_unlease(m, m->cur);
+  m->cur = w;
   return 0;
 }
 
@@ -254,10 +253,10 @@ static int fill(mmap_sink *m, off_t from, const char *pre, size_t plen,
     if (pos == to - (off_t)tl) {
       iov[n].iov_base = (void *)t;
       iov[n++].iov_len = tl;
-      return pwrite_all(m->fd, iov, n, from);
+      return tw__write_all(m->fd, iov, n, from);
     }
     if (n == IOVS) {
-      if ((rc = pwrite_all(m->fd, iov, n, from)) != 0)
+      if ((rc = tw__write_all(m->fd, iov, n, from)) != 0)
         return rc;
       from = pos;
       n = 0;
@@ -265,55 +264,10 @@ static int fill(mmap_sink *m, off_t from, const char *pre, size_t plen,
   }
 }
 
-/* Move the window to [base, new_size): base is the page boundary at or
- * below end, new_size the file's size after the growth.  Returns 0 or
- * -errno; on error the window still covers [map_off, size) with map_off
- * at or below base (the records behind it may be unmapped already). */
-static int move_window(mmap_sink *m, off_t base, off_t new_size)
-{
-  void *p;
-
-#ifdef MREMAP_MAYMOVE
-  /* What lies wholly behind base is never written again.  (Unmapping the
-   * front of a mapping cannot need a new one; if it fails all the same,
-   * the window only stays bigger.) */
-  if (base > m->map_off &&
-      munmap(m->map, (size_t)(base - m->map_off)) == 0) {
-    m->map += base - m->map_off;
-    m->map_len -= (size_t)(base - m->map_off);
-    m->map_off = base;
-  }
-  if ((uint64_t)(new_size - m->map_off) > SIZE_MAX)
-    return -EFBIG;
-  if ((size_t)(new_size - m->map_off) <= m->map_len)
-    return 0;
-  /* The kept pages move with their page tables: no fault again. */
-  p = mremap(m->map, m->map_len, (size_t)(new_size - m->map_off),
-             MREMAP_MAYMOVE);
-  if (p == MAP_FAILED)
-    return -errno;
-  m->map = p;
-  m->map_len = (size_t)(new_size - m->map_off);
-#else
-  if ((uint64_t)(new_size - base) > SIZE_MAX)
-    return -EFBIG;
-  p = mmap(NULL, (size_t)(new_size - base), PROT_READ | PROT_WRITE,
-           MAP_SHARED, m->fd, base);
-  if (p == MAP_FAILED)
-    return -errno;
-  (void)munmap(m->map, m->map_len);
-  m->map = p;
-  m->map_off = base;
-  m->map_len = (size_t)(new_size - base);
-#endif
-  return 0;
-}
-
-/* Make room before the tail for the bytes up to file offset need: grow
- * the file by whole chunks and move the tail to the new end (see the top
- * of the file for the order).  On error the file is as before when that
- * can be ensured, and the window covers it from the record end.  Returns
- * 0 or -errno. */
+/* Grow the file by whole chunks so that it holds need bytes before the
+ * tail, and move the tail to the new end (see the top of the file for the
+ * order).  On error the file is as before when that can be ensured.  Lock
+ * held.  Returns 0 or -errno. */
 static int grow(mmap_sink *m, off_t need)
 {
   size_t tl = m->base.tail_len;
@@ -321,7 +275,7 @@ static int grow(mmap_sink *m, off_t need)
   uint64_t chunks;
   int rc;
 
-  chunks = ((uint64_t)(need - old) + m->chunk - 1) / m->chunk;
+  chunks = ((uint64_t)(need + (off_t)tl - old) + m->chunk - 1) / m->chunk;
   if (chunks > (uint64_t)INT64_MAX / m->chunk ||
       (uint64_t)old > (uint64_t)INT64_MAX - chunks * m->chunk)
     return -EFBIG;
@@ -340,10 +294,9 @@ static int grow(mmap_sink *m, off_t need)
     return rc;
   }
 #endif
-  /* 2. Unmap the records behind the record end's page, map the new end
-   *    before it exists. */
-  if ((rc = move_window(m, m->end - m->end % (off_t)m->page,
-                        new_size)) != 0)
+  /* 2. The new window, from the page holding the end of what is
+   *    reserved. */
+  if ((rc = window_new(m, m->end - m->end % (off_t)m->page, new_size)) != 0)
     return rc;
   /* 3. One write from the old core to the new end.  Before the first
    *    record there is no tail yet: only whitespace, the core comes after
@@ -358,10 +311,10 @@ static int grow(mmap_sink *m, off_t need)
   }
   if (rc != 0) {
     /* Back to the old size, then the old core back. */
-    if (ftruncate(m->fd, old) != 0)
+    struct iovec core = { (void *)(m->base.tail + m->core_off), m->core_len };
+    if (ftruncate(m->fd, old) != 0 ||
+        (m->has_tail && tw__write_all(m->fd, &core, 1, from) != 0))
       m->broken = 1;
-    else if (m->has_tail)
-      store(at(m, from), m->base.tail + m->core_off, m->core_len);
     return rc;
   }
   m->size = new_size;
@@ -369,188 +322,331 @@ static int grow(mmap_sink *m, off_t need)
   /* 4. Map the new pages writable now, in one call, rather than taking a
    *    page fault every 4 KiB of records (Linux 5.14; best effort). */
   {
-    off_t first = from - (from - m->map_off) % (off_t)m->page;
-    (void)madvise(at(m, first), (size_t)(new_size - first),
+    off_t first = from - (from - m->cur->off) % (off_t)m->page;
+    (void)madvise(addr_in(m->cur, first), (size_t)(new_size - first),
                   MADV_POPULATE_WRITE);
   }
 #endif
   return 0;
 }
 
-static int mmap_write(tw__sink *s, const char *data, size_t len)
-{
-  mmap_sink *m = (mmap_sink *)s;
-  size_t k;
-  off_t need;
-  char *dst;
-  int rc;
-
-  if (m->err)
-    return m->err;
-  if (len == 0)
-    return 0;                  /* every record is committed already */
-  if ((uint64_t)len > (uint64_t)INT64_MAX - (uint64_t)m->end - s->tail_len) {
-    m->err = -EFBIG;
-    return m->err;
-  }
-  need = m->end + (off_t)len + (off_t)s->tail_len;
-  if (need > m->size && (rc = grow(m, need)) != 0) {
-    m->err = rc;
-    return rc;
-  }
-  /* Fault in every page the record covers while the file is valid. */
-  dst = at(m, m->end);
-  for (k = len - 1; k >= m->page; k -= m->page)
-    touch(dst + k);
-  touch(dst + k);
-  touch(dst);
-  ORDER();
-  copy_forward(dst, data, len);
-  m->end += (off_t)len;
-  s->out_bytes += len;
-  if (!m->has_tail) {
-    /* The first write (head and first record): the tail's whitespace is
-     * in place since the growth, the core completes the document. */
-    ORDER();
-    store(at(m, m->size - (off_t)s->tail_len + (off_t)m->core_off),
-          s->tail + m->core_off, m->core_len);
-    m->has_tail = 1;
-  }
-  return 0;
-}
-
 /* Move the tail from file offset from back to to (to < from; the ranges
- * may overlap), the document valid before and after and, between the two
- * core stores, an array missing only its `]`.  See the top of the file. */
-static void move_tail_back(mmap_sink *m, off_t from, off_t to)
+ * may overlap) through window w, which covers both: the document valid
+ * before and after and, between the two core stores, an array missing
+ * only its `]` (see the top of the file). */
+static void move_tail_back(mmap_sink *m, mmap_window *w, off_t from, off_t to)
 {
   const char *t = m->base.tail;
   size_t tl = m->base.tail_len, cs = m->core_off, cl = m->core_len, i;
   off_t old_core = from + (off_t)cs, new_core = to + (off_t)cs;
   char blank[2];
 
-  /* 1. The new tail's whitespace, and spaces where its core goes (which
-   *    also faults its pages in), except over the old core. */
+  /* 1. The new tail's whitespace, and spaces where its core goes, except
+   *    over the old core. */
   for (i = 0; i < tl; i++) {
     off_t p = to + (off_t)i;
     if (p >= old_core && p < old_core + (off_t)cl)
       continue;
-    *at(m, p) = i >= cs && i < cs + cl ? ' ' : t[i];
+    *addr_in(w, p) = i >= cs && i < cs + cl ? ' ' : t[i];
   }
-  ORDER();
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   /* 2. Blank the old core (with the new tail's whitespace where the new
    *    tail covers it): the one store that opens the window. */
-  if (cl <= sizeof blank) {
-    for (i = 0; i < cl; i++) {
-      off_t p = old_core + (off_t)i;
-      blank[i] = p >= to + (off_t)tl || p < to || (p >= new_core &&
-                 p < new_core + (off_t)cl) ? ' ' : t[p - to];
-    }
-    store(at(m, old_core), blank, cl);
-  } else {
-    memset(at(m, old_core), ' ', cl);
+  for (i = 0; i < cl; i++) {
+    off_t p = old_core + (off_t)i;
+    blank[i] = p >= to + (off_t)tl || p < to || (p >= new_core &&
+               p < new_core + (off_t)cl) ? ' ' : t[p - to];
   }
-  ORDER();
+  store(addr_in(w, old_core), blank, cl);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   /* 3. The new core: the one store that closes it. */
-  store(at(m, new_core), t + cs, cl);
-  ORDER();
+  store(addr_in(w, new_core), t + cs, cl);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-static int mmap_close(tw__sink *s)
+/* Finish the file: the tail right after the last record, the file cut to
+ * its exact length: stores that cannot fail through a mapping, then one
+ * ftruncate (see the top of the file).  Every region released.  Returns
+ * 0 or the first error. */
+static int finish(mmap_sink *m)
 {
-  mmap_sink *m = (mmap_sink *)s;
-  size_t tl = s->tail_len;
-  off_t exact = m->start;
-  int rc = m->err;
+  size_t tl = m->base.tail_len;
+  off_t exact = m->end + (off_t)tl;
+  int rc = m->base.err;
 
-  if (m->has_tail) {
-    exact = m->end + (off_t)tl;
+  if (!m->has_tail) {
+    /* Nothing was ever committed: leave the file as it was found. */
+    if (ftruncate(m->fd, m->start) != 0 && !rc)
+      rc = -errno;
+    return rc;
+  }
+  if (!m->broken && exact != m->size) {
+    /* The current window reaches back to where the reserved space
+     * ended at the last growth; the records may end before it. */
+    if (m->cur->off > m->end) {
+      off_t base = m->end - m->end % (off_t)m->page;
+      int rc2 = window_new(m, base, m->size);
+      if (rc2 != 0)
+        m->broken = 1;        /* written with pwrite below instead */
+    }
     if (!m->broken) {
-      /* The tail right after the last record, then cut what follows. */
-      if (m->end != m->size - (off_t)tl)
-        move_tail_back(m, m->size - (off_t)tl, m->end);
+      move_tail_back(m, m->cur, m->size - (off_t)tl, m->end);
       if (ftruncate(m->fd, exact) != 0 && !rc)
         rc = -errno;
-    } else {
-      /* What follows the records is unknown: cut, then write the tail. */
-      struct iovec t = { (void *)s->tail, tl };
-      int rc2 = ftruncate(m->fd, exact) != 0 ? -errno
-                : pwrite_all(m->fd, &t, 1, m->end);
-      if (rc2 && !rc)
-        rc = rc2;
+      return rc;
     }
-  } else if (ftruncate(m->fd, exact) != 0 && !rc) {
-    rc = -errno;
   }
+  if (m->broken) {
+    /* What follows the records is unknown: cut, then write the tail. */
+    struct iovec t = { (void *)m->base.tail, tl };
+    int rc2 = ftruncate(m->fd, exact) != 0 ? -errno
+              : tw__write_all(m->fd, &t, 1, m->end);
+    if (rc2 && !rc)
+      rc = rc2;
+  }
+  return rc;
+}
+
+/* Finish and free the sink.  Lock held on entry, released. */
+static int destroy(mmap_sink *m)
+{
+  int rc = finish(m);
+
   /* If the writer syncs, the final tail and length must be durable too. */
   if (m->synced && !rc && fdatasync(m->fd) != 0)
     rc = -errno;
-  if (munmap(m->map, m->map_len) != 0 && !rc)
-    rc = -errno;
+
+  while (m->windows) {
+    mmap_window *w = m->windows;
+    m->windows = w->next;
+    (void)munmap(w->map, w->len);
+    free(w);
+  }
+  pthread_mutex_unlock(&m->lock);
+  pthread_mutex_destroy(&m->lock);
   if (m->own_fd && close(m->fd) != 0 && !rc && errno != EINTR)
     rc = -errno;
   free(m);
   return rc;
 }
 
-/* msync of the window: on Linux an fdatasync of that range, which also
- * covers what the growths wrote there with pwrite (the same page cache).
- * If the window has moved since the last sync, records written in
- * between may lie behind it, dirty in the page cache but no longer
- * mapped, where msync cannot reach them: fdatasync the whole file. */
-static int mmap_sync(tw__sink *s)
+/* Release r (of this sink): what it did not use goes back if it was the
+ * last region reserved.  Lock held. */
+static void release_locked(mmap_sink *m, tw__region *r)
+{
+  mmap_window *w = r->lease;
+  off_t used = offset_in(w, r->at), end = offset_in(w, r->end);
+
+  if (end == m->end) {
+    m->end = used;
+    m->base.out_bytes -= (unsigned long long)(end - used);
+  }
+  window_unlease(m, w);
+  m->regions--;
+  memset(r, 0, sizeof *r);
+}
+
+static void mmap_release(tw__region *r)
+{
+  mmap_sink *m = (mmap_sink *)r->sink;
+
+  if (!m)
+    return;
+  pthread_mutex_lock(&m->lock);
+  release_locked(m, r);
+  if (m->closing && m->regions == 0)
+    (void)destroy(m);     /* a rotated file: nobody to report to */
+  else
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* Touch every page of [p, p + len) (a space over a space) so that the
+ * faults happen now, while the file is valid. */
+static void touch_pages(mmap_sink *m, char *p, size_t len)
+{
+  for (size_t k = 0; k < len; k += m->page)
+    *(volatile char *)(p + k) = ' ';
+  if (len)
+    *(volatile char *)(p + len - 1) = ' ';
+}
+
+/* Reserve [off, off + size) for r in the current window, growing the file
+ * as needed.  Lock held.  Returns 0 or an error (sticky). */
+static int reserve_locked(mmap_sink *m, tw__region *r, off_t off,
+                          size_t size)
+{
+  off_t need;
+  int rc;
+
+  if ((uint64_t)size > (uint64_t)INT64_MAX - (uint64_t)off -
+      m->base.tail_len)
+    return tw__sink_fail(&m->base, -EFBIG);
+  need = off + (off_t)size;
+  if (need + (off_t)m->base.tail_len > m->size &&
+      (rc = grow(m, need)) != 0)
+    return tw__sink_fail(&m->base, rc);
+  r->lease = m->cur;
+  m->cur->leases++;
+  r->sink = &m->base;
+  r->at = addr_in(m->cur, off);
+  r->end = r->at + size;
+  r->size = size;
+  m->base.out_bytes += (unsigned long long)(need - m->end);
+  m->end = need;
+  m->regions++;
+  touch_pages(m, r->at, size);
+  return 0;
+}
+
+/* The size of the region after one of size prev (0: none). */
+static size_t region_size(size_t prev, size_t len)
+{
+  size_t want = prev < REGION_MIN ? REGION_MIN : prev * 2;
+
+  if (want > REGION_MAX)
+    want = REGION_MAX;
+  return len > want ? len : want;
+}
+
+static int mmap_reserve(tw__sink *s, tw__region *r, size_t len)
+{
+  mmap_sink *m = (mmap_sink *)s;
+  size_t prev = 0;
+  off_t off;
+  int rc;
+
+  /* A region of another (rotated) sink goes back to it first. */
+  if (r->sink && r->sink != s)
+    mmap_release(r);
+  pthread_mutex_lock(&m->lock);
+  if (m->base.err) {
+    rc = m->base.err;
+    goto out;
+  }
+  if (r->sink) {
+    prev = r->size;            /* the size r had decides the next one's */
+    release_locked(m, r);
+  }
+  off = m->end;
+  rc = reserve_locked(m, r, off, region_size(prev, len));
+out:
+  pthread_mutex_unlock(&m->lock);
+  return rc;
+}
+
+/* Append iov as whole records at the end, as a region of their exact size
+ * that the sink fills and gives back: the start of a file.  Then, the
+ * first time, store the tail's core.  Returns 0 or an error (sticky). */
+static int mmap_commit(tw__sink *s, const struct iovec *iov, int n)
+{
+  mmap_sink *m = (mmap_sink *)s;
+  tw__region r;
+  size_t len = 0;
+  int rc;
+
+  for (int i = 0; i < n; i++)
+    len += iov[i].iov_len;
+  pthread_mutex_lock(&m->lock);
+  if ((rc = m->base.err) != 0 || len == 0)
+    goto out;
+  memset(&r, 0, sizeof r);
+  if ((rc = reserve_locked(m, &r, m->end, len)) != 0)
+    goto out;
+  for (int i = 0; i < n; i++)
+    tw__region_copy(&r, iov[i].iov_base, iov[i].iov_len);
+  if (!m->has_tail) {
+    /* The first records (head, metadata): the tail's whitespace is in
+     * place since the growth, the core completes the document, in one
+     * store (no syscall to fail or to be killed in). */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    store(addr_in(m->cur, m->size - (off_t)s->tail_len + (off_t)m->core_off),
+          s->tail + m->core_off, m->core_len);
+    m->has_tail = 1;
+  }
+  release_locked(m, &r);
+out:
+  pthread_mutex_unlock(&m->lock);
+  return rc;
+}
+
+static int mmap_close(tw__sink *s)
 {
   mmap_sink *m = (mmap_sink *)s;
 
-  if (m->err)
-    return m->err;
+  pthread_mutex_lock(&m->lock);
+  m->closing = 1;
+  if (m->regions == 0)
+    return destroy(m);
+  /* Threads still hold regions (a rotation): the last one finishes. */
+  pthread_mutex_unlock(&m->lock);
+  return 0;
+}
+
+/* msync of the live windows: on Linux an fdatasync of their ranges, which
+ * also covers what the growths wrote there with pwrite (the same page
+ * cache).  Records of windows unmapped since the last sync lie where
+ * msync cannot reach them: then fdatasync the whole file. */
+static int mmap_sync(tw__sink *s)
+{
+  mmap_sink *m = (mmap_sink *)s;
+  int rc = 0;
+
+  if (s->err)
+    return s->err;
+  pthread_mutex_lock(&m->lock);
+  for (mmap_window *w = m->windows; w && rc == 0; w = w->next) {
+    size_t len = w->off + (off_t)w->len > m->size ? (size_t)(m->size - w->off)
+                                                  : w->len;
+    if (w->off < m->size && msync(w->map, len, MS_SYNC) != 0)
+      rc = -errno;
+  }
+  if (rc == 0 && m->unmapped)
+    rc = tw__fd_sync(m->fd);
+  if (rc == 0)
+    m->unmapped = 0;
   m->synced = 1;
-  if (m->size > m->map_off &&
-      msync(m->map, (size_t)(m->size - m->map_off), MS_SYNC) != 0)
-    m->err = -errno;
-  else if (m->map_off > m->sync_off && fdatasync(m->fd) != 0)
-    m->err = -errno;
-  else
-    m->sync_off = m->map_off;
-  return m->err;
+  pthread_mutex_unlock(&m->lock);
+  return tw__sink_fail(s, rc);
 }
 
 static void mmap_abandon(tw__sink *s)
 {
   mmap_sink *m = (mmap_sink *)s;
 
-  /* In a child, the mapping is the parent's file: unmap it untouched.
-   * (MADV_DONTFORK would keep it out of the child altogether, but then
-   * this munmap could hit whatever the child mapped at that address.) */
-  (void)munmap(m->map, m->map_len);
+  /* In a child, the mappings are the parent's file: unmap them untouched.
+   * (MADV_DONTFORK would keep them out of the child altogether, but then
+   * these munmaps could hit whatever the child mapped at those
+   * addresses.) */
+  while (m->windows) {
+    mmap_window *w = m->windows;
+    m->windows = w->next;
+    (void)munmap(w->map, w->len);
+    free(w);
+  }
   if (m->own_fd)
     close(m->fd);
   free(m);
 }
 
 static const tw__sink_ops mmap_ops = {
-  "mmap", mmap_write, mmap_close, mmap_abandon, mmap_sync
+  mmap_commit, NULL, mmap_reserve, mmap_release, mmap_close, mmap_abandon,
+  mmap_sync
 };
 
 int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
                        const char *tail, size_t tail_len, size_t chunk)
 {
+  tw__fd_info info;
   mmap_sink *m;
-  struct stat st;
   long page = sysconf(_SC_PAGESIZE);
-  int flags;
-  off_t start;
   size_t i;
-  void *p;
+  int rc;
 
-  if (fstat(fd, &st) != 0 || (flags = fcntl(fd, F_GETFL)) < 0)
-    return -errno;
+  if ((rc = tw__fd_probe(fd, &info)) != 0)
+    return rc;
   /* A shared writable mapping needs a regular file open for reading and
    * writing; O_APPEND asks for a stream, which a mapping cannot be. */
-  if (!S_ISREG(st.st_mode) || (flags & O_ACCMODE) != O_RDWR ||
-      (flags & O_APPEND))
-    return TW_ESINK;
-  if ((start = lseek(fd, 0, SEEK_CUR)) < 0)
+  if (!info.regular || !info.read_write || info.start < 0)
     return TW_ESINK;
   if (page <= 0)
     page = 4096;
@@ -560,14 +656,12 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
   if (!(m = calloc(1, sizeof *m + tail_len)))
     return -ENOMEM;
   m->base.ops = &mmap_ops;
+  m->base.caps = TW__SINK_DIRECT;
   m->base.tail = tail;
   m->base.tail_len = tail_len;
-  m->base.streaming = 0;
-  m->base.unbuffered = 1;
   m->fd = fd;
   m->own_fd = own_fd;
-  m->start = m->end = m->size = start;
-  m->map_off = m->sync_off = start - start % page;
+  m->start = m->end = m->size = info.start;
   m->chunk = chunk;
   m->page = (size_t)page;
   m->tail_ws = (char *)(m + 1);
@@ -582,7 +676,7 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
   for (; i < tail_len && is_ws(tail[i]); i++)
     ;
   if (m->core_len == 0 || m->core_len > 2 || i != tail_len ||
-      tail_len >= 4096) {
+      tail_len >= 4096 || (rc = -pthread_mutex_init(&m->lock, NULL)) != 0) {
     free(m);
     return -EINVAL;
   }
@@ -591,23 +685,21 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
 
   /* Map the page holding start now, past the end of the file if need be
    * (mapping there is allowed, touching is not): a file that cannot be
-   * mapped is refused before anything is written.  The first write grows
-   * the file. */
-  m->map_len = (size_t)(start - m->map_off) + (size_t)page;
-  p = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-           m->map_off);
-  if (p == MAP_FAILED) {
-    int e = errno;
+   * mapped is refused before anything is written.  The first commit
+   * grows the file. */
+  if ((rc = window_new(m, info.start - info.start % page,
+                       info.start - info.start % page + page)) != 0) {
+    pthread_mutex_destroy(&m->lock);
     free(m);
-    return e == EACCES || e == ENODEV || e == EPERM ? TW_ESINK : -e;
+    return rc;
   }
-  m->map = p;
   /* Nothing may follow the tail: drop what the file held past start. */
-  if (st.st_size > start && ftruncate(fd, start) != 0) {
-    int e = errno;
-    (void)munmap(m->map, m->map_len);
+  if ((rc = tw__fd_cut(fd, &info)) != 0) {
+    (void)munmap(m->cur->map, m->cur->len);
+    free(m->cur);
+    pthread_mutex_destroy(&m->lock);
     free(m);
-    return -e;
+    return rc;
   }
   *out = &m->base;
   return 0;

@@ -90,7 +90,7 @@ static void assert_raw_json(const jc_doc *d, jc_val v, const char *in,
   size_t rl;
   const char *raw;
 
-  if (n == TW_NUL)
+  if (n == TW_NUL_TERMINATED)
     n = strlen(in);
   while (n && is_ws(in[0])) {
     in++;
@@ -178,7 +178,7 @@ static void check_arg(const jc_doc *d, jc_val args, jc_val v, const tw_arg *a)
     if (!a->v.s)
       assert_int_equal(jc_type(d, v), JC_NULL);
     else
-      assert_jstr(d, v, a->v.s, a->len == TW_NUL ? strlen(a->v.s) : a->len,
+      assert_jstr(d, v, a->v.s, a->len == TW_NUL_TERMINATED ? strlen(a->v.s) : a->len,
                   what);
     break;
   case TW_ARG_NULL:
@@ -267,20 +267,22 @@ static void check_event(const jc_doc *d, jc_val obj, const tw_event *ev,
   tu_assert_int(d, obj, "tid", (ev->has & TW_HAS_TID) ? ev->tid : my_tid());
   nkeys++;
   if (instant) {
-    char s[2] = { ev->scope ? ev->scope : 't', 0 };
+    char s[2] = { ev->instant_scope ? ev->instant_scope : 't', 0 };
     key_str(d, obj, "s", s, 1, &nkeys);
   } else {
     tu_assert_absent(d, obj, "s");
   }
-  if (ev->has & TW_HAS_ID) {
+  if ((ev->has & TW_HAS_ID) &&
+      !(ev->flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL))) {
     assert_hex(d, jc_get(d, obj, "id"), ev->id, "id");
     assert_int_equal(jc_count_key(d, obj, "id"), 1);
     nkeys++;
   } else {
     tu_assert_absent(d, obj, "id");
   }
-  if (ev->has & (TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL)) {
-    const char *k = (ev->has & TW_HAS_ID2_LOCAL) ? "local" : "global";
+  if ((ev->has & TW_HAS_ID) &&
+      (ev->flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL))) {
+    const char *k = (ev->flags & TW_EV_ID2_LOCAL) ? "local" : "global";
     v = jc_get(d, obj, "id2");
     assert_true(v >= 0);
     assert_int_equal(jc_type(d, v), JC_OBJECT);
@@ -295,7 +297,7 @@ static void check_event(const jc_doc *d, jc_val obj, const tw_event *ev,
     key_str(d, obj, "scope", ev->id_scope, strlen(ev->id_scope), &nkeys);
   else
     tu_assert_absent(d, obj, "scope");
-  if (ev->has & TW_BP_ENCLOSING)
+  if (ev->flags & TW_EV_BP_ENCLOSING)
     key_str(d, obj, "bp", "e", 1, &nkeys);
   else
     tu_assert_absent(d, obj, "bp");
@@ -306,11 +308,11 @@ static void check_event(const jc_doc *d, jc_val obj, const tw_event *ev,
   } else {
     tu_assert_absent(d, obj, "bind_id");
   }
-  if (ev->has & TW_FLOW_IN)
+  if (ev->flags & TW_EV_FLOW_IN)
     key_true(d, obj, "flow_in", &nkeys);
   else
     tu_assert_absent(d, obj, "flow_in");
-  if (ev->has & TW_FLOW_OUT)
+  if (ev->flags & TW_EV_FLOW_OUT)
     key_true(d, obj, "flow_out", &nkeys);
   else
     tu_assert_absent(d, obj, "flow_out");
@@ -533,20 +535,20 @@ static void s_good(sess *s)
  * be counted; then a good event. */
 static void s_bad(sess *s, const tw_event *ev, int code)
 {
-  tw_stats_t st;
+  tw_stats st;
 
   rc_equal(tw_emit(s->w, ev), code, "bad event");
   assert_int_equal(tw_errcode(s->w), 0);
   s->nbad++;
-  assert_int_equal(tw_stats(s->w, &st), 0);
+  assert_int_equal(tw_get_stats(s->w, &st), 0);
   assert_int_equal(st.rejected, s->nbad);
   assert_int_equal(st.error, 0);
   s_good(s);
 }
 
-static void s_stats(sess *s, tw_stats_t *st)
+static void s_stats(sess *s, tw_stats *st)
 {
-  assert_int_equal(tw_stats(s->w, st), 0);
+  assert_int_equal(tw_get_stats(s->w, st), 0);
 }
 
 static int default_program_name(const char *s, size_t n)
@@ -589,7 +591,7 @@ static void check_first(const sess *s, const jc_doc *d, jc_val obj)
  * document (jc_free it) for further checks. */
 static jc_doc *s_close(sess *s)
 {
-  tw_stats_t st;
+  tw_stats st;
   jc_doc *d;
   jc_val evs, v;
   size_t i = 0;
@@ -665,7 +667,7 @@ static tw_event mkev_ts(char ph, const char *cat, const char *name,
 static void test_first_record_default_name(void **state)
 {
   static sess s;
-  tw_stats_t st;
+  tw_stats st;
   size_t len;
   char *buf;
   (void)state;
@@ -705,8 +707,8 @@ static void test_layout_array(void **state)
   size_t len;
   char *buf;
   static const tw_arg args[] = {
-    { "s", TW_ARG_STRING, TW_NUL, { .s = "line1\nline2\r\n" } },
-    { "j", TW_ARG_JSON, TW_NUL, { .s = "{\n\"a\":\n[1,\r\n2]\n}" } },
+    { "s", TW_ARG_STRING, TW_NUL_TERMINATED, { .s = "line1\nline2\r\n" } },
+    { "j", TW_ARG_JSON, TW_NUL_TERMINATED, { .s = "{\n\"a\":\n[1,\r\n2]\n}" } },
   };
   (void)state;
 
@@ -800,7 +802,7 @@ static void test_phase_complete(void **state)
   tw_event ev;
   static const tw_arg args[] = {
     { "n", TW_ARG_INT, 0, { .i = -42 } },
-    { "label", TW_ARG_STRING, TW_NUL, { .s = "hello" } },
+    { "label", TW_ARG_STRING, TW_NUL_TERMINATED, { .s = "hello" } },
   };
   (void)state;
 
@@ -813,7 +815,8 @@ static void test_phase_complete(void **state)
   ev = mkev_ts('X', "cat1,cat2", "full", 1234567891);
   ev.dur = 999;
   ev.has |= TW_HAS_PID | TW_HAS_TID | TW_HAS_TTS | TW_HAS_TDUR |
-            TW_HAS_BIND_ID | TW_FLOW_IN | TW_FLOW_OUT;
+            TW_HAS_BIND_ID;
+  ev.flags |= TW_EV_FLOW_IN | TW_EV_FLOW_OUT;
   ev.pid = 4242;
   ev.tid = 77;
   ev.tts = 5000;
@@ -825,11 +828,12 @@ static void test_phase_complete(void **state)
   s_emit(&s, &ev);
   /* Flow v2 halves alone. */
   ev = mkev_ts('X', "c", "in_only", 1);
-  ev.has |= TW_FLOW_IN | TW_HAS_BIND_ID;
+  ev.has |= TW_HAS_BIND_ID;
+  ev.flags |= TW_EV_FLOW_IN;
   ev.bind_id = 0;
   s_emit(&s, &ev);
   ev = mkev_ts('X', "c", "out_only", 2);
-  ev.has |= TW_FLOW_OUT;
+  ev.flags |= TW_EV_FLOW_OUT;
   s_emit(&s, &ev);
   /* Zero duration. */
   ev = mkev_ts('X', "c", "zero", 3);
@@ -877,7 +881,7 @@ static void test_phase_instant(void **state)
     for (size_t i = 0; i < sizeof scopes; i++) {
       ev = mkev_ts(lower ? 'i' : 'I', "cat", lower ? "lower" : "upper",
                    100 + i);
-      ev.scope = scopes[i];
+      ev.instant_scope = scopes[i];
       s_emit(&s, &ev);        /* check_event: "ph":"I", "s" as given or t */
     }
   }
@@ -915,7 +919,7 @@ static void test_phase_async(void **state)
   static const char phases[] = "bne";
   static sess s;
   tw_event ev;
-  static const tw_arg args[] = { { "url", TW_ARG_STRING, TW_NUL,
+  static const tw_arg args[] = { { "url", TW_ARG_STRING, TW_NUL_TERMINATED,
                                    { .s = "/x?y=1" } } };
   (void)state;
 
@@ -930,11 +934,13 @@ static void test_phase_async(void **state)
     }
     s_emit(&s, &ev);
     ev = mkev_ts(phases[i], "net", "local", 20 + i);
-    ev.has |= TW_HAS_ID2_LOCAL;
+    ev.has |= TW_HAS_ID;
+    ev.flags |= TW_EV_ID2_LOCAL;
     ev.id = 0;
     s_emit(&s, &ev);
     ev = mkev_ts(phases[i], "net", "global", 30 + i);
-    ev.has |= TW_HAS_ID2_GLOBAL;
+    ev.has |= TW_HAS_ID;
+    ev.flags |= TW_EV_ID2_GLOBAL;
     ev.id = UINT64_MAX;
     ev.id_scope = "my scope";
     s_emit(&s, &ev);
@@ -963,14 +969,16 @@ static void test_phase_flow(void **state)
     ev.id = 7;
     s_emit(&s, &ev);
     ev = mkev_ts(phases[i], "flow", "f2", 200 + i);
-    ev.has |= TW_HAS_ID2_GLOBAL;
+    ev.has |= TW_HAS_ID;
+    ev.flags |= TW_EV_ID2_GLOBAL;
     ev.id = 8;
     if (phases[i] != 's')
-      ev.has |= TW_BP_ENCLOSING;
+      ev.flags |= TW_EV_BP_ENCLOSING;
     ev.id_scope = "sc";
     s_emit(&s, &ev);
     ev = mkev_ts(phases[i], "flow", "f3", 300 + i);
-    ev.has |= TW_HAS_ID2_LOCAL | TW_HAS_TTS;
+    ev.has |= TW_HAS_ID | TW_HAS_TTS;
+    ev.flags |= TW_EV_ID2_LOCAL;
     ev.id = 9;
     ev.tts = 12;
     s_emit(&s, &ev);
@@ -1048,7 +1056,8 @@ static void test_phase_object(void **state)
   ev.nargs = 1;
   s_emit(&s, &ev);
   ev = mkev_ts('D', "obj", "LayerTreeHost", 3);
-  ev.has |= TW_HAS_ID2_LOCAL;
+  ev.has |= TW_HAS_ID;
+  ev.flags |= TW_EV_ID2_LOCAL;
   ev.id = 0xdead;
   ev.id_scope = "cc";
   s_emit(&s, &ev);
@@ -1178,7 +1187,7 @@ static void test_helpers(void **state)
   tw_event ev;
   static const tw_arg args[] = {
     { "a", TW_ARG_INT, 0, { .i = 1 } },
-    { "b", TW_ARG_STRING, TW_NUL, { .s = "two" } },
+    { "b", TW_ARG_STRING, TW_NUL_TERMINATED, { .s = "two" } },
   };
   static const tw_arg series[] = {
     { "x", TW_ARG_DOUBLE, 0, { .d = 1.5 } },
@@ -1207,16 +1216,16 @@ static void test_helpers(void **state)
   S_CALL(&s, &ev, tw_end(s.w, NULL, NULL, NULL, 0));
   /* tw_instant with each scope. */
   ev = mkev('I', "cat", "inst");
-  ev.scope = 'g';
+  ev.instant_scope = 'g';
   S_CALL(&s, &ev, tw_instant(s.w, "cat", "inst", 'g', NULL, 0));
-  ev.scope = 'p';
+  ev.instant_scope = 'p';
   ev.args = args + 1;
   ev.nargs = 1;
   S_CALL(&s, &ev, tw_instant(s.w, "cat", "inst", 'p', args + 1, 1));
   ev = mkev('I', "cat", "inst");
-  ev.scope = 't';
+  ev.instant_scope = 't';
   S_CALL(&s, &ev, tw_instant(s.w, "cat", "inst", 't', NULL, 0));
-  ev.scope = 0;
+  ev.instant_scope = 0;
   S_CALL(&s, &ev, tw_instant(s.w, "cat", "inst", 0, NULL, 0));
   /* tw_counter. */
   ev = mkev('C', "mem", "ctr");
@@ -1246,7 +1255,7 @@ static void test_helpers(void **state)
   ev.ph = 't';
   S_CALL(&s, &ev, tw_flow_step(s.w, "flow", "fl", UINT64_MAX));
   ev.ph = 'f';
-  ev.has |= TW_BP_ENCLOSING;
+  ev.flags |= TW_EV_BP_ENCLOSING;
   S_CALL(&s, &ev, tw_flow_end(s.w, "flow", "fl", UINT64_MAX));
   /* Mark. */
   ev = mkev('R', "m", "mark");
@@ -1316,7 +1325,8 @@ static void test_ids_hex(void **state)
   s_emit(&s, &ev);
   ev.id = UINT64_MAX;
   s_emit(&s, &ev);
-  ev.has = TW_HAS_TS | TW_HAS_ID2_GLOBAL;
+  ev.has = TW_HAS_TS | TW_HAS_ID;
+  ev.flags = TW_EV_ID2_GLOBAL;
   ev.id = 0x8000000000000000ULL;
   s_emit(&s, &ev);
   ev = mkev_ts('X', "c", "bind", 2);
@@ -1765,10 +1775,11 @@ static void test_bad_counter(void **state)
 static void test_bad_ids(void **state)
 {
   static const char need_id[] = "bnestfNOD";
-  static const unsigned two[] = {
-    TW_HAS_ID | TW_HAS_ID2_LOCAL, TW_HAS_ID | TW_HAS_ID2_GLOBAL,
-    TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL,
-    TW_HAS_ID | TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL,
+  /* An id2 form without an id, or two forms. */
+  static const struct { unsigned has, flags; } bad_forms[] = {
+    { 0, TW_EV_ID2_LOCAL }, { 0, TW_EV_ID2_GLOBAL },
+    { 0, TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL },
+    { TW_HAS_ID, TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL },
   };
   static sess s;
   tw_event ev;
@@ -1780,14 +1791,27 @@ static void test_bad_ids(void **state)
     ev.id = 5;                          /* set, but no TW_HAS_ bit */
     ev.id_scope = "scope";
     s_bad(&s, &ev, TW_EEVENT);
-    for (size_t k = 0; k < sizeof two / sizeof two[0]; k++) {
-      ev.has = TW_HAS_TS | two[k];
+    for (size_t k = 0; k < sizeof bad_forms / sizeof bad_forms[0]; k++) {
+      ev.has = TW_HAS_TS | bad_forms[k].has;
+      ev.flags = bad_forms[k].flags;
       s_bad(&s, &ev, TW_EEVENT);
     }
+    ev.flags = 0;
   }
-  /* Two kinds of id on a phase that needs none is wrong too. */
+  /* Two id forms on a phase that needs no id is wrong too. */
   ev = mkev_ts('X', "cat", "twoids", 5);
-  ev.has |= TW_HAS_ID | TW_HAS_ID2_GLOBAL;
+  ev.has |= TW_HAS_ID;
+  ev.flags |= TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL;
+  s_bad(&s, &ev, TW_EEVENT);
+  /* Bits no version defines, and reserved fields, are refused. */
+  ev = mkev_ts('X', "cat", "unknown", 5);
+  ev.has |= 0x80u;
+  s_bad(&s, &ev, TW_EEVENT);
+  ev = mkev_ts('X', "cat", "unknown", 5);
+  ev.flags |= 0x20u;
+  s_bad(&s, &ev, TW_EEVENT);
+  ev = mkev_ts('X', "cat", "reserved", 5);
+  ev.reserved[1] = &ev;
   s_bad(&s, &ev, TW_EEVENT);
   s_finish(&s);
 }
@@ -1802,7 +1826,7 @@ static void test_bad_instant_scope(void **state)
   s_open(&s, NULL);
   for (size_t i = 0; i < sizeof bad; i++) {
     ev = mkev_ts(i & 1 ? 'i' : 'I', "cat", "inst", 5);
-    ev.scope = bad[i];
+    ev.instant_scope = bad[i];
     s_bad(&s, &ev, TW_EEVENT);
   }
   rc_equal(tw_instant(s.w, "c", "n", 'x', NULL, 0), TW_EEVENT, "tw_instant");
@@ -2048,7 +2072,7 @@ static void test_utf8_replace(void **state)
 {
   const size_t nc = sizeof utf8_cases / sizeof utf8_cases[0];
   static sess s;
-  tw_stats_t st;
+  tw_stats st;
   uint64_t replaced = 0;
   tw_arg *args = pool_alloc(nc * sizeof *args);
   tw_arg *exp_args = pool_alloc(nc * sizeof *exp_args);
@@ -2107,7 +2131,7 @@ static void utf8_reject(const char *optstr)
                                      "ok\x80" };
   tw_options o;
   static sess s;
-  tw_stats_t st;
+  tw_stats st;
   tw_event ev;
   tw_arg a;
 
@@ -2167,7 +2191,7 @@ static void test_escapes_roundtrip(void **state)
   tw_arg ctrl_arg, each[31], text_args[NT];
   static sess s;
   tw_event ev;
-  tw_stats_t st;
+  tw_stats st;
   jc_doc *d;
   char *buf;
   size_t len;
@@ -2245,7 +2269,7 @@ static void test_strings_every_length(void **state)
                                  63, 64 };
   const size_t np = sizeof probe / sizeof probe[0];
   static sess s;
-  tw_stats_t st;
+  tw_stats st;
   uint64_t replaced = 0, ts = 0;
   (void)state;
 
@@ -2304,7 +2328,7 @@ static void test_strings_every_length(void **state)
 static void test_head_room(void **state)
 {
   static sess s;
-  tw_stats_t st;
+  tw_stats st;
   uint64_t ts = 0;
   size_t lens[60], nl = 0;
   (void)state;
@@ -2420,7 +2444,7 @@ static void test_long_strings_truncate(void **state)
   enum { NC = sizeof cut_cases / sizeof cut_cases[0] };
   tw_options o;
   static sess s;
-  tw_stats_t st;
+  tw_stats st;
   uint64_t truncated = 0;
   tw_arg args[2], exp_args[2];
   tw_arg keep_args[NC][2], keep_exp[NC][2];
@@ -2488,7 +2512,7 @@ static void long_reject(const char *optstr)
   static sess s;
   tw_event ev;
   tw_arg a;
-  tw_stats_t st;
+  tw_stats st;
   static const char *const longs[] = {
     CUT_PREFIX "0123456789a", CUT_PREFIX "012345678\xc3\xa9",
     CUT_PREFIX "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80" };
@@ -2506,7 +2530,8 @@ static void long_reject(const char *optstr)
   for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
     for (int where = 0; where < 7; where++) {
       ev = mkev_ts('n', "cat", "name", 1);
-      ev.has |= TW_HAS_ID2_LOCAL;
+      ev.has |= TW_HAS_ID;
+      ev.flags |= TW_EV_ID2_LOCAL;
       a = tw_arg_str("key", "value");
       ev.args = &a;
       ev.nargs = 1;
@@ -2594,7 +2619,7 @@ static void test_big_event_scratch(void **state)
   tw_arg a[3];
   char *big = filled(100 * 1024, 'y');
   char *mixed = pool_alloc(40001);
-  tw_stats_t st;
+  tw_stats st;
   (void)state;
 
   assert_non_null(mixed);
@@ -2677,7 +2702,7 @@ static void test_null_writer(void **state)
 {
   tw_event ev = mkev('X', "c", "n");
   tw_arg a = tw_arg_int("k", 1);
-  tw_stats_t st;
+  tw_stats st;
   tw_span sp;
   (void)state;
 
@@ -2706,7 +2731,7 @@ static void test_null_writer(void **state)
   assert_int_equal(tw_flush(NULL), 0);
   assert_int_equal(tw_errcode(NULL), 0);
   memset(&st, 0xa5, sizeof st);
-  assert_int_equal(tw_stats(NULL, &st), 0);
+  assert_int_equal(tw_get_stats(NULL, &st), 0);
   assert_int_equal(st.events, 0);
   assert_int_equal(st.bytes, 0);
   assert_int_equal(st.commits, 0);
@@ -2913,7 +2938,7 @@ static void test_fuzz(void **state)
   tw_options o;
   static sess s;
   fz_counts c = { 0, 0 };
-  tw_stats_t st;
+  tw_stats st;
   size_t ok = 0, bad = 0;
   (void)state;
 
@@ -2967,24 +2992,28 @@ static void test_fuzz(void **state)
       ev.tdur = rnd();
     }
     r = rn(100);
-    if (needs_id ? r >= 8 : r >= 75)
-      ev.has |= (unsigned[]){ TW_HAS_ID, TW_HAS_ID2_LOCAL,
-                              TW_HAS_ID2_GLOBAL }[rn(3)];
-    else if (needs_id ? r >= 4 : r >= 72)
-      ev.has |= TW_HAS_ID | (rn(2) ? TW_HAS_ID2_LOCAL : TW_HAS_ID2_GLOBAL);
+    if (needs_id ? r >= 8 : r >= 75) {
+      ev.has |= TW_HAS_ID;
+      ev.flags |= (unsigned[]){ 0, TW_EV_ID2_LOCAL, TW_EV_ID2_GLOBAL }[rn(3)];
+    } else if (needs_id ? r >= 4 : r >= 72) {
+      /* Both id2 forms, or one without an id: refused. */
+      ev.has |= rn(2) ? TW_HAS_ID : 0;
+      ev.flags |= rn(2) ? TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL
+                        : (rn(2) ? TW_EV_ID2_LOCAL : TW_EV_ID2_GLOBAL);
+    }
     ev.id = rnd() >> rn(64);
     if (rn(10) == 0) {
       ev.has |= TW_HAS_BIND_ID;
       ev.bind_id = rnd();
     }
     if (rn(10) == 0)
-      ev.has |= TW_FLOW_IN;
+      ev.flags |= TW_EV_FLOW_IN;
     if (rn(10) == 0)
-      ev.has |= TW_FLOW_OUT;
+      ev.flags |= TW_EV_FLOW_OUT;
     if (rn(10) == 0)
-      ev.has |= TW_BP_ENCLOSING;
+      ev.flags |= TW_EV_BP_ENCLOSING;
     r = rn(12);
-    ev.scope = r == 0 ? 'x' : "gpt\0"[r % 4];
+    ev.instant_scope = r == 0 ? 'x' : "gpt\0"[r % 4];
     if (rn(100) < 15)
       ev.id_scope = fz_string(&n, 0);
     if (rn(100) < 10)
@@ -3025,18 +3054,18 @@ static void test_fuzz(void **state)
         case TW_ARG_STRING:
           if (rn(10) == 0) {
             a->v.s = NULL;
-            a->len = TW_NUL;
+            a->len = TW_NUL_TERMINATED;
           } else if (rn(2)) {
             a->v.s = fz_string(&a->len, 1);   /* may hold NULs */
           } else {
             a->v.s = fz_string(&n, 0);
-            a->len = TW_NUL;
+            a->len = TW_NUL_TERMINATED;
           }
           break;
         case TW_ARG_JSON: {
           size_t j = rn(sizeof fz_json / sizeof fz_json[0]);
           a->v.s = rn(10) == 0 ? NULL : fz_json[j].json;
-          a->len = TW_NUL;
+          a->len = TW_NUL_TERMINATED;
           break;
         }
         default:
@@ -3054,13 +3083,12 @@ static void test_fuzz(void **state)
     else if (ph != 'E' && !ev.name)
       want = TW_EEVENT;
     else {
-      unsigned ids = ev.has & (TW_HAS_ID | TW_HAS_ID2_LOCAL |
-                               TW_HAS_ID2_GLOBAL);
-      if (ids & (ids - 1))
+      unsigned id2 = ev.flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL);
+      if (id2 && (!(ev.has & TW_HAS_ID) || (id2 & (id2 - 1))))
         want = TW_EEVENT;
-      else if (needs_id && !ids)
+      else if (needs_id && !(ev.has & TW_HAS_ID))
         want = TW_EEVENT;
-      else if (instant && ev.scope == 'x')
+      else if (instant && ev.instant_scope == 'x')
         want = TW_EEVENT;
       else if (counter && ev.nargs == 0)
         want = TW_EEVENT;
@@ -3118,7 +3146,7 @@ static void test_fuzz(void **state)
         ea[i].name = ref_string(ev.args[i].name, strlen(ev.args[i].name),
                                 max_string, &on, &ec);
         if (ea[i].type == TW_ARG_STRING && ea[i].v.s) {
-          size_t l = ea[i].len == TW_NUL ? strlen(ea[i].v.s) : ea[i].len;
+          size_t l = ea[i].len == TW_NUL_TERMINATED ? strlen(ea[i].v.s) : ea[i].len;
           ea[i].v.s = ref_string(ea[i].v.s, l, max_string, &on, &ec);
           ea[i].len = on;
         }

@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -58,6 +59,15 @@ static char *pid_path(const char *dir, const char *pre, pid_t pid,
   char name[256];
   snprintf(name, sizeof name, "%s%ld%s", pre, (long)pid, post);
   return join(dir, name);
+}
+
+/* setenv, or unsetenv for a NULL value. */
+static void set_env(const char *name, const char *value)
+{
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
 }
 
 typedef int (*child_fn)(void *arg);
@@ -146,10 +156,7 @@ static int child_off(void *arg)
   const char *value = arg;
   tw_event ev;
 
-  if (value)
-    setenv("TRACEWRITER_OUT", value, 1);
-  else
-    unsetenv("TRACEWRITER_OUT");
+  set_env("TRACEWRITER_OUT", value);
   unsetenv("TRACEWRITER_OPTIONS");
   if (tw_global() != NULL)
     return 1;
@@ -210,10 +217,7 @@ static int child_emit(void *arg)
   tw_writer *w;
 
   setenv("TRACEWRITER_OUT", sc->out, 1);
-  if (sc->options)
-    setenv("TRACEWRITER_OPTIONS", sc->options, 1);
-  else
-    unsetenv("TRACEWRITER_OPTIONS");
+  set_env("TRACEWRITER_OPTIONS", sc->options);
   if (!(w = tw_global()))
     return 1;
   if (tw_global() != w)
@@ -350,10 +354,8 @@ static int child_fail(void *arg)
   const char *msg = NULL;
 
   setenv("TRACEWRITER_OUT", f->out, 1);
-  if (f->options)
-    setenv("TRACEWRITER_OPTIONS", f->options, 1);
-  else
-    unsetenv("TRACEWRITER_OPTIONS");
+  set_env("TRACEWRITER_OPTIONS", f->options);
+  setenv("TRACEWRITER_QUIET", "1", 1);  /* the line: test_stderr_* */
   if (tw_global() != NULL)
     return 1;
   if (tw_global_status(&msg) != f->status)
@@ -399,6 +401,251 @@ static void test_unwritable_path(void **state)
     failure g = { dir, NULL, -EISDIR, dir };
     run_child(child_fail, &g, 1);
   }
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* ------------------------------------------- the line on stderr */
+
+/* What a child wrote on stderr: fork, point fd 2 at a new file, run fn
+ * (the child exits normally with its result, which must be 0), and
+ * return the file's content (malloc'ed) and the child's pid in *pid. */
+static char *child_stderr(child_fn fn, void *arg, pid_t *pid)
+{
+  char *path = tu_tmppath(".stderr"), *text;
+  int status, fd;
+
+  fflush(NULL);
+  *pid = fork();
+  assert_true(*pid >= 0);
+  if (*pid == 0) {
+    fd = open(path, O_WRONLY | O_APPEND);
+    if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+      _exit(100);
+    close(fd);
+    free(path);                   /* the child's copy: LeakSanitizer */
+    exit(fn(arg));
+  }
+  assert_int_equal(waitpid(*pid, &status, 0), *pid);
+  text = tu_read_file(path, NULL);
+  tu_cleanup(path);
+  if (!WIFEXITED(status))
+    fail_msg("child killed by signal %d; its stderr: %s", WTERMSIG(status),
+             text);
+  if (WEXITSTATUS(status) != 0)
+    fail_msg("child failed its check number %d; its stderr: %s",
+             WEXITSTATUS(status), text);
+  return text;
+}
+
+typedef struct speaker {
+  const char *out;          /* TRACEWRITER_OUT, NULL: unset */
+  const char *options;      /* TRACEWRITER_OPTIONS, NULL: unset */
+  const char *quiet;        /* TRACEWRITER_QUIET, NULL: unset */
+  int fails;                /* 1: tw_global must be NULL with an error */
+} speaker;
+
+/* Set the environment, call tw_global (twice) and tw_global_status; the
+ * status must match what the child expects. */
+static int child_speak(void *arg)
+{
+  const speaker *sp = arg;
+  const char *msg = NULL;
+  tw_writer *w;
+
+  set_env("TRACEWRITER_OUT", sp->out);
+  set_env("TRACEWRITER_OPTIONS", sp->options);
+  set_env("TRACEWRITER_QUIET", sp->quiet);
+  w = tw_global();
+  if (tw_global() != w)
+    return 1;
+  if ((tw_global_status(&msg) != 0) != sp->fails || !msg)
+    return 2;
+  if (sp->fails != (w == NULL && sp->out && *sp->out))
+    return 3;
+  return 0;
+}
+
+/* The exact line: the message of tw_global_status between "tracewriter:
+ * " and " (tracing is off)". */
+static void assert_line(const char *got, const char *message)
+{
+  char want[4096];
+
+  snprintf(want, sizeof want, "tracewriter: %s (tracing is off)\n",
+           message);
+  if (strcmp(got, want) != 0)
+    fail_msg("stderr \"%s\", expected \"%s\"", got, want);
+}
+
+static void test_stderr_bad_options(void **state)
+{
+  char *dir = make_dir();
+  char *path = join(dir, "never.json");
+  speaker sp = { path, "buffer=64KiB, rotat=1G", NULL, 1 };
+  speaker sp2 = { path, "format=object,buffer=12x", NULL, 1 };
+  pid_t pid;
+  char *text;
+
+  (void)state;
+  text = child_stderr(child_speak, &sp, &pid);
+  assert_line(text, "TRACEWRITER_OPTIONS: unknown option 'rotat'; did you "
+              "mean 'rotate'?");
+  free(text);
+  text = child_stderr(child_speak, &sp2, &pid);
+  assert_line(text, "TRACEWRITER_OPTIONS: bad value '12x' for 'buffer': "
+              "expected a size such as 65536, 64KiB or 1MiB");
+  free(text);
+  assert_int_not_equal(access(path, F_OK), 0);    /* tracing is off */
+  free(path);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+static void test_stderr_bad_path(void **state)
+{
+  char *dir = make_dir();
+  char *path = join(dir, "no-such-dir/t.json");
+  char message[1024];
+  speaker sp = { path, "sync", NULL, 1 };
+  pid_t pid;
+  char *text;
+
+  (void)state;
+  text = child_stderr(child_speak, &sp, &pid);
+  snprintf(message, sizeof message, "TRACEWRITER_OUT: cannot open '%s': %s",
+           path, tw_strerror(-ENOENT));
+  assert_line(text, message);
+  free(text);
+  free(path);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* TRACEWRITER_QUIET: any non-empty value but "0" silences the line. */
+static void test_stderr_quiet(void **state)
+{
+  static const struct { const char *quiet; int silent; } cases[] = {
+    { "1", 1 }, { "yes", 1 }, { "00", 1 }, { " ", 1 },
+    { "0", 0 }, { "", 0 }, { NULL, 0 },
+  };
+  char *dir = make_dir();
+  char *path = join(dir, "never.json");
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    speaker sp = { path, "bogus", cases[i].quiet, 1 };
+    pid_t pid;
+    char *text = child_stderr(child_speak, &sp, &pid);
+
+    if (cases[i].silent && text[0] != '\0')
+      fail_msg("TRACEWRITER_QUIET=\"%s\": stderr \"%s\"", cases[i].quiet,
+               text);
+    if (!cases[i].silent)
+      assert_line(text, "TRACEWRITER_OPTIONS: unknown option 'bogus'");
+    free(text);
+  }
+  free(path);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* Nothing on stderr when tracing is simply off, or on. */
+static void test_stderr_silent_otherwise(void **state)
+{
+  char *dir = make_dir();
+  char *path = join(dir, "ok.json");
+  speaker off = { NULL, "bogus", NULL, 0 };
+  speaker empty = { "", "bogus", NULL, 0 };
+  speaker on = { path, "buffer = 4KiB , sync=off", NULL, 0 };
+  pid_t pid;
+  char *text;
+
+  (void)state;
+  text = child_stderr(child_speak, &off, &pid);
+  assert_string_equal(text, "");
+  free(text);
+  text = child_stderr(child_speak, &empty, &pid);
+  assert_string_equal(text, "");
+  free(text);
+  text = child_stderr(child_speak, &on, &pid);
+  assert_string_equal(text, "");
+  free(text);
+  check_file(path, 0, pid, 0);                    /* committed at exit */
+  tu_cleanup(path);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* A child after fork says it again only if it tries again (a "%p" path)
+ * and fails; the second and later calls of a process say nothing. */
+static int child_fork_speak(void *arg)
+{
+  const char *out = arg;
+  int status;
+  pid_t pid;
+
+  setenv("TRACEWRITER_OUT", out, 1);
+  unsetenv("TRACEWRITER_OPTIONS");
+  unsetenv("TRACEWRITER_QUIET");
+  if (tw_global() != NULL)
+    return 1;
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0)
+    return 2;
+  if (pid == 0)
+    exit(tw_global() == NULL && tw_global() == NULL &&
+         tw_global_status(NULL) == (strstr(out, "%p") ? -ENOENT : 0) ? 0 : 1);
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0)
+    return 3;
+  if (tw_global() != NULL || tw_global_status(NULL) != -ENOENT)
+    return 4;
+  return 0;
+}
+
+static void test_stderr_after_fork(void **state)
+{
+  char *dir = make_dir();
+  char *per_pid = join(dir, "no-such-dir/f-%p.json");
+  char *plain = join(dir, "no-such-dir/f.json");
+  char message[2048], path[1024], *text, *second;
+  long gpid;
+  pid_t pid;
+
+  (void)state;
+  /* "%p": the child's line, then the grandchild's, with its own pid. */
+  text = child_stderr(child_fork_speak, per_pid, &pid);
+  snprintf(path, sizeof path, "%s/no-such-dir/f-%ld.json", dir, (long)pid);
+  snprintf(message, sizeof message, "TRACEWRITER_OUT: cannot open '%s': %s",
+           path, tw_strerror(-ENOENT));
+  second = strchr(text, '\n');
+  assert_non_null(second);
+  second++;
+  assert_non_null(strstr(second, "/f-"));
+  assert_int_equal(sscanf(strstr(second, "/f-"), "/f-%ld.json'", &gpid), 1);
+  assert_true(gpid > 0 && gpid != (long)pid);
+  second[-1] = '\0';
+  {
+    char first[4096];
+    snprintf(first, sizeof first, "%s\n", text);
+    assert_line(first, message);
+  }
+  snprintf(path, sizeof path, "%s/no-such-dir/f-%ld.json", dir, gpid);
+  snprintf(message, sizeof message, "TRACEWRITER_OUT: cannot open '%s': %s",
+           path, tw_strerror(-ENOENT));
+  assert_line(second, message);
+  free(text);
+
+  /* No "%p": the grandchild does not try, and says nothing. */
+  text = child_stderr(child_fork_speak, plain, &pid);
+  snprintf(message, sizeof message, "TRACEWRITER_OUT: cannot open '%s': %s",
+           plain, tw_strerror(-ENOENT));
+  assert_line(text, message);
+  free(text);
+  free(per_pid);
+  free(plain);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
 }
@@ -605,6 +852,11 @@ int main(void)
     cmocka_unit_test(test_options_applied),
     cmocka_unit_test(test_bad_options),
     cmocka_unit_test(test_unwritable_path),
+    cmocka_unit_test(test_stderr_bad_options),
+    cmocka_unit_test(test_stderr_bad_path),
+    cmocka_unit_test(test_stderr_quiet),
+    cmocka_unit_test(test_stderr_silent_otherwise),
+    cmocka_unit_test(test_stderr_after_fork),
     cmocka_unit_test(test_first_call_race),
     cmocka_unit_test(test_fork_after_global),
     cmocka_unit_test(test_fork_without_pid),

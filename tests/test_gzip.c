@@ -263,15 +263,18 @@ static void test_roundtrip(void **state)
     ev.nargs = 7;
     switch (*p) {
     case 'X': ev.dur = 1234567; break;
-    case 'I': ev.scope = 'g'; break;
+    case 'I': ev.instant_scope = 'g'; break;
     case 'C': ev.args = counter; ev.nargs = 2; break;
     case 'c': ev.args = clock; ev.nargs = 1; break;
     case 'M': ev.name = "thread_name"; ev.args = meta; ev.nargs = 1; break;
     case 'b': case 'n': case 'e': case 'N': case 'O': case 'D':
       ev.has |= TW_HAS_ID; ev.id = 0xabc; break;
-    case 's': ev.has |= TW_HAS_ID2_GLOBAL; ev.id = 0x5; break;
-    case 't': ev.has |= TW_HAS_ID2_LOCAL; ev.id = 0x5; break;
-    case 'f': ev.has |= TW_HAS_ID | TW_BP_ENCLOSING; ev.id = 0x5; break;
+    case 's': ev.has |= TW_HAS_ID; ev.flags |= TW_EV_ID2_GLOBAL;
+      ev.id = 0x5; break;
+    case 't': ev.has |= TW_HAS_ID; ev.flags |= TW_EV_ID2_LOCAL;
+      ev.id = 0x5; break;
+    case 'f': ev.has |= TW_HAS_ID; ev.flags |= TW_EV_BP_ENCLOSING;
+      ev.id = 0x5; break;
     default: break;
     }
     assert_int_equal(tw_emit(w, &ev), 0);

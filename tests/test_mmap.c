@@ -181,7 +181,7 @@ static void run_every_event(size_t chunk, int format, off_t start, int n)
 {
   char *path = tu_tmppath(".json");
   tw_options o;
-  tw_stats_t st;
+  tw_stats st;
   tw_writer *w;
   char *prefix = NULL;
   size_t len;
@@ -204,7 +204,7 @@ static void run_every_event(size_t chunk, int format, off_t start, int n)
     assert_int_equal(emit(w, i), 0);
     check_open_file(path, start, chunk, format == TW_FORMAT_OBJECT, i + 1);
   }
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(st.events, (uint64_t)n + 1);
   assert_int_equal(st.error, 0);
   assert_int_equal(tw_close(w), 0);
@@ -259,7 +259,7 @@ static void test_default_chunk(void **state)
 {
   char *path = tu_tmppath(".json");
   tw_options o;
-  tw_stats_t st;
+  tw_stats st;
   tw_writer *w;
   int err = 0, i;
 
@@ -273,7 +273,7 @@ static void test_default_chunk(void **state)
     assert_int_equal(emit(w, i), 0);
   check_open_file(path, 0, TW_DEFAULT_MMAP_CHUNK, 0, 1000);
   assert_int_equal(tw_flush(w), 0);
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(tw_close(w), 0);
   check_closed_file(path, 0, st.bytes, 0, 1000);
   tu_assert_tail(path, 0);
@@ -294,7 +294,7 @@ static void test_tw_open_options(void **state)
     char *path = tu_tmppath(".json");
     char msg[128];
     tw_options o;
-    tw_stats_t st;
+    tw_stats st;
     tw_writer *w;
     int err = 0, i, obj = k == 1;
     size_t chunk = k == 0 ? 8192 : 4096;
@@ -309,7 +309,7 @@ static void test_tw_open_options(void **state)
         assert_int_equal(tw_flush(w), 0);
       check_open_file(path, 0, chunk, obj, i + 1);
     }
-    assert_int_equal(tw_stats(w, &st), 0);
+    assert_int_equal(tw_get_stats(w, &st), 0);
     assert_int_equal(tw_close(w), 0);
     check_closed_file(path, 0, st.bytes, obj, 60);
     tu_assert_tail(path, obj);
@@ -418,7 +418,7 @@ static void run_window(size_t chunk, int n)
   size_t maxrec = BIG + 256;            /* a big record: string and fields */
   struct stat st;
   tw_options o;
-  tw_stats_t ts;
+  tw_stats ts;
   tw_writer *w;
   int err = 0, i;
 
@@ -451,7 +451,7 @@ static void run_window(size_t chunk, int n)
   print_message("window: chunk %zu: at most %ld bytes of a %lld-byte file "
                 "mapped (bound %ld)\n", chunk, most, (long long)st.st_size,
                 bound);
-  assert_int_equal(tw_stats(w, &ts), 0);
+  assert_int_equal(tw_get_stats(w, &ts), 0);
   assert_int_equal(tw_close(w), 0);
   assert_int_equal(mapped_bytes(&st, rp), 0);
   check_closed_file(path, 0, ts.bytes, 0, n);
@@ -500,7 +500,7 @@ static void test_threads(void **state)
   pthread_t th[THREADS];
   int64_t next[THREADS] = { 0 };
   tw_options o;
-  tw_stats_t st;
+  tw_stats st;
   tw_writer *w;
   jc_doc *d;
   jc_val evs, ev;
@@ -520,7 +520,7 @@ static void test_threads(void **state)
     assert_int_equal(pthread_join(th[t], &bad), 0);
     assert_null(bad);
   }
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(st.events, THREADS * PER_THREAD + 1);
   assert_int_equal(tw_close(w), 0);
   tu_assert_tail(path, 0);
@@ -554,7 +554,7 @@ static void test_threads(void **state)
  * the number of events written. */
 static int fill_until(tw_writer *w, const char *path, int expect_err)
 {
-  tw_stats_t st;
+  tw_stats st;
   int i, rc = 0;
 
   for (i = 0; i < 100000; i++)
@@ -575,7 +575,7 @@ static int fill_until(tw_writer *w, const char *path, int expect_err)
     jc_free(d);
     free(buf);
   }
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(tw_close(w), expect_err);
   check_closed_file(path, 0, st.bytes, 0, i);
   return i;
@@ -715,7 +715,7 @@ static void test_fork(void **state)
 {
   char *path = tu_tmppath(".json");
   tw_options o;
-  tw_stats_t st;
+  tw_stats st;
   tw_writer *w;
   char *before, *after;
   size_t blen, alen;
@@ -752,7 +752,7 @@ static void test_fork(void **state)
   for (; i < 40; i++)
     assert_int_equal(emit(w, i), 0);
   check_open_file(path, 0, 4096, 0, 40);
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(tw_close(w), 0);
   check_closed_file(path, 0, st.bytes, 0, 40);
   tu_cleanup(path);

@@ -90,20 +90,34 @@ static void test_init_defaults(void **state)
   assert_int_equal(tw_options_init(NULL), -EINVAL);
 }
 
-/* An older caller's struct is too small to be a tw_options at all. */
+/* A size too small to be a tw_options at all is the struct_size mistake
+ * that tw_open and tw_options_parse report: TW_EVERSION; a NULL pointer
+ * is -EINVAL, whatever the size. */
 static void test_init_too_small(void **state)
 {
   tw_options o, copy;
   const size_t sizes[] = { 0, 1, sizeof(size_t),
                            offsetof(tw_options, format),
                            offsetof(tw_options, file_mode) };
+  char err[64];
 
   (void)state;
   memset(&o, 0x55, sizeof o);
   memcpy(&copy, &o, sizeof o);
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-    assert_int_equal(tw_options_init_sized(&o, sizes[i]), -EINVAL);
+    assert_int_equal(tw_options_init_sized(&o, sizes[i]), TW_EVERSION);
     assert_memory_equal(&o, &copy, sizeof o);      /* nothing written */
+    assert_int_equal(tw_options_init_sized(NULL, sizes[i]), -EINVAL);
+  }
+  /* The same mistake through struct_size, at parse and at open. */
+  assert_int_equal(tw_options_init(&o), 0);
+  o.struct_size = offsetof(tw_options, file_mode);
+  assert_int_equal(tw_options_parse(&o, "sync", err, sizeof err),
+                   TW_EVERSION);
+  {
+    int error = 0;
+    assert_null(tw_open_stream(stderr, &o, &error));
+    assert_int_equal(error, TW_EVERSION);
   }
 }
 
@@ -389,6 +403,222 @@ static void test_parse_bad_struct(void **state)
   assert_memory_equal(&o, &copy, sizeof o);
 }
 
+/* One size parser: the units in any case, all powers of 1024, for every
+ * key that takes a size. */
+static void test_parse_size_units_any_case(void **state)
+{
+  static const struct { const char *value; size_t want; } cases[] = {
+    { "64kb", 64u << 10 }, { "64Kb", 64u << 10 }, { "64kB", 64u << 10 },
+    { "64kib", 64u << 10 }, { "64KIB", 64u << 10 }, { "64kIb", 64u << 10 },
+    { "1mib", 1u << 20 }, { "1Mib", 1u << 20 }, { "1mb", 1u << 20 },
+    { "1MIB", 1u << 20 }, { "1gib", 1u << 30 }, { "1gb", 1u << 30 },
+    { "1GB", 1u << 30 }, { "1Gb", 1u << 30 }, { "4096", 4096 },
+  };
+  static const char *const bad[] = {
+    "64kibb", "64b", "64B", "64 k", "k", "64ki", "64mi", "1t", "1TiB",
+    "+64", "0x40", "64kk", "64k\xc4\xb1" "b",   /* a dotless i */
+  };
+  static const char *const keys[] = { "buffer", "chunk", "max_string",
+                                      "max_event", "rotate" };
+
+  (void)state;
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      char str[64];
+      tw_options o;
+      uint64_t got;
+
+      snprintf(str, sizeof str, "%s=%s", keys[k], cases[i].value);
+      o = parse_ok(str);
+      got = k == 0 ? o.buffer_size : k == 1 ? o.mmap_chunk
+            : k == 2 ? o.max_string : k == 3 ? o.max_event : o.rotate_size;
+      if (got != cases[i].want)
+        fail_msg("\"%s\": %llu, expected %zu", str,
+                 (unsigned long long)got, cases[i].want);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      char str[64];
+      snprintf(str, sizeof str, "%s=%s", keys[k], bad[i]);
+      parse_bad(str, bad[i]);
+    }
+  }
+}
+
+/* One duration parser: ns, us, ms, s, m, h in any case, or off. */
+static void test_parse_duration_units(void **state)
+{
+  static const struct { const char *value; uint64_t want; } cases[] = {
+    { "1ns", 1 }, { "7NS", 7 }, { "3us", 3000 }, { "3US", 3000 },
+    { "10ms", 10000000 }, { "10MS", 10000000 }, { "10Ms", 10000000 },
+    { "2s", 2000000000ull }, { "2S", 2000000000ull },
+    { "5m", 300000000000ull }, { "5M", 300000000000ull },
+    { "1h", 3600000000000ull }, { "1H", 3600000000000ull },
+    { "off", 0 },
+  };
+  static const char *const bad[] = { "10", "1.5s", "1sec", "1min", "OFF",
+                                     "0s", "0ns", "-1s", "1 s", "s",
+                                     "5124095576h" };
+
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    const char *key = k ? "rotate_every" : "flush";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      char str[64];
+      tw_options o;
+      uint64_t got;
+
+      snprintf(str, sizeof str, "%s=1s,%s=%s", key, key, cases[i].value);
+      o = parse_ok(str);
+      got = k ? o.rotate_interval_ns : o.flush_interval_ns;
+      if (got != cases[i].want)
+        fail_msg("\"%s\": %llu ns, expected %llu", str,
+                 (unsigned long long)got, (unsigned long long)cases[i].want);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      char str[64];
+      snprintf(str, sizeof str, "%s=%s", key, bad[i]);
+      parse_bad(str, bad[i]);
+    }
+  }
+  /* The largest duration that fits, and one more nanosecond's worth. */
+  assert_int_equal(parse_ok("flush=18446744073709551615ns").flush_interval_ns,
+                   UINT64_MAX);
+  parse_bad("flush=18446744073709551616ns", "18446744073709551616ns");
+  parse_bad("flush=18446744073709552us", "18446744073709552us");
+}
+
+/* Blanks (spaces and tabs) around keys, values and commas are ignored;
+ * inside a value they are not. */
+static void test_parse_blanks(void **state)
+{
+  tw_options o;
+
+  (void)state;
+  o = parse_ok("buffer=64KiB, sync");
+  assert_int_equal(o.buffer_size, 65536);
+  assert_int_equal(o.flags, TW_OPT_SYNC);
+  o = parse_ok(" buffer = 2k ,\tformat\t=\tobject\t,\tgzip = 3 ,mmap ");
+  assert_int_equal(o.buffer_size, 2048);
+  assert_int_equal(o.format, TW_FORMAT_OBJECT);
+  assert_int_equal(o.gzip_level, 3);
+  assert_int_equal(o.sink, TW_SINK_MMAP);
+  o = parse_ok("\t,\t, sync =on\t");
+  assert_int_equal(o.flags, TW_OPT_SYNC);
+  parse_bad("buffer=64 KiB", "64 KiB");
+  parse_bad("buf fer=1k", "buf fer");
+  parse_bad("format=ob ject", "ob ject");
+  parse_bad("buffer = ", "buffer");
+  parse_bad(" = 1k", "missing key");
+}
+
+/* The new bounds: max_string at most 1 GiB, like the other sizes. */
+static void test_parse_max_string_bounds(void **state)
+{
+  tw_options o;
+  int error = 0;
+
+  (void)state;
+  assert_int_equal(parse_ok("max_string=1GiB").max_string, 1u << 30);
+  assert_int_equal(parse_ok("max_string=64").max_string, 64);
+  parse_bad("max_string=1073741825", "1073741825");
+  parse_bad("max_string=2GiB", "2GiB");
+  /* Set directly, the same bounds hold at open. */
+  o = fresh();
+  o.max_string = ((size_t)1 << 30) + 1;
+  assert_null(tw_open_stream(stderr, &o, &error));
+  assert_int_equal(error, TW_EOPTION);
+  o.max_string = TW_MIN_MAX_STRING - 1;
+  error = 0;
+  assert_null(tw_open_stream(stderr, &o, &error));
+  assert_int_equal(error, TW_EOPTION);
+  /* And a value out of any enum's range, or negative. */
+  o = fresh();
+  o.format = -1;
+  error = 0;
+  assert_null(tw_open_stream(stderr, &o, &error));
+  assert_int_equal(error, TW_EOPTION);
+  o = fresh();
+  o.flags = 0x100;
+  error = 0;
+  assert_null(tw_open_stream(stderr, &o, &error));
+  assert_int_equal(error, TW_EOPTION);
+}
+
+/* sync as a key with a value; the numbers of buffers, keep and gzip. */
+static void test_parse_words_and_numbers(void **state)
+{
+  tw_options o;
+
+  (void)state;
+  assert_int_equal(parse_ok("sync=on").flags, TW_OPT_SYNC);
+  assert_int_equal(parse_ok("sync,sync=off").flags, 0);
+  assert_int_equal(parse_ok("sync=off,sync").flags, TW_OPT_SYNC);
+  assert_int_equal(parse_ok("buffers=02").buffer_count, 2);
+  assert_int_equal(parse_ok("keep=3").rotate_keep, 3);
+  assert_int_equal(parse_ok("keep=4294967295").rotate_keep, UINT32_MAX);
+  assert_int_equal(parse_ok("keep=3,keep=all").rotate_keep, 0);
+  assert_int_equal(parse_ok("rotate=4KiB").rotate_size, 4096);
+  assert_int_equal(parse_ok("rotate=8G").rotate_size, (uint64_t)8 << 30);
+  assert_int_equal(parse_ok("rotate=8G,rotate=off").rotate_size, 0);
+  o = parse_ok("sink=file,gzip=9");
+  assert_int_equal(o.sink, TW_SINK_GZIP);
+  assert_int_equal(o.gzip_level, 9);
+  o = parse_ok("gzip=9,sink=file");                /* later items win */
+  assert_int_equal(o.sink, TW_SINK_FILE);
+  assert_int_equal(o.gzip_level, 9);
+  parse_bad("sync=yes", "yes");
+  parse_bad("keep=4294967296", "4294967296");
+  parse_bad("keep=0", "0");
+  parse_bad("keep=1k", "1k");
+  parse_bad("rotate=4095", "4095");
+  parse_bad("rotate=0", "0");
+  parse_bad("buffers=", "buffers");
+  parse_bad("gzip=1k", "1k");
+  parse_bad("mmap=1", "mmap");
+}
+
+/* The messages, word for word: what a user reads in tw_global's line. */
+static void test_parse_messages(void **state)
+{
+  static const struct { const char *str, *msg; } cases[] = {
+    { "rotat=1G", "unknown option 'rotat'; did you mean 'rotate'?" },
+    { "bufer=1k", "unknown option 'bufer'; did you mean 'buffer'?" },
+    { "bogus", "unknown option 'bogus'" },
+    { "xy=1", "unknown option 'xy'" },
+    { "=1", "missing key before '='" },
+    { "buffer", "missing value for 'buffer': expected a size such as "
+                "65536, 64KiB or 1MiB" },
+    { "buffer=huge", "bad value 'huge' for 'buffer': expected a size such "
+                     "as 65536, 64KiB or 1MiB" },
+    { "buffer=2G", "bad value '2G' for 'buffer': must be between 256 and "
+                   "1GiB" },
+    { "rotate=1k", "bad value '1k' for 'rotate': must be at least 4KiB, or "
+                   "off" },
+    { "flush=0ms", "bad value '0ms' for 'flush': must be at least 1ns, or "
+                   "off" },
+    { "flush=10", "bad value '10' for 'flush': expected a duration such as "
+                  "100ms, 2s or 1h, or off" },
+    { "keep=x", "bad value 'x' for 'keep': expected a number, or all" },
+    { "buffers=9", "bad value '9' for 'buffers': must be between 2 and 8" },
+    { "commit=x", "bad value 'x' for 'commit': expected auto, inline or "
+                  "background" },
+    { "utf8=x", "bad value 'x' for 'utf8': expected replace or reject" },
+    { "mmap=1", "bad value '1' for 'mmap': 'mmap' takes no value" },
+  };
+
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tw_options o = fresh();
+    char err[256];
+
+    assert_int_equal(tw_options_parse(&o, cases[i].str, err, sizeof err),
+                     TW_EOPTION);
+    if (strcmp(err, cases[i].msg) != 0)
+      fail_msg("\"%s\": message \"%s\", expected \"%s\"", cases[i].str,
+               err, cases[i].msg);
+  }
+}
+
 /* ---------------------------------------------- the result drives tw_open */
 
 static void test_parse_drives_open(void **state)
@@ -396,7 +626,7 @@ static void test_parse_drives_open(void **state)
   char *path = tu_tmppath(".json");
   tw_options o = parse_ok("format=object,buffer=1KiB");
   tw_writer *w;
-  tw_stats_t s;
+  tw_stats s;
   jc_doc *d;
   jc_val root, ev, e;
   int err = 0;
@@ -413,7 +643,7 @@ static void test_parse_drives_open(void **state)
                      0);
   }
   /* 1 KiB of buffer: the 50 events (~100 bytes each) made commits. */
-  assert_int_equal(tw_stats(w, &s), 0);
+  assert_int_equal(tw_get_stats(w, &s), 0);
   assert_true(s.commits > 2);
   assert_int_equal(tw_close(w), 0);
 
@@ -638,6 +868,12 @@ int main(void)
     cmocka_unit_test(test_parse_bad),
     cmocka_unit_test(test_parse_errbuf),
     cmocka_unit_test(test_parse_bad_struct),
+    cmocka_unit_test(test_parse_size_units_any_case),
+    cmocka_unit_test(test_parse_duration_units),
+    cmocka_unit_test(test_parse_blanks),
+    cmocka_unit_test(test_parse_max_string_bounds),
+    cmocka_unit_test(test_parse_words_and_numbers),
+    cmocka_unit_test(test_parse_messages),
     cmocka_unit_test(test_parse_drives_open),
     cmocka_unit_test(test_parse_flag_combinations),
     cmocka_unit_test(test_small_max_string_first_record),

@@ -269,7 +269,7 @@ static void rotate_by_size(const char *name, const char *options, int gz)
   static int64_t seen[N];
   size_t nseen = 0, tail_len = 3;
   uint64_t out_total = 0;
-  tw_stats_t st;
+  tw_stats st;
   place p;
   char fname[400];
   tw_writer *w;
@@ -280,7 +280,7 @@ static void rotate_by_size(const char *name, const char *options, int gz)
   for (int64_t i = 0; i < N; i++)
     emit_i(w, i);
   assert_int_equal(tw_flush(w), 0);
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(tw_close(w), 0);
   assert_true(st.rotations >= 5);
   for (unsigned long n = 1; n <= st.rotations + 1; n++) {
@@ -340,7 +340,7 @@ static void test_size_background(void **state)
 static void test_every(void **state)
 {
   enum { K = 5 };
-  tw_stats_t st;
+  tw_stats st;
   place p;
   char fname[400];
   tw_writer *w;
@@ -353,7 +353,7 @@ static void test_every(void **state)
     emit_i(w, i);
     assert_int_equal(tw_flush(w), 0);
   }
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(st.rotations, K);
   assert_int_equal(tw_close(w), 0);
   for (unsigned long n = 0; n <= K; n++) {
@@ -535,7 +535,7 @@ static void test_threads(void **state)
   static int64_t seen[PER_THREAD];
   struct worker k[NTHREADS];
   pthread_t t[NTHREADS];
-  tw_stats_t st;
+  tw_stats st;
   place p;
   char fname[400];
   tw_writer *w;
@@ -696,7 +696,7 @@ static void test_meta_random(void **state)
  * writer never rotate, so keep= never deletes the files with events. */
 static void test_idle_no_rotation(void **state)
 {
-  tw_stats_t st;
+  tw_stats st;
   place p;
   char fname[400];
   int64_t seen[4];
@@ -711,7 +711,7 @@ static void test_idle_no_rotation(void **state)
   assert_int_equal(tw_flush(w), 0);           /* rotates: 1 finished */
   for (int i = 0; i < 5; i++)
     assert_int_equal(tw_flush(w), 0);         /* nothing new: no rotation */
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(st.rotations, 1);
   assert_int_equal(tw_close(w), 0);
   for (unsigned long n = 1; n <= 2; n++) {   /* the finished, the live */
@@ -735,7 +735,7 @@ static void test_size_after_metadata(void **state)
   enum { N = 400, THREADS = 100 };
   static int64_t seen[N];
   size_t nseen = 0, json_bytes;
-  tw_stats_t st;
+  tw_stats st;
   place p;
   char fname[400], tname[64];
   tw_writer *w;
@@ -749,7 +749,7 @@ static void test_size_after_metadata(void **state)
   }
   for (int64_t i = 0; i < N; i++)
     emit_i(w, i);
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   json_bytes = st.bytes;
   assert_int_equal(tw_close(w), 0);
   /* Each finished file holds at least 4 KiB of records past its
@@ -809,7 +809,7 @@ static void test_process_renamed(void **state)
 static void test_relative_path_chdir(void **state)
 {
   char cwd[4096], fname[400];
-  tw_stats_t st;
+  tw_stats st;
   place p;
   tw_writer *w;
   int64_t seen[8];
@@ -825,7 +825,7 @@ static void test_relative_path_chdir(void **state)
     emit_i(w, i);
     assert_int_equal(tw_flush(w), 0);
   }
-  assert_int_equal(tw_stats(w, &st), 0);
+  assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(tw_close(w), 0);
   assert_int_equal(chdir(cwd), 0);
   assert_int_equal(st.rotations, 3);

@@ -231,7 +231,7 @@ static void run(const tw_options *base, int nthreads, int n, int big_every,
   pthread_barrier_t start;
   flusher fl;
   tw_writer *w;
-  tw_stats_t s;
+  tw_stats s;
   int err = 0;
 
   assert_true(nthreads <= MAX_THREADS);
@@ -269,7 +269,7 @@ static void run(const tw_options *base, int nthreads, int n, int big_every,
       fail_msg("thread %d: %d calls failed, the first with %d (%s)", t,
                ps[t].failures, ps[t].first_rc, tw_err_name(ps[t].first_rc));
 
-  assert_int_equal(tw_stats(w, &s), 0);
+  assert_int_equal(tw_get_stats(w, &s), 0);
   assert_int_equal(s.events, (uint64_t)nthreads * (uint64_t)n + 1);
   assert_int_equal(s.rejected, 0);
   assert_int_equal(s.error, 0);

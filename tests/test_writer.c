@@ -181,10 +181,10 @@ static void check_trace(const char *path, int object_form, int n)
   free(buf);
 }
 
-static tw_stats_t get_stats(tw_writer *w)
+static tw_stats get_stats(tw_writer *w)
 {
-  tw_stats_t s;
-  assert_int_equal(tw_stats(w, &s), 0);
+  tw_stats s;
+  assert_int_equal(tw_get_stats(w, &s), 0);
   return s;
 }
 
@@ -245,7 +245,7 @@ static void commit_run(size_t buffer_size, int format)
   char *path = tu_tmppath(".json");
   tw_options o = make_opts(buffer_size, format);
   tw_writer *w;
-  tw_stats_t s;
+  tw_stats s;
   uint64_t prev_commits;
   int err = 12345, committed = 0, overflow_commits = 0, flushes = 0;
 
@@ -327,7 +327,7 @@ static void background_run(size_t buffer_size, unsigned nbufs, int format)
   char *path = tu_tmppath(".json");
   tw_options o = make_opts(buffer_size, format);
   tw_writer *w;
-  tw_stats_t s;
+  tw_stats s;
   int err = 0;
 
   o.commit = TW_COMMIT_BACKGROUND;
@@ -427,7 +427,7 @@ static void test_record_larger_than_buffer(void **state)
   char *path = tu_tmppath(".json");
   tw_options o = make_opts(256, FMT_ARRAY);
   tw_writer *w;
-  tw_stats_t s;
+  tw_stats s;
   jc_doc *d;
   jc_val ev, e;
   int err = 0;
@@ -916,7 +916,7 @@ static void drop_run(int flush_first)
   enum { N = 2000 };
   tw_options o = make_opts(256, FMT_ARRAY);
   static int accepted[N];
-  tw_stats_t s;
+  tw_stats s;
   uint64_t drops = 0, reported;
   tw_writer *w;
   pthread_t th;
@@ -1053,7 +1053,7 @@ static void test_sticky_epipe(void **state)
   tw_options o = make_opts(1024, FMT_ARRAY);
   struct sigaction ign, old;
   tw_writer *w;
-  tw_stats_t s;
+  tw_stats s;
   int p[2], err = 0;
 
   (void)state;
@@ -1102,7 +1102,7 @@ static int fsize_child(const char *path, size_t buffer_size, int flush_every,
   tw_options o = make_opts(buffer_size, FMT_ARRAY);
   struct rlimit rl;
   tw_writer *w;
-  tw_stats_t s;
+  tw_stats s;
   uint64_t prev;
   int committed = 0, rc = 0, err = 0, in_emit = 0, i;
   int report[3];
@@ -1113,7 +1113,7 @@ static int fsize_child(const char *path, size_t buffer_size, int flush_every,
     return FS_SETUP;
   if (!(w = tw_open(path, &o, &err)))
     return FS_OPEN;
-  if (tw_stats(w, &s) != 0)
+  if (tw_get_stats(w, &s) != 0)
     return FS_STATS;
   prev = s.commits;
   for (i = 0; i < 1000000; i++) {
@@ -1121,7 +1121,7 @@ static int fsize_child(const char *path, size_t buffer_size, int flush_every,
       in_emit = 1;
       break;
     }
-    if (tw_stats(w, &s) != 0)
+    if (tw_get_stats(w, &s) != 0)
       return FS_STATS;
     if (s.commits != prev)              /* overflow: 0..i-1 committed */
       committed = i;
@@ -1130,7 +1130,7 @@ static int fsize_child(const char *path, size_t buffer_size, int flush_every,
       if ((rc = tw_flush(w)) != 0)
         break;
       committed = i + 1;
-      if (tw_stats(w, &s) != 0)
+      if (tw_get_stats(w, &s) != 0)
         return FS_STATS;
       prev = s.commits;
     }
@@ -1147,7 +1147,7 @@ static int fsize_child(const char *path, size_t buffer_size, int flush_every,
     return FS_EMIT_NOT_STICKY;
   if (tw_flush(w) != -EFBIG || tw_flush(w) != -EFBIG)
     return FS_FLUSH_NOT_STICKY;
-  if (tw_stats(w, &s) != 0 || s.error != -EFBIG)
+  if (tw_get_stats(w, &s) != 0 || s.error != -EFBIG)
     return FS_STATS;
   if (tw_close(w) != -EFBIG)
     return FS_CLOSE;
@@ -1415,7 +1415,7 @@ static void stats_run(int format)
   tw_options o = make_opts(1024, format);
   size_t tail_len = format == FMT_OBJECT ? 4 : 3;
   tw_writer *w;
-  tw_stats_t s;
+  tw_stats s;
   tw_event ev;
   tw_arg a;
   jc_doc *d;
@@ -1471,14 +1471,24 @@ static void stats_run(int format)
   assert_true(s.commits > 3);
   assert_int_equal(s.bytes, file_size(path) - (off_t)tail_len);
 
-  /* Wrong sizes, NULL stats, NULL writer. */
-  assert_int_equal(tw_stats_sized(w, &s, sizeof s - 8), TW_EVERSION);
-  assert_int_equal(tw_stats_sized(w, &s, sizeof s + 8), TW_EVERSION);
-  assert_int_equal(tw_stats_sized(w, &s, 0), TW_EVERSION);
-  assert_int_equal(tw_stats(w, NULL), -EINVAL);
-  assert_int_equal(tw_stats(NULL, NULL), -EINVAL);
+  /* A size smaller than the first tw_stats, NULL stats, NULL writer. */
+  assert_int_equal(tw_get_stats_sized(w, &s, sizeof s - 8), TW_EVERSION);
+  assert_int_equal(tw_get_stats_sized(w, &s, 0), TW_EVERSION);
+  /* A caller built against a newer, larger tw_stats: what this library
+   * knows, then zeros. */
+  {
+    struct { tw_stats known; uint64_t later[3]; } big;
+    memset(&big, 0xAA, sizeof big);
+    assert_int_equal(tw_get_stats_sized(w, &big.known, sizeof big), 0);
+    assert_int_equal(big.known.events, 43);
+    assert_int_equal(big.known.bytes, s.bytes);
+    for (int k = 0; k < 3; k++)
+      assert_int_equal(big.later[k], 0);
+  }
+  assert_int_equal(tw_get_stats(w, NULL), -EINVAL);
+  assert_int_equal(tw_get_stats(NULL, NULL), -EINVAL);
   memset(&s, 0xAA, sizeof s);
-  assert_int_equal(tw_stats(NULL, &s), 0);
+  assert_int_equal(tw_get_stats(NULL, &s), 0);
   assert_int_equal(s.events, 0);
   assert_int_equal(s.bytes, 0);
   assert_int_equal(s.commits, 0);

@@ -425,12 +425,12 @@ struct progress {
 static void progress_update(struct progress *p, struct demo *d)
 {
   uint64_t now = tw_now_ns();
-  tw_stats_t stats;
+  tw_stats stats;
 
   if (!p->enabled || now < p->next_ns)
     return;
   p->next_ns = now + DEMO_PROGRESS_NS;
-  if (tw_stats(d->writer, &stats) != 0)
+  if (tw_get_stats(d->writer, &stats) != 0)
     return;
   fprintf(stderr, "\r%" PRIu64 " requests done, %" PRIu64 " events",
           requests_done(d), stats.events);
@@ -644,7 +644,7 @@ static int cmd_demo(int argc, char **argv)
   char message[256], size[64], dropped[48] = "";
   tw_options options;
   tw_writer *writer;
-  tw_stats_t stats;
+  tw_stats stats;
   int opt, rc, event_error = 0, run_failed;
 
   opterr = 0;                       /* our messages name the command */
@@ -721,7 +721,7 @@ static int cmd_demo(int argc, char **argv)
    * after a last commit.  Only a header/library version mismatch fails
    * here: then count 0. */
   (void)tw_flush(writer);            /* an error is tw_close's to report */
-  if (tw_stats(writer, &stats) != 0)
+  if (tw_get_stats(writer, &stats) != 0)
     memset(&stats, 0, sizeof stats);
   rc = tw_close(writer);
   if (rc != 0) {

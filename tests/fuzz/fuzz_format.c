@@ -34,8 +34,9 @@
  *           bit 3 process_name from the input, bit 4-6 events - 1,
  *           bit 7 tw_flush after each event
  *   then the process_name (if asked), then each event:
- *   phase, scope, has (2 bytes), optional-strings mask, name, the numbers
- *   the has bits ask for, cat/id_scope/cname (by the mask), nargs, args.
+ *   phase, scope, has (2 bytes, see decode_bits), optional-strings mask,
+ *   name, the numbers the has bits ask for, cat/id_scope/cname (by the
+ *   mask), nargs, args.
  *   make_corpus.py writes seeds in this layout.
  *
  * TW_FUZZ_VERBOSE=1 in the environment prints each event's result.
@@ -142,21 +143,21 @@ static const char *rd_cstr(rd *r)
 
 /* A string with a length: allocated at exactly len bytes with no NUL
  * after it, so AddressSanitizer sees any read past the length.  With
- * nul_mode the copy is NUL-terminated and *len is TW_NUL. */
+ * nul_mode the copy is NUL-terminated and *len is TW_NUL_TERMINATED. */
 static const char *rd_value(rd *r, int nul_mode, size_t *len)
 {
   size_t n;
   const uint8_t *p = rd_bytes(r, &n);
   char *s;
   if (!p) {
-    *len = nul_mode ? TW_NUL : 0;
+    *len = nul_mode ? TW_NUL_TERMINATED : 0;
     return NULL;
   }
   s = pool_alloc(n + (nul_mode ? 1 : 0));
   memcpy(s, p, n);
   if (nul_mode) {
     s[n] = '\0';
-    *len = TW_NUL;
+    *len = TW_NUL_TERMINATED;
   } else {
     *len = n;
   }
@@ -222,7 +223,7 @@ static double rd_double(rd *r)
 }
 
 /* One argument.  The type byte: 0xfc..0xff give invalid types (0, 8,
- * 100, -1), anything else 1 + t % 7, with bit 0 of t / 7 choosing TW_NUL
+ * 100, -1), anything else 1 + t % 7, with bit 0 of t / 7 choosing TW_NUL_TERMINATED
  * for string/JSON and bit 1 the bool. */
 static void rd_arg(rd *r, tw_arg *a)
 {
@@ -262,6 +263,37 @@ static void rd_arg(rd *r, tw_arg *a)
 
 static const char phases[] = "XBEIiCbnestfMNODRc";
 
+/* The has and flags bits every version defines. */
+#define FZ_KNOWN_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID | TW_HAS_TTS | \
+                      TW_HAS_TDUR | TW_HAS_ID | TW_HAS_BIND_ID)
+#define FZ_KNOWN_FLAGS (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL | TW_EV_FLOW_IN | \
+                        TW_EV_FLOW_OUT | TW_EV_BP_ENCLOSING)
+
+/* The input's two bytes of bits, in the corpus's own encoding (the 0.1
+ * layout of tw_event.has, so the corpus keeps its meaning): 0x1f the
+ * times, pid and tid; 0x20 id, 0x40 id2 local, 0x80 id2 global (each
+ * sets TW_HAS_ID); 0x100 bind_id; 0x200 flow_in, 0x400 flow_out, 0x800
+ * bp; 0x4000 clears TW_HAS_ID (an id2 form without an id); 0x8000 sets a
+ * has bit no version defines. */
+static void decode_bits(tw_event *ev, unsigned in)
+{
+  ev->has = in & (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID | TW_HAS_TTS |
+                  TW_HAS_TDUR);
+  if (in & 0xe0u)
+    ev->has |= TW_HAS_ID;
+  if (in & 0x100u)
+    ev->has |= TW_HAS_BIND_ID;
+  ev->flags = (in & 0x40u ? TW_EV_ID2_LOCAL : 0) |
+              (in & 0x80u ? TW_EV_ID2_GLOBAL : 0) |
+              (in & 0x200u ? TW_EV_FLOW_IN : 0) |
+              (in & 0x400u ? TW_EV_FLOW_OUT : 0) |
+              (in & 0x800u ? TW_EV_BP_ENCLOSING : 0);
+  if (in & 0x4000u)
+    ev->has &= ~TW_HAS_ID;
+  if (in & 0x8000u)
+    ev->has |= 0x8000u;
+}
+
 static void rd_event(rd *r, tw_event *ev)
 {
   unsigned t, mask, nsel;
@@ -271,13 +303,13 @@ static void rd_event(rd *r, tw_event *ev)
   ev->ph = t < 0xf0 ? phases[t % (sizeof phases - 1)] : (char)rd_u8(r);
   t = rd_u8(r);
   switch (t & 7) {
-  case 1: ev->scope = 'g'; break;
-  case 2: ev->scope = 'p'; break;
-  case 3: ev->scope = 't'; break;
-  case 7: ev->scope = (char)(t >> 3); break;   /* mostly invalid */
-  default: ev->scope = 0; break;
+  case 1: ev->instant_scope = 'g'; break;
+  case 2: ev->instant_scope = 'p'; break;
+  case 3: ev->instant_scope = 't'; break;
+  case 7: ev->instant_scope = (char)(t >> 3); break;   /* mostly invalid */
+  default: ev->instant_scope = 0; break;
   }
-  ev->has = (unsigned)rd_le(r, 2);
+  decode_bits(ev, (unsigned)rd_le(r, 2));
   mask = rd_u8(r);
   ev->name = rd_cstr(r);
   if (ev->has & TW_HAS_TS)
@@ -292,7 +324,7 @@ static void rd_event(rd *r, tw_event *ev)
     ev->pid = (int64_t)rd_u64(r);
   if (ev->has & TW_HAS_TID)
     ev->tid = (int64_t)rd_u64(r);
-  if (ev->has & (TW_HAS_ID | TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL))
+  if (ev->has & TW_HAS_ID || ev->flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL))
     ev->id = rd_u64(r);
   if (ev->has & TW_HAS_BIND_ID)
     ev->bind_id = rd_u64(r);
@@ -440,7 +472,7 @@ static char *utf8_replace(const unsigned char *s, size_t n, size_t *outlen,
 static void model_string(model *m, const char *s, size_t len)
 {
   const unsigned char *u = (const unsigned char *)s;
-  size_t n = len == TW_NUL ? strlen(s) : len;
+  size_t n = len == TW_NUL_TERMINATED ? strlen(s) : len;
 
   if (n > m->max_string) {
     if (m->flags & TW_OPT_REJECT_LONG_STRINGS) {
@@ -484,7 +516,8 @@ static void model_event(model *m, const tw_event *ev)
   int known = ev->ph != 0 && strchr("XBEIiCbnestfMNODRc", ev->ph) != NULL;
   int instant = ev->ph == 'I' || ev->ph == 'i';
   int counter = ev->ph == 'C';
-  unsigned ids = ev->has & (TW_HAS_ID | TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL);
+  unsigned id2 = ev->flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL);
+  int has_id = (ev->has & TW_HAS_ID) != 0;
 
   m->must = m->may = 0;
   m->size = 600;
@@ -492,12 +525,15 @@ static void model_event(model *m, const tw_event *ev)
     m->must |= K_EVENT;
   if (known && strchr(needs_name, ev->ph) && !ev->name)
     m->must |= K_EVENT;
-  if (known && strchr(needs_id, ev->ph) && !ids)
+  if (known && strchr(needs_id, ev->ph) && !has_id)
     m->must |= K_EVENT;
-  if (ids & (ids - 1))               /* two kinds of id at once */
+  if (id2 && (!has_id || (id2 & (id2 - 1))))  /* a form without an id,
+                                                 or two forms */
     m->must |= K_EVENT;
-  if (instant && ev->scope && ev->scope != 'g' && ev->scope != 'p' &&
-      ev->scope != 't')
+  if ((ev->has & ~FZ_KNOWN_HAS) || (ev->flags & ~FZ_KNOWN_FLAGS))
+    m->must |= K_EVENT;
+  if (instant && ev->instant_scope && ev->instant_scope != 'g' &&
+      ev->instant_scope != 'p' && ev->instant_scope != 't')
     m->must |= K_EVENT;
   if (counter && ev->nargs == 0)
     m->must |= K_EVENT;
@@ -507,20 +543,20 @@ static void model_event(model *m, const tw_event *ev)
     m->must |= K_EVENT;
 
   if (ev->name)
-    model_string(m, ev->name, TW_NUL);
+    model_string(m, ev->name, TW_NUL_TERMINATED);
   if (ev->cat)
-    model_string(m, ev->cat, TW_NUL);
+    model_string(m, ev->cat, TW_NUL_TERMINATED);
   if (ev->id_scope)
-    model_string(m, ev->id_scope, TW_NUL);
+    model_string(m, ev->id_scope, TW_NUL_TERMINATED);
   if (ev->cname)
-    model_string(m, ev->cname, TW_NUL);
+    model_string(m, ev->cname, TW_NUL_TERMINATED);
   for (size_t i = 0; ev->args && i < ev->nargs; i++) {
     const tw_arg *a = &ev->args[i];
     m->size += 48;
     if (!a->name)
       m->must |= K_EVENT;
     else
-      model_string(m, a->name, TW_NUL);
+      model_string(m, a->name, TW_NUL_TERMINATED);
     if (counter && !is_numeric(a->type))
       m->must |= K_EVENT;
     switch (a->type) {
@@ -536,7 +572,7 @@ static void model_event(model *m, const tw_event *ev)
       break;
     case TW_ARG_JSON:
       if (a->v.s) {
-        size_t n = a->len == TW_NUL ? strlen(a->v.s) : a->len;
+        size_t n = a->len == TW_NUL_TERMINATED ? strlen(a->v.s) : a->len;
         if (!json_ok(a->v.s, n))
           m->must |= K_JSON;
         m->size += n;
@@ -620,12 +656,12 @@ static char *decode_key(const char *raw, size_t n, size_t *outlen)
 }
 
 /* Check that the written string out[0..olen) is what input s (len, or
- * TW_NUL) must become; count cuts and replacements into *x. */
+ * TW_NUL_TERMINATED) must become; count cuts and replacements into *x. */
 static void check_string(expect *x, const char *what, const char *out,
                          size_t olen, const char *s, size_t len)
 {
   const unsigned char *u = (const unsigned char *)s;
-  size_t n = len == TW_NUL ? strlen(s) : len;
+  size_t n = len == TW_NUL_TERMINATED ? strlen(s) : len;
   size_t max = x->m->max_string;
   int replaced = 0;
 
@@ -727,7 +763,7 @@ static void check_true(const jc_doc *d, jc_val obj, const char *key)
 static void check_raw_json(const jc_doc *d, jc_val v, const char *json,
                            size_t len)
 {
-  size_t n = len == TW_NUL ? strlen(json) : len, b = 0, e = n, rlen;
+  size_t n = len == TW_NUL_TERMINATED ? strlen(json) : len, b = 0, e = n, rlen;
   const char *raw = jc_raw(d, v, &rlen);
   char *want;
 
@@ -816,11 +852,11 @@ static void check_event(expect *x, const jc_doc *d, jc_val obj,
 
   FZ_CHECK(jc_streq(d, jc_get(d, obj, "ph"), ph), "\"ph\" is not \"%s\"", ph);
   if (ev->name)
-    check_str_val(x, d, jc_get(d, obj, "name"), "name", ev->name, TW_NUL);
+    check_str_val(x, d, jc_get(d, obj, "name"), "name", ev->name, TW_NUL_TERMINATED);
   else
     FZ_CHECK(jc_get(d, obj, "name") < 0, "\"name\" written for a NULL name");
   if (ev->cat)
-    check_str_val(x, d, jc_get(d, obj, "cat"), "cat", ev->cat, TW_NUL);
+    check_str_val(x, d, jc_get(d, obj, "cat"), "cat", ev->cat, TW_NUL_TERMINATED);
   else
     FZ_CHECK(jc_get(d, obj, "cat") < 0, "\"cat\" written for a NULL cat");
 
@@ -852,17 +888,18 @@ static void check_event(expect *x, const jc_doc *d, jc_val obj,
             "\"tid\"");
 
   if (instant) {
-    char s[2] = { ev->scope ? ev->scope : 't', 0 };
+    char s[2] = { ev->instant_scope ? ev->instant_scope : 't', 0 };
     FZ_CHECK(jc_streq(d, jc_get(d, obj, "s"), s), "instant scope \"s\"");
   } else {
     FZ_CHECK(jc_get(d, obj, "s") < 0, "\"s\" on a non-instant");
   }
 
-  if (has & TW_HAS_ID) {
+  if ((has & TW_HAS_ID) &&
+      !(ev->flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL))) {
     check_hex(d, jc_get(d, obj, "id"), ev->id, "\"id\"");
     FZ_CHECK(jc_get(d, obj, "id2") < 0, "both id and id2");
-  } else if (has & (TW_HAS_ID2_LOCAL | TW_HAS_ID2_GLOBAL)) {
-    const char *k = (has & TW_HAS_ID2_LOCAL) ? "local" : "global";
+  } else if (has & TW_HAS_ID) {
+    const char *k = (ev->flags & TW_EV_ID2_LOCAL) ? "local" : "global";
     jc_val id2 = jc_get(d, obj, "id2");
     FZ_CHECK(jc_type(d, id2) == JC_OBJECT && id2 >= 0 && jc_len(d, id2) == 1,
              "\"id2\" is not an object of one member");
@@ -873,10 +910,10 @@ static void check_event(expect *x, const jc_doc *d, jc_val obj,
              "an id without TW_HAS_ID*");
   }
   if (ev->id_scope)
-    check_str_val(x, d, jc_get(d, obj, "scope"), "scope", ev->id_scope, TW_NUL);
+    check_str_val(x, d, jc_get(d, obj, "scope"), "scope", ev->id_scope, TW_NUL_TERMINATED);
   else
     FZ_CHECK(jc_get(d, obj, "scope") < 0, "\"scope\" for a NULL id_scope");
-  if (has & TW_BP_ENCLOSING)
+  if (ev->flags & TW_EV_BP_ENCLOSING)
     FZ_CHECK(jc_streq(d, jc_get(d, obj, "bp"), "e"), "\"bp\" is not \"e\"");
   else
     FZ_CHECK(jc_get(d, obj, "bp") < 0, "\"bp\" not asked for");
@@ -884,16 +921,16 @@ static void check_event(expect *x, const jc_doc *d, jc_val obj,
     check_hex(d, jc_get(d, obj, "bind_id"), ev->bind_id, "\"bind_id\"");
   else
     FZ_CHECK(jc_get(d, obj, "bind_id") < 0, "\"bind_id\" not asked for");
-  if (has & TW_FLOW_IN)
+  if (ev->flags & TW_EV_FLOW_IN)
     check_true(d, obj, "flow_in");
   else
     FZ_CHECK(jc_get(d, obj, "flow_in") < 0, "\"flow_in\" not asked for");
-  if (has & TW_FLOW_OUT)
+  if (ev->flags & TW_EV_FLOW_OUT)
     check_true(d, obj, "flow_out");
   else
     FZ_CHECK(jc_get(d, obj, "flow_out") < 0, "\"flow_out\" not asked for");
   if (ev->cname)
-    check_str_val(x, d, jc_get(d, obj, "cname"), "cname", ev->cname, TW_NUL);
+    check_str_val(x, d, jc_get(d, obj, "cname"), "cname", ev->cname, TW_NUL_TERMINATED);
   else
     FZ_CHECK(jc_get(d, obj, "cname") < 0, "\"cname\" for a NULL cname");
 
@@ -911,7 +948,7 @@ static void check_event(expect *x, const jc_doc *d, jc_val obj,
     char *key;
     FZ_CHECK(raw != NULL, "arg %zu has no key", i);
     key = decode_key(raw, rawlen, &klen);
-    check_string(x, "arg key", key, klen, ev->args[i].name, TW_NUL);
+    check_string(x, "arg key", key, klen, ev->args[i].name, TW_NUL_TERMINATED);
     check_arg(x, d, v, &ev->args[i]);
   }
 }
@@ -955,7 +992,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   expect x;
   tw_options o;
   tw_writer *w;
-  tw_stats_t st;
+  tw_stats st;
   unsigned b0, b1, nevents, ok = 0, bad = 0;
   const char *pname = "fuzz";
   const char *tail;
@@ -1002,7 +1039,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     m.must = m.may = 0;
     m.size = 200;
     if (pname)
-      model_string(&m, pname, TW_NUL);
+      model_string(&m, pname, TW_NUL_TERMINATED);
     if (m.size > 4096 - 32)
       m.may |= K_TOOBIG;
     FZ_CHECK(k != 0 && ((m.must | m.may) & k), "tw_open_fd failed: %s (%d)",
@@ -1041,7 +1078,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_committed(fd, tail, (b1 & 0x80) || o.sink == TW_SINK_MMAP ? ok + 1 : 1,
                     ok + 1);
   }
-  FZ_CHECK(tw_stats(w, &st) == 0, "tw_stats");
+  FZ_CHECK(tw_get_stats(w, &st) == 0, "tw_stats");
   rc = tw_close(w);
   FZ_CHECK(rc == 0, "tw_close returned %s (%d)", tw_err_name(rc), rc);
 
@@ -1082,7 +1119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
            "the first record is not process_name");
   if (pname)
     check_str_val(&x, d, jc_get(d, jc_get(d, v, "args"), "name"),
-                  "process_name", pname, TW_NUL);
+                  "process_name", pname, TW_NUL_TERMINATED);
   for (unsigned i = 0; i < nevents; i++) {
     if (rcs[i] != 0)
       continue;

@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              tw_err_name(rc), rc);
   }
 
-  /* The same text NUL-terminated (TW_NUL), when it holds no NUL. */
+  /* The same text NUL-terminated (TW_NUL_TERMINATED), when it holds no NUL. */
   if (!memchr(data, '\0', size)) {
     nul = malloc(size + 1);
     if (!nul)
@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     arg = tw_arg_json("j", nul);
     rc = tw_emit(w, &ev);
     FZ_CHECK(rc == (accept ? 0 : TW_EJSON),
-             "TW_NUL length gave %s (%d), explicit length gave %s",
+             "TW_NUL_TERMINATED length gave %s (%d), explicit length gave %s",
              tw_err_name(rc), rc, accept ? "0" : "TW_EJSON");
     nul_ok = rc == 0;
     emitted += nul_ok;

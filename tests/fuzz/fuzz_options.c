@@ -135,7 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              "chunk %zu", a.mmap_chunk);
     FZ_CHECK(a.max_event >= 4096 && a.max_event <= ((size_t)1 << 30),
              "max_event %zu", a.max_event);
-    FZ_CHECK(a.max_string >= TW_MIN_MAX_STRING, "max_string %zu",
+    FZ_CHECK(a.max_string >= TW_MIN_MAX_STRING &&
+             a.max_string <= ((size_t)1 << 30), "max_string %zu",
              a.max_string);
     FZ_CHECK(a.buffer_count >= 2 && a.buffer_count <= TW_MAX_BUFFER_COUNT,
              "buffers %u", a.buffer_count);

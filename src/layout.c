@@ -1,0 +1,52 @@
+/* layout.c -- the file's framing (see layout.h) */
+#include "internal.h"
+#include "layout.h"
+
+#include <string.h>
+
+_Static_assert(sizeof "{\"traceEvents\":[" - 1 <= TW__LAYOUT_HEAD_MAX,
+               "TW__LAYOUT_HEAD_MAX holds the longest head");
+
+const char *tw__layout_head(int object_form, size_t *len)
+{
+  const char *h = object_form ? "{\"traceEvents\":[" : "[";
+  *len = strlen(h);
+  return h;
+}
+
+const char *tw__layout_tail(int object_form, size_t *len)
+{
+  const char *t = object_form ? "\n]}\n" : "\n]\n";
+  *len = strlen(t);
+  return t;
+}
+
+int tw__layout_first_record(const char *name, const tw__fmt_config *cfg,
+                            char *buf, size_t cap, size_t *len)
+{
+  tw__fmt_defaults def = { 0, tw__pid(), tw__tid() };
+  tw__fmt_notes notes = { 0, 0 };
+  tw_arg arg = tw_arg_str("name", name ? name : tw__program_name());
+  tw_event ev;
+  int rc;
+
+  memset(&ev, 0, sizeof ev);
+  ev.ph = 'M';
+  ev.name = "process_name";
+  ev.args = &arg;
+  ev.nargs = 1;
+  rc = tw__format_event(&ev, &def, cfg, buf, cap, len, &notes);
+  return rc == TW__ENOROOM ? TW_ETOOBIG : rc;
+}
+
+char *tw__layout_document(int object_form, char *records, size_t len,
+                          size_t *doc_len)
+{
+  size_t head_len;
+  const char *head = tw__layout_head(object_form, &head_len);
+  char *doc = records + 1 - head_len;
+
+  memcpy(doc, head, head_len);
+  *doc_len = head_len + len - 1;
+  return doc;
+}

@@ -1,0 +1,53 @@
+/* layout.h -- the file's framing, defined once: head, separator, tail and
+ * the first record
+ *
+ *     [                                     the head (or {"traceEvents":[)
+ *     {"ph":"M","name":"process_name",...}  the first record, at once
+ *     ,{...}                                every later record: the
+ *     ...                                     separator ",\n" then "{...}"
+ *     ]                                     the tail "\n]" (or "\n]}")
+ *
+ * The writer, rotation, the sinks and the tools all frame files with
+ * these, so that a change of the layout is made here only.  A record as
+ * the formatter makes it begins with the separator; the first record of a
+ * file loses its separator to the head.
+ */
+#ifndef TW_LAYOUT_H
+#define TW_LAYOUT_H
+
+#include <stddef.h>
+
+#include "internal.h"
+
+/* What begins every record but the first. */
+#define TW__LAYOUT_SEP ",\n"
+#define TW__LAYOUT_SEP_LEN 2
+
+/* The longest head, so that callers can keep room for it before the first
+ * record. */
+#define TW__LAYOUT_HEAD_MAX 16
+
+/* The head and the tail of the array form (object_form 0) or of the
+ * object form {"traceEvents":[...]} (1): static strings, *len their
+ * length. */
+const char *tw__layout_head(int object_form, size_t *len);
+const char *tw__layout_tail(int object_form, size_t *len);
+
+/* Format the first record of a file, the process_name metadata event of
+ * the calling process named name (NULL: the program's short name), into
+ * buf[0..cap) with its separator, like any record.  Returns 0 and its
+ * length in *len, TW_ETOOBIG if it needs more than cap bytes, or the
+ * formatter's error for a bad name. */
+int tw__layout_first_record(const char *name, const tw__fmt_config *cfg,
+                            char *buf, size_t cap, size_t *len);
+
+/* Turn records[0..len) (whole records, each with its separator) into the
+ * start of a document in place: the head takes the place of the first
+ * record's comma (its newline stays: "[\n{...}"), so it is written over
+ * records[0] and into the TW__LAYOUT_HEAD_MAX bytes that the caller keeps
+ * free before records.  Returns where the document starts; *doc_len is
+ * its length.  records[0] is overwritten: keep it if it matters. */
+char *tw__layout_document(int object_form, char *records, size_t len,
+                          size_t *doc_len);
+
+#endif /* TW_LAYOUT_H */

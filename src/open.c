@@ -1,0 +1,420 @@
+/* open.c -- a writer's life: open (sink choice, the first commit), close,
+ * the sticky error, the stats
+ */
+#include "internal.h"
+#include "layout.h"
+#include "writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The size of the first published tw_stats: every caller knows at least
+ * these fields. */
+#define STATS_V1_SIZE (offsetof(tw_stats, rotations) + sizeof(uint64_t))
+
+/* Slots are this big at most: a thread's sealed slot is a commit's
+ * piece, and the commit's size (buffer_size) a few of them. */
+#define SLOT_MAX (16u * 1024u)
+
+static uint64_t last_writer_id;      /* atomic: ids of writers */
+
+/* The writer's lock guards a few hundred nanoseconds at a time: a thread
+ * that finds it taken spins a little before it sleeps (glibc's adaptive
+ * mutex), rather than paying a futex wait and wake.  Returns 0 or an
+ * errno value. */
+static int init_writer_lock(pthread_mutex_t *lock)
+{
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+  pthread_mutexattr_t attr;
+  int rc;
+
+  if ((rc = pthread_mutexattr_init(&attr)) != 0)
+    return rc;
+  if ((rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP)) == 0)
+    rc = pthread_mutex_init(lock, &attr);
+  pthread_mutexattr_destroy(&attr);
+  return rc;
+#else
+  return pthread_mutex_init(lock, NULL);
+#endif
+}
+
+/* A condition variable whose timed waits use CLOCK_MONOTONIC, the clock
+ * of tw_now_ns.  Returns 0 or an errno value. */
+static int init_monotonic_cond(pthread_cond_t *cond)
+{
+  pthread_condattr_t attr;
+  int rc = pthread_condattr_init(&attr);
+  if (rc)
+    return rc;
+  rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  if (!rc)
+    rc = pthread_cond_init(cond, &attr);
+  pthread_condattr_destroy(&attr);
+  return rc;
+}
+
+/* Free the writer's memory: slots, rotation, the crash hook's slot. */
+static void writer_free(tw_writer *w)
+{
+  tw__slot *s, *next;
+
+  tw__crash_unregister(w);
+  tw__rotation_free(w->rot);
+  for (s = w->all_slots; s; s = next) {
+    next = s->next_all;
+    free(s->data);
+    free(s);
+  }
+  free(w->drop_report);
+  free(w);
+}
+
+/* Rotation needs a path to name the files. */
+static int rotates(const tw_options *o)
+{
+  return o->rotate_size || o->rotate_interval_ns;
+}
+
+/* How many slots the pool holds and how big they are, from the options:
+ * a commit's worth (buffer_size) in slots of at most SLOT_MAX, twice over
+ * so that threads go on while a commit is written, or buffer_count times
+ * over with a committer. */
+static void size_slots(tw_writer *w, const tw_options *o)
+{
+  size_t per_commit;
+
+  w->commit_bytes = o->buffer_size;
+  w->slot_size = o->buffer_size < SLOT_MAX ? o->buffer_size : SLOT_MAX;
+  per_commit = (o->buffer_size + w->slot_size - 1) / w->slot_size;
+  w->pool_slots = (unsigned)per_commit * (w->background ? o->buffer_count : 2);
+}
+
+/* Create a writer on an opened sink and commit its head and first record.
+ * path: the file's, for rotation; NULL for none.  Takes the sink: on
+ * failure it is abandoned.  Returns the writer or NULL with *error set. */
+static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
+                                const char *path, int *error)
+{
+  char first[TW__LAYOUT_HEAD_MAX + 4096];
+  char *rec = first + TW__LAYOUT_HEAD_MAX;
+  struct iovec doc;
+  tw_writer *w;
+  size_t len;
+  int rc = -ENOMEM, locked = 0, conds = 0;
+
+  if (!(w = calloc(1, sizeof *w)))
+    goto fail;
+  w->crash_slot = -1;
+  w->sink = sink;
+  w->id = __atomic_add_fetch(&last_writer_id, 1, __ATOMIC_RELAXED);
+  w->object_form = o->format == TW_FORMAT_OBJECT;
+  w->direct = (sink->caps & TW__SINK_DIRECT) != 0;
+  w->interval_ns = o->flush_interval_ns;
+  w->drop_when_full = o->on_full == TW_ON_FULL_DROP;
+  w->sync_commits = (o->flags & TW_OPT_SYNC) != 0;
+  /* A timer needs the committer thread; so does a sink that deflates. */
+  w->background = !w->direct &&
+    (o->commit == TW_COMMIT_BACKGROUND || w->interval_ns ||
+     (o->commit == TW_COMMIT_AUTO && (sink->caps & TW__SINK_DEFLATES)));
+  size_slots(w, o);
+  w->sealed_tail = &w->sealed;
+  w->fmt.flags = o->flags;
+  w->fmt.max_string = o->max_string;
+  w->max_event = o->max_event;
+  if (!(w->drop_report = malloc(TW__DROP_REPORT_ROOM)))
+    goto fail;
+  tw__install_fork_handler();
+  w->fork_gen = tw__fork_generation();
+  w->pid = tw__pid();
+  /* The crash hook, for a sink that buffers (a direct one has nothing to
+   * commit): a registry slot now, so that no slot is an error before the
+   * file is touched; the writer goes into it once complete. */
+  if (o->crash == TW_CRASH_COMMIT && !w->direct) {
+    w->crash_hook = 1;
+    if ((rc = tw__crash_reserve(w)) != 0)
+      goto fail;
+  }
+  if ((rc = -init_writer_lock(&w->lock)) != 0)
+    goto fail;
+  locked = 1;
+  if ((rc = -init_monotonic_cond(&w->work)) != 0)
+    goto fail;
+  if ((rc = -pthread_cond_init(&w->done, NULL)) != 0) {
+    pthread_cond_destroy(&w->work);
+    goto fail;
+  }
+  conds = 1;
+  /* The pool of slots: allocated now, not per event. */
+  pthread_mutex_lock(&w->lock);
+  for (unsigned i = 0; i < w->pool_slots && rc == 0 && !w->direct; i++)
+    rc = tw__slot_add(w);
+  pthread_mutex_unlock(&w->lock);
+  if (rc)
+    goto fail;
+
+  /* The head and the first record in one commit, so the file is a valid
+   * trace from the start. */
+  if ((rc = tw__layout_first_record(o->process_name, &w->fmt, rec,
+                                    sizeof first - TW__LAYOUT_HEAD_MAX,
+                                    &len)) != 0)
+    goto fail;
+  if (path && rotates(o)) {
+    /* Only a regular file can be renamed and begun again (think of
+     * /dev/null); anything else streams. */
+    if (sink->caps & TW__SINK_STREAMING) {
+      rc = TW_ESINK;
+      goto fail;
+    }
+    if (!(w->rot = tw__rotation_new(path, o, &rc)))
+      goto fail;
+  }
+  w->own_events = 1;
+  w->own_bytes = len;
+  if (w->rot) {
+    tw_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.ph = 'M';
+    ev.name = "process_name";
+    tw__rotation_remember(w, &ev, rec, len);
+  }
+  doc.iov_base = tw__layout_document(w->object_form, rec, len, &doc.iov_len);
+  w->own_bytes = doc.iov_len;
+  pthread_mutex_lock(&w->lock);
+  rc = tw__commit_bytes_locked(w, &doc, 1);
+  pthread_mutex_unlock(&w->lock);
+  tw__rotation_began(w);
+  if (rc)
+    goto fail;
+  if (w->background && (rc = tw__committer_start(w)) != 0)
+    goto fail;
+  tw__crash_register(w);
+  return w;
+
+fail:
+  if (w) {
+    if (conds) {
+      pthread_cond_destroy(&w->done);
+      pthread_cond_destroy(&w->work);
+    }
+    if (locked)
+      pthread_mutex_destroy(&w->lock);
+    writer_free(w);
+  }
+  sink->ops->abandon(sink);
+  if (error)
+    *error = rc;
+  return NULL;
+}
+
+int tw__open_at(int dirfd, const char *path, const tw_options *o)
+{
+  /* A shared writable mapping needs read access too. */
+  int mode = o->sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY, fd;
+
+  do
+    fd = openat(dirfd, path, mode | O_CREAT | O_TRUNC | O_CLOEXEC,
+                o->file_mode);
+  while (fd < 0 && errno == EINTR);
+  return fd >= 0 ? fd : -errno;
+}
+
+/* 1 if path ends in ".gz". */
+static int gz_path(const char *path)
+{
+  size_t n = strlen(path);
+  return n >= 3 && strcmp(path + n - 3, ".gz") == 0;
+}
+
+int tw__sink_open(int fd, int own_fd, const tw_options *o, tw__sink **out)
+{
+  size_t tail_len;
+  const char *tail = tw__layout_tail(o->format == TW_FORMAT_OBJECT,
+                                     &tail_len);
+  int rc;
+
+  switch (o->sink) {
+  case TW_SINK_MMAP:
+    rc = tw__sink_mmap_open(out, fd, own_fd, tail, tail_len, o->mmap_chunk);
+    break;
+  case TW_SINK_GZIP:
+    rc = tw__sink_gzip_open(out, fd, own_fd, tail, tail_len, o->gzip_level);
+    break;
+  default:
+    rc = tw__sink_file_open(out, fd, own_fd, tail, tail_len);
+    break;
+  }
+  if (rc && own_fd)
+    close(fd);
+  return rc;
+}
+
+/* Open the sink, then the writer (path: for rotation, or NULL).  Takes
+ * fd when own_fd.  Returns the writer or NULL with *error set. */
+static tw_writer *open_fd(int fd, int own_fd, const tw_options *o,
+                          const char *path, int *error)
+{
+  tw__sink *sink;
+  int rc = tw__sink_open(fd, own_fd, o, &sink);
+
+  if (rc) {
+    if (error)
+      *error = rc;
+    return NULL;
+  }
+  return writer_create(sink, o, path, error);
+}
+
+tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
+{
+  tw_options o;
+  int fd, rc;
+
+  if (!path)
+    rc = -EINVAL;
+  else if ((rc = tw__options_import(&o, opts)) == 0) {
+    if (o.sink == TW_SINK_AUTO)
+      o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
+    if ((fd = tw__open_at(AT_FDCWD, path, &o)) >= 0)
+      return open_fd(fd, 1, &o, path, error);
+    rc = fd;
+  }
+  if (error)
+    *error = rc;
+  return NULL;
+}
+
+tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error)
+{
+  tw_options o;
+  int rc;
+
+  if (fd < 0)
+    rc = -EBADF;
+  else if ((rc = tw__options_import(&o, opts)) == 0 &&
+           (rc = rotates(&o) ? TW_EOPTION : 0) == 0) {
+    if (o.sink == TW_SINK_AUTO)
+      o.sink = TW_SINK_FILE;
+    return open_fd(fd, 0, &o, NULL, error);
+  }
+  if (error)
+    *error = rc;
+  return NULL;
+}
+
+tw_writer *tw_open_stream(FILE *stream, const tw_options *opts, int *error)
+{
+  tw_options o;
+  tw__sink *sink;
+  size_t tail_len;
+  const char *tail;
+  int rc;
+
+  if (!stream)
+    rc = -EINVAL;
+  else if ((rc = tw__options_import(&o, opts)) == 0) {
+    if (rotates(&o))
+      rc = TW_EOPTION;
+    else if (o.sink != TW_SINK_AUTO && o.sink != TW_SINK_FILE)
+      rc = TW_ESINK;
+    else {
+      o.sink = TW_SINK_FILE;
+      tail = tw__layout_tail(o.format == TW_FORMAT_OBJECT, &tail_len);
+      if ((rc = tw__sink_stream_open(&sink, stream, tail, tail_len)) == 0)
+        return writer_create(sink, &o, NULL, error);
+    }
+  }
+  if (error)
+    *error = rc;
+  return NULL;
+}
+
+int tw_close(tw_writer *w)
+{
+  int rc, rc2;
+
+  if (!w)
+    return 0;
+  if (tw__forked(w)) {
+    /* The parent's lock may be held by a thread that does not exist
+     * here, and the file is the parent's: touch neither. */
+    w->sink->ops->abandon(w->sink);
+    tw__stages_free(w);
+    writer_free(w);
+    return 0;
+  }
+  pthread_mutex_lock(&w->lock);
+  tw__rotation_closing(w);      /* the last commit begins no new file */
+  rc = tw__commit_locked(w, TW__COLLECT_ALL, NULL, 0, 1);
+  if (w->background)
+    tw__committer_stop_locked(w);
+  /* Everything is committed: the sink is closed without the hook. */
+  tw__crash_unregister(w);
+  if (w->direct) {
+    tw__stages_release_regions(w);
+    if (!rc && w->sync_commits && (rc = w->sink->ops->sync(w->sink)) != 0)
+      tw__writer_fail(w, rc);
+  }
+  rc2 = w->sink->ops->close(w->sink);
+  if (!rc)
+    rc = rc2 ? rc2 : w->err;
+  pthread_mutex_unlock(&w->lock);
+  tw__stages_free(w);
+  pthread_cond_destroy(&w->done);
+  pthread_cond_destroy(&w->work);
+  pthread_mutex_destroy(&w->lock);
+  writer_free(w);
+  return rc;
+}
+
+int tw_errcode(const tw_writer *w)
+{
+  if (!w)
+    return 0;
+  if (tw__forked(w))
+    return TW_EFORKED;
+  return __atomic_load_n(&w->err, __ATOMIC_RELAXED);
+}
+
+int tw_get_stats_sized(tw_writer *w, tw_stats *stats, size_t size)
+{
+  tw_stats s;
+
+  if (!stats)
+    return -EINVAL;
+  if (size < STATS_V1_SIZE)
+    return TW_EVERSION;
+  memset(&s, 0, sizeof s);
+  if (w && tw__forked(w)) {
+    s.error = TW_EFORKED;          /* the parent's lock is not ours to take */
+  } else if (w) {
+    pthread_mutex_lock(&w->lock);
+    tw__stages_count(w, &s.events, &s.bytes);
+    s.commits = w->commits;
+    pthread_mutex_unlock(&w->lock);
+    s.dropped = __atomic_load_n(&w->dropped, __ATOMIC_RELAXED);
+    s.output_bytes = __atomic_load_n(&w->out_bytes, __ATOMIC_RELAXED);
+    /* A direct sink's records are committed as they are copied. */
+    if (w->direct)
+      s.output_bytes = s.bytes + w->meta_out;
+    s.rotations = tw__rotations(w);
+    s.rejected = __atomic_load_n(&w->rejected, __ATOMIC_RELAXED);
+    s.strings_truncated =
+      __atomic_load_n(&w->strings_truncated, __ATOMIC_RELAXED);
+    s.utf8_replaced = __atomic_load_n(&w->utf8_replaced, __ATOMIC_RELAXED);
+    s.error = tw_errcode(w);
+  }
+  /* A newer caller's fields past ours are zero; an older one gets the
+   * fields it knows. */
+  if (size > sizeof s) {
+    memset((char *)stats + sizeof s, 0, size - sizeof s);
+    size = sizeof s;
+  }
+  memcpy(stats, &s, size);
+  return 0;
+}

@@ -1,0 +1,430 @@
+/* stage.c -- per-thread staging and the per-event path
+ *
+ * Each thread that emits on a writer gets a stage for it at its first
+ * event: an active slot (buffering sinks) or a region of the output
+ * (direct sinks), found again through a thread-local cache.  An event is
+ * formatted straight into the thread's slot and published by storing the
+ * slot's new length; nothing shared is written, no lock is taken.  Only
+ * a full slot takes the writer's lock, to be sealed for the commit and
+ * traded for a free one (commit.c).  A direct sink's thread copies the
+ * record into its region and is done.
+ *
+ * Stages outlive neither their thread nor their writer, and each must be
+ * freed once, by whichever lets go last: the thread (its stages are
+ * listed in thread-local storage, and a pthread key's destructor runs at
+ * its exit) or the writer (tw_close).  A stage's refs counts the two.  A
+ * thread that exits leaves its stage's records where they are: the next
+ * commit writes them and frees the stage.
+ */
+#include "internal.h"
+#include "writer.h"
+#include "rotate.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The calling thread's stages, and the one it used last. */
+static TW__THREAD tw__stage *thread_stages;
+static TW__THREAD tw__stage *thread_last;
+static pthread_once_t stage_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t stage_key;
+
+/* Records that go no slot (direct sinks, or larger than a slot) are
+ * formatted on the stack up to this size; larger ones in the thread's
+ * scratch. */
+#define STACK_RECORD 4096
+
+static TW__THREAD char *scratch;
+static TW__THREAD size_t scratch_cap;
+
+int tw__writer_fail(tw_writer *w, int err)
+{
+  int none = 0;
+
+  if (err)
+    (void)__atomic_compare_exchange_n(&w->err, &none, err, 0,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return __atomic_load_n(&w->err, __ATOMIC_RELAXED);
+}
+
+/* Drop one of a stage's two holds; the last frees it. */
+static void stage_unref(tw__stage *st)
+{
+  if (__atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    free(st);
+}
+
+/* At a thread's exit: let go of its stages, and its scratch. */
+static void thread_exit(void *arg)
+{
+  tw__stage *st = arg, *next;
+
+  for (; st; st = next) {
+    next = st->thread_next;
+    stage_unref(st);
+  }
+  thread_stages = thread_last = NULL;
+  free(scratch);
+  scratch = NULL;
+  scratch_cap = 0;
+}
+
+static void stage_key_init(void)
+{
+  (void)pthread_key_create(&stage_key, thread_exit);
+}
+
+/* The calling thread's scratch buffer with at least want bytes, or NULL.
+ * Grows by doubling, so a thread allocates O(log max_event) times in its
+ * life; freed when the thread exits. */
+static char *scratch_get(size_t want)
+{
+  size_t cap;
+  char *p;
+
+  if (want <= scratch_cap)
+    return scratch;
+  cap = scratch_cap ? scratch_cap : STACK_RECORD;
+  while (cap < want)
+    cap *= 2;
+  pthread_once(&stage_key_once, stage_key_init);
+  if (!(p = realloc(scratch, cap)))
+    return NULL;
+  scratch = p;
+  scratch_cap = cap;
+  /* The key's value is what its destructor gets: make sure it runs. */
+  if (!thread_stages)
+    (void)pthread_setspecific(stage_key, (void *)&thread_stages);
+  return p;
+}
+
+int tw__slot_add(tw_writer *w)
+{
+  tw__slot *s = calloc(1, sizeof *s);
+
+  if (!s || !(s->data = malloc(w->slot_size))) {
+    free(s);
+    return -ENOMEM;
+  }
+  s->next = w->free_slots;
+  w->free_slots = s;
+  s->next_all = w->all_slots;
+  __atomic_store_n(&w->all_slots, s, __ATOMIC_RELEASE);
+  w->nslots++;
+  return 0;
+}
+
+/* Forget the stages of closed writers that this thread still lists. */
+static void thread_prune(void)
+{
+  tw__stage **p = &thread_stages, *st;
+
+  while ((st = *p) != NULL) {
+    if (__atomic_load_n(&st->writer_gone, __ATOMIC_ACQUIRE)) {
+      *p = st->thread_next;
+      if (thread_last == st)
+        thread_last = NULL;
+      stage_unref(st);
+    } else {
+      p = &st->thread_next;
+    }
+  }
+}
+
+/* The calling thread's stage for w, created at its first event.  Returns
+ * it, or NULL with *rc set (-ENOMEM, or the writer's error). */
+static tw__stage *stage_new(tw_writer *w, int *rc)
+{
+  tw__stage *st;
+
+  pthread_once(&stage_key_once, stage_key_init);
+  thread_prune();
+  if (!(st = calloc(1, sizeof *st))) {
+    *rc = -ENOMEM;
+    return NULL;
+  }
+  st->w = w;
+  st->writer_id = w->id;
+  st->refs = 2;
+  pthread_mutex_lock(&w->lock);
+  w->live_stages++;
+  if (!w->direct && (*rc = tw__slot_get_locked(w, st, 0)) != 0 &&
+      *rc != TW_EDROPPED) {
+    w->live_stages--;
+    pthread_mutex_unlock(&w->lock);
+    free(st);
+    return NULL;
+  }
+  st->next = w->stages;
+  w->stages = st;
+  pthread_mutex_unlock(&w->lock);
+  st->thread_next = thread_stages;
+  thread_stages = st;
+  (void)pthread_setspecific(stage_key, st);
+  return st;
+}
+
+/* The calling thread's stage for w: the last one used, else the one in
+ * its list, else a new one.  NULL with *rc set if it cannot be made. */
+static inline tw__stage *stage_of(tw_writer *w, int *rc)
+{
+  tw__stage *st = thread_last;
+
+  if (TW__LIKELY(st && st->writer_id == w->id))
+    return st;
+  for (st = thread_stages; st; st = st->thread_next)
+    if (st->writer_id == w->id)
+      break;
+  if (!st && !(st = stage_new(w, rc)))
+    return NULL;
+  thread_last = st;
+  return st;
+}
+
+void tw__stages_count(tw_writer *w, uint64_t *events, uint64_t *bytes)
+{
+  uint64_t e = w->own_events, b = w->own_bytes;
+
+  for (tw__stage *st = w->stages; st; st = st->next) {
+    e += __atomic_load_n(&st->events, __ATOMIC_RELAXED);
+    b += __atomic_load_n(&st->bytes, __ATOMIC_RELAXED);
+  }
+  *events = e;
+  *bytes = b;
+}
+
+void tw__stages_release_regions(tw_writer *w)
+{
+  for (tw__stage *st = w->stages; st; st = st->next)
+    if (st->region.sink)
+      st->region.sink->ops->release(&st->region);
+}
+
+void tw__stages_free(tw_writer *w)
+{
+  tw__stage *st, *next;
+
+  for (st = w->stages; st; st = next) {
+    next = st->next;
+    __atomic_store_n(&st->writer_gone, 1, __ATOMIC_RELEASE);
+    stage_unref(st);
+  }
+  w->stages = NULL;
+  /* The closing thread lets go of its own stage now; another thread
+   * does when it next opens a stage, or exits. */
+  thread_prune();
+}
+
+/* Count what formatting replaced, for the stats. */
+static void count_notes(tw_writer *w, const tw__fmt_notes *notes)
+{
+  if (notes->truncated)
+    __atomic_fetch_add(&w->strings_truncated, notes->truncated,
+                       __ATOMIC_RELAXED);
+  if (notes->replaced)
+    __atomic_fetch_add(&w->utf8_replaced, notes->replaced,
+                       __ATOMIC_RELAXED);
+}
+
+/* Format ev into buf[0..cap).  Returns 0 with *len, TW__ENOROOM with
+ * *len the room it needs (at most max_event), or the error for the caller
+ * (TW_ETOOBIG past max_event). */
+static int format_into(tw_writer *w, const tw_event *ev,
+                       const tw__fmt_defaults *def, char *buf, size_t cap,
+                       size_t *len, tw__fmt_notes *notes)
+{
+  int rc;
+
+  notes->truncated = notes->replaced = 0;
+  rc = tw__format_event(ev, def, &w->fmt, buf, cap, len, notes);
+  if ((rc == 0 || rc == TW__ENOROOM) && *len > w->max_event)
+    rc = TW_ETOOBIG;
+  return rc;
+}
+
+/* Format ev, which needs at most *len bytes, on the stack (stackbuf, of
+ * STACK_RECORD bytes) or, larger, in the thread's scratch, which grows to
+ * that.  Returns 0 with *rec and *len, or an error. */
+static int format_aside(tw_writer *w, const tw_event *ev,
+                        const tw__fmt_defaults *def, char *stackbuf,
+                        char **rec, size_t *len, tw__fmt_notes *notes)
+{
+  char *buf = *len <= STACK_RECORD ? stackbuf : scratch_get(*len);
+
+  if (!buf)
+    return -ENOMEM;
+  *rec = buf;
+  return format_into(w, ev, def, buf, *len, len, notes);
+}
+
+/* A record larger than a slot, in the scratch: committed at once, behind
+ * everything the thread staged before it.  Returns 0 or an error. */
+static int emit_large(tw_writer *w, tw__stage *st, const char *rec,
+                      size_t len)
+{
+  struct iovec iov = { (void *)rec, len };
+  int rc = 0;
+
+  pthread_mutex_lock(&w->lock);
+  if (w->drop_when_full && w->background && w->committing) {
+    tw__drop_locked(w);
+    pthread_mutex_unlock(&w->lock);
+    return TW_EDROPPED;
+  }
+  if (st->slot && st->slot->len > st->slot->done) {
+    tw__slot_seal_locked(w, st);
+    if (!st->slot)
+      rc = tw__slot_get_locked(w, st, 0);
+  }
+  if (rc == 0)
+    rc = tw__commit_locked(w, TW__COLLECT_SEALED, &iov, 1, 1);
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
+/* The active slot is full, or there is none (after a drop): seal it and
+ * take the next.  Returns 0, TW_EDROPPED (counted) or the sticky error. */
+static int next_slot(tw_writer *w, tw__stage *st)
+{
+  int rc = 0;
+
+  pthread_mutex_lock(&w->lock);
+  if (st->slot)
+    tw__slot_seal_locked(w, st);
+  if (!st->slot &&
+      (rc = tw__slot_get_locked(w, st, w->drop_when_full && w->background))
+      == TW_EDROPPED)
+    tw__drop_locked(w);
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
+/* Count a record of len bytes written by st's thread. */
+static inline void count_record(tw__stage *st, size_t len)
+{
+  __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&st->bytes, st->bytes + len, __ATOMIC_RELAXED);
+}
+
+/* A buffering sink's event: formatted straight into the active slot.
+ * Returns 0 with *rec and *len (the record, for the caller's metadata
+ * store), or an error. */
+static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
+                       const tw__fmt_defaults *def, tw__fmt_notes *notes,
+                       char *stackbuf, char **rec, size_t *len)
+{
+  tw__slot *slot;
+  int rc;
+
+  for (;;) {
+    if (TW__UNLIKELY(!(slot = st->slot)) && (rc = next_slot(w, st)) != 0)
+      return rc;
+    slot = st->slot;
+    *rec = slot->data + slot->len;
+    rc = format_into(w, ev, def, *rec, w->slot_size - slot->len, len, notes);
+    if (TW__LIKELY(rc == 0)) {
+      __atomic_store_n(&slot->len, slot->len + *len, __ATOMIC_RELEASE);
+      count_record(st, *len);
+      return 0;
+    }
+    if (rc != TW__ENOROOM)
+      return rc;
+    /* *len is an upper bound: only an empty slot proves the record
+     * larger than a slot. */
+    if (slot->len == 0) {
+      if ((rc = format_aside(w, ev, def, stackbuf, rec, len, notes)) != 0)
+        return rc;
+      if ((rc = emit_large(w, st, *rec, *len)) == 0)
+        count_record(st, *len);
+      return rc;
+    }
+    if ((rc = next_slot(w, st)) != 0)
+      return rc;
+  }
+}
+
+/* Give st's region room for len bytes from the current sink, rotating
+ * first if it is time.  Returns 0 or an error. */
+static int next_region(tw_writer *w, tw__stage *st, size_t len)
+{
+  tw__region *r = &st->region;
+  int rc;
+
+  pthread_mutex_lock(&w->lock);
+  if ((rc = w->err) == 0 && (rc = tw__rotate_if_due(w, 0)) != 0)
+    rc = tw__writer_fail(w, rc);
+  if (rc == 0 && (r->sink != w->sink || (size_t)(r->end - r->at) < len) &&
+      (rc = w->sink->ops->reserve(w->sink, r, len)) != 0)
+    rc = tw__writer_fail(w, rc);
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
+/* A direct sink's event: formatted on the stack (or in the scratch),
+ * then copied into the thread's region.  Returns 0 with *rec and *len,
+ * or an error. */
+static int emit_direct(tw_writer *w, tw__stage *st, const tw_event *ev,
+                       const tw__fmt_defaults *def, tw__fmt_notes *notes,
+                       char *stackbuf, char **rec, size_t *len)
+{
+  tw__region *r = &st->region;
+  int rc;
+
+  *rec = stackbuf;
+  rc = format_into(w, ev, def, stackbuf, STACK_RECORD, len, notes);
+  if (rc == TW__ENOROOM)
+    rc = format_aside(w, ev, def, stackbuf, rec, len, notes);
+  if (rc)
+    return rc;
+  /* A new region when this one is full or of a rotated file, and with
+   * rotation, each record checks whether it is time (as a commit would). */
+  if (TW__UNLIKELY(r->sink != __atomic_load_n(&w->sink, __ATOMIC_ACQUIRE) ||
+                   (size_t)(r->end - r->at) < *len ||
+                   (w->rot && tw__rotation_due(w))) &&
+      (rc = next_region(w, st, *len)) != 0)
+    return rc;
+  tw__region_copy(r, *rec, *len);
+  count_record(st, *len);
+  return 0;
+}
+
+int tw_emit(tw_writer *w, const tw_event *ev)
+{
+  char stackbuf[STACK_RECORD];
+  tw__fmt_defaults def;
+  tw__fmt_notes notes;
+  tw__stage *st;
+  char *rec;
+  size_t len;
+  int rc;
+
+  if (!w)
+    return 0;
+  if (!ev)
+    return -EINVAL;
+  if (TW__UNLIKELY(tw__forked(w)))
+    return TW_EFORKED;
+  if ((rc = __atomic_load_n(&w->err, __ATOMIC_RELAXED)) != 0)
+    return rc;
+  if (TW__UNLIKELY(!(st = stage_of(w, &rc))))
+    return rc;
+  def.ts = (ev->has & TW_HAS_TS) || ev->ph == 'M' ? 0 : tw_now_ns();
+  def.pid = (ev->has & TW_HAS_PID) ? 0 : tw__pid();
+  def.tid = (ev->has & TW_HAS_TID) ? 0 : tw__tid();
+  rc = w->direct ? emit_direct(w, st, ev, &def, &notes, stackbuf, &rec, &len)
+                 : emit_staged(w, st, ev, &def, &notes, stackbuf, &rec, &len);
+  if (TW__UNLIKELY(rc != 0)) {
+    /* An event refused (bad input, no memory for it) is counted; a
+     * drop is counted as such, and the writer's failure is not the
+     * event's. */
+    if (rc != TW_EDROPPED && rc != __atomic_load_n(&w->err, __ATOMIC_RELAXED))
+      __atomic_fetch_add(&w->rejected, 1, __ATOMIC_RELAXED);
+    return rc;
+  }
+  count_notes(w, &notes);
+  if (TW__UNLIKELY(ev->ph == 'M') && w->rot)
+    tw__rotation_remember(w, ev, rec, len);
+  return 0;
+}

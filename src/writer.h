@@ -1,0 +1,267 @@
+/* writer.h -- the writer's state, shared by the files that implement it
+ *
+ *   stage.c      per-thread staging and the per-event path (tw_emit)
+ *   commit.c     the commit: the token, the signal mask, collecting what
+ *                threads staged, writing it to the sink; tw_flush
+ *   committer.c  the background committer thread
+ *   crash.c      the crash hook
+ *   rotate.c     rotation (and the names and metadata it needs)
+ *   open.c       open, close, sink choice, stats
+ *
+ * How records travel.  A thread formats each event straight into a slot
+ * of its own (a buffer of slot_size bytes) and publishes the slot's new
+ * length.  A full slot is sealed: queued for the commit, under the
+ * writer's lock -- once per slot, not once per event -- and the thread
+ * takes a free slot.  A commit writes sealed slots, and at tw_flush,
+ * tw_close, the flush timer and the crash hook also the part of every
+ * thread's active slot not yet written, straight from the slots to the
+ * sink (pwritev: no copy).  A direct sink (mmap) has no slots: each
+ * thread copies its records into a region of the output (sink.h).
+ *
+ * Memory: a pool of slots holds what is sealed and waiting (commit_bytes,
+ * times buffer_count with a background committer, times 2 so that
+ * threads go on while a commit is written), plus one active slot per
+ * thread that has emitted.  Slots are allocated when a writer opens and
+ * at a thread's first event; a thread that exits leaves its slot to the
+ * pool for the next thread; all are freed at close.
+ */
+#ifndef TW_WRITER_H
+#define TW_WRITER_H
+
+#include "internal.h"
+#include "sink.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+struct rotation;
+
+/* One staging slot. */
+typedef struct tw__slot {
+  char *data;
+  size_t len;              /* bytes of whole records: the owner thread
+                              stores it (release) after each record; the
+                              committer and the crash hook read it
+                              (acquire) */
+  size_t done;             /* bytes already given to the sink: only the
+                              commit token's holder touches it */
+  uint64_t seq;            /* 0: free; else the order in which slots were
+                              taken, so that the crash hook writes each
+                              thread's slots in order (atomic; set under
+                              the lock, cleared by the token holder) */
+  int unit_end;            /* sealed: it closes a commit's unit (lock) */
+  struct tw__slot *next;   /* the sealed queue or the free list (lock) */
+  struct tw__slot *next_all; /* every slot of the writer (append-only,
+                              read by the crash hook) */
+} tw__slot;
+
+/* One thread's staging for one writer. */
+typedef struct tw__stage {
+  tw_writer *w;            /* the writer (not to be touched once
+                              writer_gone) */
+  uint64_t writer_id;      /* w->id: a stage is found by it */
+  tw__slot *slot;          /* the active slot (NULL: none, after a drop);
+                              the owner changes it under the lock */
+  tw__region region;       /* direct sinks: the owner's region */
+  tw__slot *snap;          /* the active slot when the commit under way
+                              began (the committing thread's) */
+  uint64_t events;         /* this thread's records and their bytes:     */
+  uint64_t bytes;          /*   stored by the owner, read by tw_stats    */
+  int orphan;              /* the thread has exited (lock) */
+  int refs;                /* 2 while both the thread and the writer hold
+                              the stage; whoever drops it to 0 frees it
+                              (atomic) */
+  int writer_gone;         /* the writer has closed (atomic) */
+  struct tw__stage *next;  /* the writer's stages (lock) */
+  struct tw__stage *thread_next; /* the thread's stages (its own) */
+} tw__stage;
+
+struct tw_writer {
+  /* Read on every event. */
+  int err;                 /* sticky error (atomic) */
+  unsigned fork_gen;       /* tw__fork_generation() at open */
+  uint64_t id;             /* unique among the process's writers */
+  tw__fmt_config fmt;      /* what the formatter needs */
+  size_t max_event;        /* largest record accepted */
+  int direct;              /* the sink is direct (mmap) */
+  tw__sink *sink;          /* where commits go; replaced by rotation
+                              (atomic for direct sinks' threads) */
+  struct rotation *rot;    /* NULL: no rotation */
+  int object_form;         /* the layout (layout.h) */
+
+  pthread_mutex_t lock;    /* guards the fields below but the atomics */
+  tw__stage *stages;       /* every stage of the writer */
+  unsigned live_stages;    /* stages whose thread has not exited */
+  tw__slot *all_slots;     /* every slot (atomic head, append-only) */
+  unsigned nslots;         /* slots allocated */
+  unsigned pool_slots;     /* slots beyond the live stages' */
+  size_t slot_size;        /* bytes of each slot */
+  size_t commit_bytes;     /* sealed bytes that call for a commit */
+  tw__slot *free_slots;    /* free slots */
+  tw__slot *sealed;        /* the sealed queue, oldest first ... */
+  tw__slot **sealed_tail;  /* ... and where the next goes */
+  size_t unit_bytes;       /* bytes of the sealed unit not yet closed */
+  unsigned units;          /* closed units in the sealed queue */
+  uint64_t next_seq;       /* the seq of the last slot taken */
+  int committing;          /* a commit is under way (by any thread) */
+  pthread_cond_t done;     /* a commit ended, a slot was freed */
+
+  /* The background committer. */
+  int background;          /* a committer thread writes the commits */
+  pthread_t committer;
+  pthread_cond_t work;     /* the committer waits for work */
+  int committer_waiting;   /* it is waiting: signal it (lock) */
+  int nudged;              /* a producer asked for a commit (lock) */
+  int stopping;            /* tw_close asks it to finish (lock) */
+  uint64_t interval_ns;    /* commit at least this often (0: no timer) */
+
+  /* Policies. */
+  int drop_when_full;      /* on_full=drop */
+  int sync_commits;        /* TW_OPT_SYNC */
+  uint64_t drops_unreported; /* dropped since the last drop report */
+  char *drop_report;       /* room for one drop report record */
+
+  /* Counters: what the stages counted comes on top (tw_get_stats). */
+  uint64_t own_events;     /* records of the writer itself, and of */
+  uint64_t own_bytes;      /*   stages freed: under the lock */
+  uint64_t commits;        /* under the lock */
+  uint64_t dropped;        /* atomic */
+  uint64_t rejected;       /* atomic */
+  uint64_t strings_truncated; /* atomic */
+  uint64_t utf8_replaced;  /* atomic */
+  unsigned long long out_done; /* output bytes of the finished files */
+  unsigned long long meta_out; /* bytes of the metadata that rotations
+                              wrote at the top of new files */
+  unsigned long long out_bytes; /* out_done + the sink's, after each commit
+                              (atomic) */
+
+  /* The crash hook. */
+  int64_t pid;             /* the process that opened the writer */
+  int crash_hook;          /* crash=commit, on a sink that buffers */
+  int crash_slot;          /* the crash hook's registry slot, or -1 */
+  int commit_owner;        /* the commit token: the kernel thread id of
+                              the thread writing to the sink, 0 if none
+                              (atomic) */
+  unsigned crash_waiting;  /* crash handlers waiting for the token
+                              (atomic): commits hold back meanwhile */
+};
+
+/* Room for a drop report record (commit.c). */
+#define TW__DROP_REPORT_ROOM 512
+
+/* ------------------------------------------------------------ stage.c */
+
+/* Whether w belongs to an ancestor process (after fork). */
+static inline int tw__forked(const tw_writer *w)
+{
+  return w->fork_gen != tw__fork_generation();
+}
+
+/* Make err w's sticky error unless it has one.  Returns the sticky
+ * error. */
+int tw__writer_fail(tw_writer *w, int err);
+
+/* The writer is closing: free its stages (or leave those of live threads
+ * to them), after every record was committed.  Lock not held. */
+void tw__stages_free(tw_writer *w);
+/* Release every stage's region (direct sinks), before the sink closes. */
+void tw__stages_release_regions(tw_writer *w);
+/* Sum the stages' counters into *events and *bytes.  Lock held. */
+void tw__stages_count(tw_writer *w, uint64_t *events, uint64_t *bytes);
+
+/* Allocate a slot of w->slot_size bytes, link it into all_slots and the
+ * free list.  Lock held.  Returns 0 or -ENOMEM. */
+int tw__slot_add(tw_writer *w);
+
+/* ------------------------------------------------------------ commit.c */
+
+/* Take and give back the commit token (see commit.c); *old keeps the
+ * signal mask. */
+void tw__token_take(tw_writer *w, sigset_t *old);
+void tw__token_give(tw_writer *w, const sigset_t *old);
+/* With the crash hook, block SIGTERM in the calling thread while it holds
+ * what the handler would wait for. */
+void tw__block_sigterm(const tw_writer *w, sigset_t *old);
+void tw__unblock_sigterm(const tw_writer *w, const sigset_t *old);
+
+/* What a commit writes. */
+enum {
+  TW__COLLECT_SEALED = 0,  /* the sealed slots */
+  TW__COLLECT_ALL = 1      /* and every active slot's unwritten part */
+};
+
+/* Commit what `what` says, plus extra[0..nextra) after it (a record that
+ * no slot could hold), unless a commit is under way and extra is empty
+ * and wait is 0.  Lock held on entry and exit (released while writing).
+ * Returns 0 or the sticky error. */
+int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
+                      int nextra, int wait);
+/* Write iov[0..n) to the sink holding the token, count the commit, then
+ * rotate if due.  For the start of a file and the first commit.  Lock
+ * held, no commit under way.  Returns 0 or the sticky error. */
+int tw__commit_bytes_locked(tw_writer *w, const struct iovec *iov, int n);
+/* Seal st's active slot (it is full, or its thread has exited) and give
+ * st a free slot if one is free (else none).  Lock held. */
+void tw__slot_seal_locked(tw_writer *w, tw__stage *st);
+/* Take a free slot for st, waiting for a commit if none is free (or
+ * committing itself when no committer will).  Lock held.  Returns 0, the
+ * sticky error, or TW_EDROPPED when may_drop and none is free. */
+int tw__slot_get_locked(tw_writer *w, tw__stage *st, int may_drop);
+/* Count the drop of an event and remember to report it.  Lock held. */
+void tw__drop_locked(tw_writer *w);
+
+/* ------------------------------------------------------------ committer.c */
+
+/* Start the committer thread.  Returns 0 or -errno. */
+int tw__committer_start(tw_writer *w);
+/* Ask it to commit what is sealed (after unlock if *wake is set by the
+ * caller).  Lock held. */
+void tw__committer_nudge_locked(tw_writer *w);
+/* Stop it after its last commit and join it.  Lock held, released and
+ * taken again. */
+void tw__committer_stop_locked(tw_writer *w);
+
+/* ------------------------------------------------------------ crash.c */
+
+/* Reserve a slot in the crash hook's registry and install the handler.
+ * Returns 0, TW_EOPTION (every registry slot taken) or -errno. */
+int tw__crash_reserve(tw_writer *w);
+/* Put w in its reserved slot: from now on a crash commits it. */
+void tw__crash_register(tw_writer *w);
+/* Take w out of the registry and wait until no handler uses it. */
+void tw__crash_unregister(tw_writer *w);
+
+/* ------------------------------------------------------------ rotate.c */
+
+/* The rotation state for a writer on path, or NULL with *rc set. */
+struct rotation *tw__rotation_new(const char *path, const tw_options *o,
+                                  int *rc);
+void tw__rotation_free(struct rotation *r);
+/* Remember an 'M' record rec[0..len) of event ev, to begin every later
+ * file with it. */
+void tw__rotation_remember(tw_writer *w, const tw_event *ev,
+                           const char *rec, size_t len);
+/* Whether the live file is to be finished now (it holds records, and
+ * is big or old enough).  Thread-safe. */
+int tw__rotation_due(const tw_writer *w);
+/* The live file was begun now, its head and metadata out_bytes. */
+void tw__rotation_began(tw_writer *w);
+/* After len bytes of records were committed: rotate if it is time.
+ * Holding the token (buffered sinks) or the lock (direct ones).  Returns
+ * 0 or an error for the sticky error. */
+int tw__rotate_if_due(tw_writer *w, size_t len);
+/* tw_close: the last commit must not begin a new file. */
+void tw__rotation_closing(tw_writer *w);
+/* Files begun by rotation. */
+uint64_t tw__rotations(const tw_writer *w);
+
+/* ------------------------------------------------------------ open.c */
+
+/* Open the sink the options ask for on fd (o->sink resolved).  Takes fd
+ * when own_fd (closed on failure).  Returns 0 and *out, or an error. */
+int tw__sink_open(int fd, int own_fd, const tw_options *o, tw__sink **out);
+/* Open (create, truncate) path, relative to dirfd, as tw_open does.
+ * Returns the fd or -errno. */
+int tw__open_at(int dirfd, const char *path, const tw_options *o);
+
+#endif /* TW_WRITER_H */
