@@ -8,6 +8,8 @@
 #include "config.h"
 
 #include "output.h"
+#include "internal.h"
+#include "layout.h"       /* tw__layout_head, TW__LAYOUT_SEP */
 #include "rotate.h"       /* tw__open_directory_of */
 
 #include <errno.h>
@@ -33,7 +35,6 @@
 #define MSG_MAX (2 * PATH_MAX + 256)
 #define DEFAULT_LEVEL 6
 #define STDOUT_NAME "standard output"
-
 
 struct tw_out {
   char *target;            /* the final path (or STDOUT_NAME) */
@@ -368,21 +369,27 @@ int tw_out_write(tw_out *o, const void *data, size_t len)
   return 0;
 }
 
-static const char *head_of(int object_form)
+/* The head, then the newline that the first record's separator leaves
+ * (src/layout.h: the head takes the place of its comma). */
+static int write_head(tw_out *o, int object_form)
 {
-  return object_form ? TW_TRACE_HEAD_OBJECT : TW_TRACE_HEAD_ARRAY;
+  size_t len;
+  const char *head = tw__layout_head(object_form, &len);
+  int rc = tw_out_write(o, head, len);
+
+  return rc ? rc : tw_out_write(o, TW__LAYOUT_SEP + 1,
+                                TW__LAYOUT_SEP_LEN - 1);
 }
 
 int tw_out_record(tw_out *o, int object_form, const char *text, size_t len)
 {
-  const char *head = head_of(object_form);
   int rc;
 
   if (o->records == 0) {
-    if ((rc = tw_out_write(o, head, strlen(head))) != 0 ||
-        (rc = tw_out_write(o, "\n", 1)) != 0)
+    if ((rc = write_head(o, object_form)) != 0)
       return rc;
-  } else if ((rc = tw_out_write(o, ",\n", 2)) != 0) {
+  } else if ((rc = tw_out_write(o, TW__LAYOUT_SEP,
+                                TW__LAYOUT_SEP_LEN)) != 0) {
     return rc;
   }
   if ((rc = tw_out_write(o, text, len)) != 0)
@@ -393,17 +400,16 @@ int tw_out_record(tw_out *o, int object_form, const char *text, size_t len)
 
 int tw_out_end(tw_out *o, int object_form, const char *tail, size_t len)
 {
-  const char *head = head_of(object_form);
   int rc;
 
-  if (!tail) {
-    tail = object_form ? TW_TRACE_TAIL_OBJECT : TW_TRACE_TAIL_ARRAY;
-    len = strlen(tail);
+  if (!tail)
+    tail = tw_read_bracket(object_form, &len);
+  if (o->records == 0) {
+    if ((rc = write_head(o, object_form)) != 0)
+      return rc;
+  } else if ((rc = tw_out_write(o, "\n", 1)) != 0) {
+    return rc;
   }
-  if (o->records == 0 && (rc = tw_out_write(o, head, strlen(head))) != 0)
-    return rc;
-  if ((rc = tw_out_write(o, "\n", 1)) != 0)
-    return rc;
   return tw_out_write(o, tail, len);
 }
 

@@ -24,6 +24,7 @@
  *    record's text is the scanner's line buffer.
  */
 #include "internal.h"     /* config.h first; tw__json_validate */
+#include "layout.h"       /* tw__layout_head, tw__layout_tail */
 #include "reader.h"
 
 #include <errno.h>
@@ -47,8 +48,7 @@
 #define READ_BUF    ((size_t)64 * 1024)  /* input read size */
 #define WS_KEEP     ((size_t)64 * 1024)  /* padding after text kept as is */
 #define TAIL_MAX    ((size_t)4096)       /* longest tail line recognised */
-#define HEAD_MAX    16                   /* strlen of the object head */
-#define HEADS       "'" TW_TRACE_HEAD_ARRAY "' or '" TW_TRACE_HEAD_OBJECT "'"
+#define HEAD_MAX    TW__LAYOUT_HEAD_MAX  /* the longest head */
 #define MSG_MAX     (PATH_MAX + 256)
 #define END_OF_DATA (-1)                 /* what ends the last line */
 #define FOLLOW_MAX  16                   /* TW_READ_FOLLOW's growths */
@@ -70,13 +70,8 @@
  * bounded (258 bytes per 2 bits). */
 #define GZ_GUARD    ((uint64_t)32)
 #define GZ_HOLD_MAX ((size_t)256 * 1024)
-#define GZ_TAILS    4
-
-/* The tails of the stored final block: today's, then 0.1's. */
-static const char *const gz_tails[GZ_TAILS] = {
-  "\n" TW_TRACE_TAIL_ARRAY, "\n" TW_TRACE_TAIL_OBJECT,
-  "\n" TW_TRACE_TAIL_ARRAY "\n", "\n" TW_TRACE_TAIL_OBJECT "\n"
-};
+#define GZ_TAILS    4                    /* the tails looked for */
+#define GZ_TAIL_MAX 8                    /* room for "\n]}\n" */
 
 /* The state of inflating one gzip file. */
 typedef struct gzsrc {
@@ -94,6 +89,9 @@ typedef struct gzsrc {
   uint64_t guard;          /* output of input past this offset is held */
   unsigned char end[GZ_GUARD]; /* the file's last end_len bytes */
   size_t end_len;
+  char tails[GZ_TAILS][GZ_TAIL_MAX]; /* the stored block's tail: "\n]"
+                              and "\n]}", then 0.1's "\n]\n" and
+                              "\n]}\n" */
   uLong tail_crc[GZ_TAILS]; /* crc32 of each tail */
   uLong crc;               /* crc32 of all output so far */
   uint64_t out_total;      /* all output so far */
@@ -311,10 +309,28 @@ static int line_reserve(tw_reader *r, size_t need)
   return 0;
 }
 
-/* The canonical tail of the form. */
-static const char *tail_of(int object_form)
+const char *tw_read_bracket(int object_form, size_t *len)
 {
-  return object_form ? TW_TRACE_TAIL_OBJECT : TW_TRACE_TAIL_ARRAY;
+  size_t n;
+  const char *t = tw__layout_tail(object_form, &n);
+
+  while (n > 0 && t[0] == '\n') {
+    t++;
+    n--;
+  }
+  while (n > 0 && t[n - 1] == '\n')
+    n--;
+  *len = n;
+  return t;
+}
+
+/* 1 if text[0..n) is the canonical tail of the form, or its start. */
+static int is_tail_prefix(int object_form, const char *text, size_t n)
+{
+  size_t len;
+  const char *bracket = tw_read_bracket(object_form, &len);
+
+  return n <= len && memcmp(text, bracket, n) == 0;
 }
 
 /* Yield an item at the end of the current call. */
@@ -495,14 +511,13 @@ static int take_record(tw_reader *r, int terminated)
  * JSON. */
 static void take_tail(tw_reader *r, int term)
 {
-  const char *canonical = tail_of(r->info.object_form);
   char doc[HEAD_MAX + TAIL_MAX];
   size_t n = r->content;
 
   memcpy(doc, r->head, r->head_len);
   memcpy(doc + r->head_len, r->line, n);
   if (tw__json_validate(doc, r->head_len + n) != 0) {
-    if (n < strlen(canonical) && memcmp(r->line, canonical, n) == 0)
+    if (is_tail_prefix(r->info.object_form, r->line, n))
       r->strict = 0;                /* the tail, cut: nothing lost */
     else
       drop(r, 0, n);
@@ -573,17 +588,23 @@ static int line_begin(tw_reader *r, char c, uint64_t offset)
 
 /* ======================================================== the scanner */
 
-/* 1 if line 1 so far is exactly head. */
-static int is_head(const tw_reader *r, const char *head)
+/* 1 if line 1 so far is exactly the head of the form. */
+static int is_head(const tw_reader *r, int object_form)
 {
-  return r->head_len == strlen(head) &&
-         memcmp(r->head, head, r->head_len) == 0;
+  size_t len;
+  const char *head = tw__layout_head(object_form, &len);
+
+  return r->head_len == len && memcmp(r->head, head, len) == 0;
 }
 
-static int not_head(tw_reader *r)
+/* "not a tracewriter trace: the first line is not '[' or '{...['" */
+static int not_head(tw_reader *r, const char *what)
 {
-  return fail(r, TW_READ_ENOTTRACE, "not a tracewriter trace: the first "
-              "line is not " HEADS);
+  size_t l0, l1;
+  const char *h0 = tw__layout_head(0, &l0), *h1 = tw__layout_head(1, &l1);
+
+  return fail(r, TW_READ_ENOTTRACE, "not a tracewriter trace: %s '%.*s' "
+              "or '%.*s'", what, (int)l0, h0, (int)l1, h1);
 }
 
 /* Scan line 1 in p[0..n).  Returns the bytes used, or a negative code. */
@@ -603,24 +624,23 @@ static ptrdiff_t scan_head(tw_reader *r, const char *p, size_t n)
       continue;
     }
     if (r->blank)
-      return fail(r, TW_READ_ENOTTRACE, "not a tracewriter trace: it does "
-                  "not start with " HEADS);
+      return not_head(r, "it does not start with");
     i++;
     if (c == '\n') {
-      if (is_head(r, TW_TRACE_HEAD_ARRAY))
+      if (is_head(r, 0))
         r->info.object_form = 0;
-      else if (is_head(r, TW_TRACE_HEAD_OBJECT))
+      else if (is_head(r, 1))
         r->info.object_form = 1;
       else
-        return not_head(r);
-      r->info.tail = tail_of(r->info.object_form);
-      r->info.tail_len = strlen(r->info.tail);
+        return not_head(r, "the first line is not");
+      r->info.tail = tw_read_bracket(r->info.object_form,
+                                     &r->info.tail_len);
       r->state = ST_BETWEEN;
       r->line_no = 2;
       break;
     }
     if (r->head_len == HEAD_MAX)
-      return not_head(r);
+      return not_head(r, "the first line is not");
     r->head[r->head_len++] = c;
   }
   return (ptrdiff_t)i;
@@ -755,12 +775,11 @@ static int scan_finish(tw_reader *r)
     else if (r->head_len == 0)      /* a writer killed as it opened it? */
       rc = fail(r, TW_READ_ENORECORD,
                 "only whitespace or NUL bytes: no record to keep");
-    else if (is_head(r, TW_TRACE_HEAD_ARRAY) ||
-             is_head(r, TW_TRACE_HEAD_OBJECT))
+    else if (is_head(r, 0) || is_head(r, 1))
       rc = fail(r, TW_READ_ENORECORD,
                 "cut right after its head: no record to keep");
     else
-      rc = not_head(r);
+      rc = not_head(r, "the first line is not");
     note_gzip(r);
     return rc;
   }
@@ -854,10 +873,15 @@ static int gz_start(tw_reader *r)
   memset(g, 0, sizeof *g);
   g->guard = r->size > GZ_GUARD ? r->size - GZ_GUARD : 0;
   g->crc = crc32(0, NULL, 0);
-  for (int i = 0; i < GZ_TAILS; i++)
+  for (int i = 0; i < GZ_TAILS; i++) {
+    size_t len;
+    const char *bracket = tw_read_bracket(i % 2, &len);
+    snprintf(g->tails[i], GZ_TAIL_MAX, "\n%.*s%s", (int)len, bracket,
+             i < 2 ? "" : "\n");
     g->tail_crc[i] = crc32(crc32(0, NULL, 0),
-                           (const unsigned char *)gz_tails[i],
-                           (uInt)strlen(gz_tails[i]));
+                           (const unsigned char *)g->tails[i],
+                           (uInt)strlen(g->tails[i]));
+  }
   g->end_len = (size_t)(r->size < GZ_GUARD ? r->size : GZ_GUARD);
   if (pread(r->fd, g->end, g->end_len, (off_t)(r->size - g->end_len)) !=
       (ssize_t)g->end_len)
@@ -916,7 +940,7 @@ static void gz_boundary(tw_reader *r)
   if (g->overflow || g->consumed < g->guard)
     return;
   for (int i = 0; i < GZ_TAILS; i++) {
-    size_t tl = strlen(gz_tails[i]), el = 5 + tl + 8, m;
+    size_t tl = strlen(g->tails[i]), el = 5 + tl + 8, m;
     unsigned char e[5 + 4 + 8];
     uLong crc;
     uint64_t isize;
@@ -928,7 +952,7 @@ static void gz_boundary(tw_reader *r)
     e[2] = (unsigned char)(tl >> 8);
     e[3] = (unsigned char)(~tl & 0xff);
     e[4] = (unsigned char)((~tl >> 8) & 0xff);
-    memcpy(e + 5, gz_tails[i], tl);
+    memcpy(e + 5, g->tails[i], tl);
     crc = crc32_combine(g->crc, g->tail_crc[i], (z_off_t)tl);
     isize = g->out_total + tl;
     for (int b = 0; b < 4; b++) {

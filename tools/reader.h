@@ -59,13 +59,6 @@
 extern "C" {
 #endif
 
-/* The library's layout: what the reader reads and tools/output.h
- * writes (the head on a line of its own, the tail after a newline). */
-#define TW_TRACE_HEAD_ARRAY  "["
-#define TW_TRACE_HEAD_OBJECT "{\"traceEvents\":["
-#define TW_TRACE_TAIL_ARRAY  "]"
-#define TW_TRACE_TAIL_OBJECT "]}"
-
 /* Errors besides the negated errno of a failed system call (-ENOENT,
  * -EACCES, -EISDIR for a directory, -EINVAL for a file that is not a
  * regular file, -ENOMEM ...).  The message (tw_reader_error) always
@@ -165,6 +158,12 @@ struct tw_read_info {
 };
 
 typedef struct tw_reader tw_reader;
+
+/* The closing bracket of the form (object_form 0: "]", 1: "]}"): the
+ * library's tail (src/layout.h) without its newlines, which is what the
+ * tools write after the newline that ends the last record, and nothing
+ * after it.  A static string; *len its length. */
+const char *tw_read_bracket(int object_form, size_t *len);
 
 /* Open the trace at path for reading.  The file is opened with O_NONBLOCK
  * (a FIFO does not hang the open) and must be a regular file (-EISDIR for
