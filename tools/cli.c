@@ -2,38 +2,20 @@
 #include "config.h"
 
 #include "cli.h"
+#include "internal.h"     /* tw__parse_size: the options' size parser */
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 int tw_cli_parse_size(const char *text, size_t *out)
 {
-  static const struct { const char *name; unsigned shift; } units[] = {
-    { "", 0 }, { "k", 10 }, { "kb", 10 }, { "kib", 10 }, { "m", 20 },
-    { "mb", 20 }, { "mib", 20 }, { "g", 30 }, { "gb", 30 }, { "gib", 30 },
-  };
-  unsigned long long v;
-  char *end;
+  uint64_t v;
 
-  if (text[0] < '0' || text[0] > '9')
+  if (tw__parse_size(text, strlen(text), &v) != 0 || v > SIZE_MAX)
     return -1;
-  errno = 0;
-  v = strtoull(text, &end, 10);
-  if (errno != 0)
-    return -1;
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-    if (strcasecmp(end, units[i].name) == 0) {
-      if (v > (unsigned long long)(SIZE_MAX >> units[i].shift))
-        return -1;
-      *out = (size_t)v << units[i].shift;
-      return 0;
-    }
-  }
-  return -1;
+  *out = (size_t)v;
+  return 0;
 }
 
 int tw_cli_usage_error(const char *command, void (*usage)(FILE *),

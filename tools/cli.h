@@ -26,9 +26,9 @@ enum { TW_CLI_OK = 0, TW_CLI_RUNTIME = 1, TW_CLI_USAGE = 2 };
 # define TW_CLI_PRINTF(fmt, args)
 #endif
 
-/* Parse "SIZE": decimal digits, then nothing or k, kb, kib, m, mb, mib,
- * g, gb, gib in any case (powers of 1024).  0 and *out, or -1 (bad text
- * or an overflow). */
+/* Parse "SIZE" as the library's options do (tw__parse_size): decimal
+ * digits, then nothing or k, kb, kib, m, mb, mib, g, gb, gib in any case
+ * (powers of 1024).  0 and *out, or -1 (bad text or an overflow). */
 int tw_cli_parse_size(const char *text, size_t *out);
 
 /* A usage error of command: "tracewriter COMMAND: message", a blank line
