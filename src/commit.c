@@ -23,6 +23,7 @@
  */
 #include "internal.h"
 #include "writer.h"
+#include "layout.h"
 #include "rotate.h"
 
 #include <errno.h>
@@ -88,12 +89,17 @@ void tw__meta_remember_event(tw_writer *w, const tw_event *ev,
 
 int tw__begin_document(tw_writer *w, tw__sink *sink)
 {
+  char clock[256];
   struct iovec doc;
   sigset_t mask;
+  size_t len;
   int rc;
 
   tw__block_sigterm(w, &mask);
   pthread_mutex_lock(&w->meta_lock);
+  /* The clocks read again for this document. */
+  if (tw__layout_clock_record(&w->fmt, clock, sizeof clock, &len) == 0)
+    tw__meta_remember(w->meta, "clock_sync", w->pid, 0, clock, len);
   doc.iov_base = tw__meta_document_start(w->meta, w->object_form,
                                          &doc.iov_len);
   rc = sink->ops->commit(sink, &doc, 1);

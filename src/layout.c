@@ -3,6 +3,7 @@
 #include "layout.h"
 
 #include <string.h>
+#include <time.h>
 
 _Static_assert(sizeof "{\"traceEvents\":[" - 1 <= TW__LAYOUT_HEAD_MAX,
                "TW__LAYOUT_HEAD_MAX holds the longest head");
@@ -35,6 +36,33 @@ int tw__layout_first_record(const char *name, const tw__fmt_config *cfg,
   ev.name = "process_name";
   ev.args = &arg;
   ev.nargs = 1;
+  rc = tw__format_event(&ev, &def, cfg, buf, cap, len, &notes);
+  return rc == TW__ENOROOM ? TW_ETOOBIG : rc;
+}
+
+int tw__layout_clock_record(const tw__fmt_config *cfg, char *buf,
+                            size_t cap, size_t *len)
+{
+  struct timespec rt;
+  uint64_t mono = tw_now_ns(), real;
+  tw__fmt_defaults def = { 0, tw__pid(), tw__tid() };
+  tw__fmt_notes notes = { 0, 0 };
+  tw_arg args[3];
+  tw_event ev;
+  int rc;
+
+  clock_gettime(CLOCK_REALTIME, &rt);
+  real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+  args[0] = tw_arg_str("sync_id", TW__LAYOUT_CLOCK_SYNC_ID);
+  args[1] = tw_arg_uint("monotonic_ns", mono);
+  args[2] = tw_arg_uint("realtime_ns", real);
+  memset(&ev, 0, sizeof ev);
+  ev.ph = 'c';
+  ev.name = "clock_sync";
+  ev.has = TW_HAS_TS;
+  ev.ts = mono;
+  ev.args = args;
+  ev.nargs = 3;
   rc = tw__format_event(&ev, &def, cfg, buf, cap, len, &notes);
   return rc == TW__ENOROOM ? TW_ETOOBIG : rc;
 }

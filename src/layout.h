@@ -3,6 +3,7 @@
  *
  *     [                                     the head (or {"traceEvents":[)
  *     {"ph":"M","name":"process_name",...}  the first record, at once
+ *     ,{"ph":"c","name":"clock_sync",...}   the clock record
  *     ,{...}                                every later record: the
  *     ...                                     separator ",\n" then "{...}"
  *     ]                                     the tail "\n]" (or "\n]}")
@@ -40,6 +41,18 @@ const char *tw__layout_tail(int object_form, size_t *len);
  * formatter's error for a bad name. */
 int tw__layout_first_record(const char *name, const tw__fmt_config *cfg,
                             char *buf, size_t cap, size_t *len);
+
+/* The clock record that follows the first record of every document: a
+ * clock sync event ('c', name "clock_sync", args.sync_id
+ * TW__LAYOUT_CLOCK_SYNC_ID) at now on the trace clock (CLOCK_MONOTONIC,
+ * tw_now_ns), with args monotonic_ns and realtime_ns, the two clocks
+ * read one after the other: it ties the trace's timestamps to the wall
+ * clock, so that traces of other processes and machines can be put on
+ * one timeline (tracewriter merge).  Formatted into buf[0..cap) with its
+ * separator.  Returns 0 and *len, or TW_ETOOBIG. */
+#define TW__LAYOUT_CLOCK_SYNC_ID "tracewriter.realtime"
+int tw__layout_clock_record(const tw__fmt_config *cfg, char *buf,
+                            size_t cap, size_t *len);
 
 /* Turn records[0..len) (whole records, each with its separator) into the
  * start of a document in place: the head takes the place of the first

@@ -108,11 +108,11 @@ static void size_slots(tw_writer *w, const tw_options *o)
 static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
                                 const char *path, int *error)
 {
-  char first[TW__LAYOUT_HEAD_MAX + 4096];
+  char first[TW__LAYOUT_HEAD_MAX + 4096 + 256];
   char *rec = first + TW__LAYOUT_HEAD_MAX;
   struct iovec doc;
   tw_writer *w;
-  size_t len;
+  size_t len, clock_len;
   int rc = -ENOMEM, locked = 0, conds = 0;
 
   if (!(w = calloc(1, sizeof *w)))
@@ -169,11 +169,13 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   if (rc)
     goto fail;
 
-  /* The head and the first record in one commit, so the file is a valid
-   * trace from the start. */
+  /* The head, the first record and the clock record in one commit, so
+   * the file is a valid trace from the start. */
   if ((rc = tw__layout_first_record(o->process_name, &w->fmt, rec,
-                                    sizeof first - TW__LAYOUT_HEAD_MAX,
-                                    &len)) != 0)
+                                    sizeof first - TW__LAYOUT_HEAD_MAX - 256,
+                                    &len)) != 0 ||
+      (rc = tw__layout_clock_record(&w->fmt, rec + len, 256,
+                                    &clock_len)) != 0)
     goto fail;
   if (path && rotates(o)) {
     /* Only a regular file can be renamed and begun again (think of
@@ -185,8 +187,9 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
     if (!(w->rot = tw__rotation_new(path, o, &rc)))
       goto fail;
   }
+  /* Counted: the first record; the clock record is the document's own,
+   * like its head: in bytes, not in events. */
   w->own_events = 1;
-  w->own_bytes = len;
   /* Every document after the first (rotation, a restart) begins with the
    * metadata records: kept for any output that can be rewritten. */
   if (!(sink->caps & TW__SINK_STREAMING)) {
@@ -202,8 +205,12 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
     ev.ph = 'M';
     ev.name = "process_name";
     tw__meta_remember_event(w, &ev, rec, len);
+    ev.ph = 'c';
+    ev.name = "clock_sync";
+    tw__meta_remember_event(w, &ev, rec + len, clock_len);
   }
-  doc.iov_base = tw__layout_document(w->object_form, rec, len, &doc.iov_len);
+  doc.iov_base = tw__layout_document(w->object_form, rec, len + clock_len,
+                                     &doc.iov_len);
   w->own_bytes = doc.iov_len;
   pthread_mutex_lock(&w->lock);
   rc = tw__commit_bytes_locked(w, &doc, 1);

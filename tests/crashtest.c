@@ -241,6 +241,14 @@ static const char *verify(const jc_doc *d, const uint64_t *committed)
       if (!jc_streq(d, jc_get(d, e, "ph"), "M") ||
           !jc_streq(d, jc_get(d, e, "name"), "process_name"))
         return "first record is not process_name";
+      /* Then the document's clock record. */
+      if ((e = jc_next(d, e)) < 0)
+        break;
+      if (!jc_streq(d, jc_get(d, e, "ph"), "c") ||
+          !jc_streq(d, jc_get(d, e, "name"), "clock_sync") ||
+          !jc_streq(d, jc_get(d, jc_get(d, e, "args"), "sync_id"),
+                    "tracewriter.realtime"))
+        return "second record is not the clock record";
       continue;
     }
     if (jc_int64(d, jc_get(d, args, "t"), &t) != 0 || t < 0 || t >= THREADS ||

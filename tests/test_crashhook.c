@@ -660,7 +660,7 @@ static void run_threads(const char *opts, int gz, unsigned *seed)
     if (gz && !(json = tu_gunzip(buf, len, &jlen)))
       fail_msg("%s, %s: not one complete gzip member (kept %s)", opts,
                thread0_dies_at ? "SIGSEGV in thread 0" : "SIGTERM", path);
-    if (!(d = jc_parse(json, gz ? jlen : len, err, sizeof err)))
+    if (!(d = tu_parse_trace(json, gz ? jlen : len, err, sizeof err)))
       fail_msg("%s, %s: not strict JSON: %s (kept %s)", opts,
                thread0_dies_at ? "SIGSEGV in thread 0" : "SIGTERM", err,
                path);

@@ -1333,7 +1333,7 @@ static unsigned long open_fail_each(const cfg *c, enum fk k, int err,
       size_t jn;
       char *json = json_of(c, raw, len, &jn);
       char why[96];
-      jc_doc *d = jc_parse(json, jn, why, sizeof why);
+      jc_doc *d = tu_parse_trace(json, jn, why, sizeof why);
       if (d) {
         EXPECT(check_events(d) == 0);
         jc_free(d);
@@ -1886,7 +1886,7 @@ static jc_doc *repaired(const char *buf, size_t len)
     assert_non_null(fixed);
     memcpy(fixed, buf, n);
     memcpy(fixed + n, "\n]\n", 3);
-    d = jc_parse(fixed, n + 3, err, sizeof err);
+    d = tu_parse_trace(fixed, n + 3, err, sizeof err);
     free(fixed);
     if (d)
       return d;
@@ -2105,7 +2105,7 @@ static int rot_file_events(const rot_dir *r, const char *name, int *first,
     json = raw;
     jn = len;
   }
-  if (!(d = jc_parse(json, jn, why, sizeof why)))
+  if (!(d = tu_parse_trace(json, jn, why, sizeof why)))
     fail_msg("%s: %s is not strict JSON: %s", ctx, name, why);
   EXPECT(jn >= 3 && memcmp(json + jn - 3, "\n]\n", 3) == 0);
   free(json);

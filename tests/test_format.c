@@ -339,7 +339,9 @@ static void check_event(const jc_doc *d, jc_val obj, const tw_event *ev,
 }
 
 /* The bytes on disk: the head, then one record per line, then the tail
- * and nothing after it; each record line is a JSON object by itself. */
+ * and nothing after it; each record line is a JSON object by itself.
+ * nevents counts the records but the document's clock record, which is
+ * a line too. */
 static void check_layout(const char *path, size_t nevents, int object_form)
 {
   const char *head = object_form ? "{\"traceEvents\":[" : "[";
@@ -350,6 +352,7 @@ static void check_layout(const char *path, size_t nevents, int object_form)
   char *p = buf, *e = buf + len;
 
   tu_assert_tail(path, object_form);
+  nevents++;                       /* the clock record */
   for (size_t i = 0; i < len; i++) {
     if (buf[i] == '\n')
       nl++;

@@ -172,7 +172,7 @@ static void load_events(const char *file, int gz, int object_form,
 
   if (gz && !(json = tu_gunzip(buf, len, &len)))
     fail_msg("%s: %s is not one complete gzip member", ctx, file);
-  if (!(d = jc_parse(json, len, err, sizeof err)))
+  if (!(d = tu_parse_trace(json, len, err, sizeof err)))
     fail_msg("%s: %s is not strict JSON: %s", ctx, file, err);
   if (json != buf)
     free(json);

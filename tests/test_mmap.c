@@ -674,7 +674,7 @@ static void test_rlimit_fsize(void **state)
       FILE *f = fopen(path, "rb");
       static char buf[64 * 1024];
       size_t len = f ? fread(buf, 1, sizeof buf, f) : 0;
-      jc_doc *d = jc_parse(buf, len, NULL, 0);
+      jc_doc *d = tu_parse_trace(buf, len, NULL, 0);
       int ok = d && jc_len(d, jc_trace_events(d)) == (size_t)i &&
                len % 4096 == 0;
       jc_free(d);
@@ -763,7 +763,7 @@ static void test_fork(void **state)
 /* 1 if buf[0..len) is strictly valid JSON, else 0. */
 static int strict_ok(const char *buf, size_t len)
 {
-  jc_doc *d = jc_parse(buf, len, NULL, 0);
+  jc_doc *d = tu_parse_trace(buf, len, NULL, 0);
   jc_free(d);
   return d != NULL;
 }
@@ -815,7 +815,7 @@ static jc_doc *classify_killed(char *buf, size_t len, int *kind)
     assert_non_null(b);
     memcpy(b, buf, e);
     memcpy(b + e, "\n]\n", 3);
-    d = jc_parse(b, e + 3, NULL, 0);
+    d = tu_parse_trace(b, e + 3, NULL, 0);
     free(b);
     if (d) {
       *kind = KILL_NO_BRACKET;
@@ -835,7 +835,7 @@ static jc_doc *classify_killed(char *buf, size_t len, int *kind)
       assert_non_null(b);
       memcpy(b, buf, q);
       memcpy(b + q, "\n]\n", 3);
-      d = jc_parse(b, q + 3, NULL, 0);
+      d = tu_parse_trace(b, q + 3, NULL, 0);
       free(b);
       if (d) {
         jc_free(d);

@@ -179,7 +179,7 @@ static void check_valid_untouched(int object_form)
   tt_write_trace(path, object_form, 40, 0);
   orig = tu_read_file(path, &len);
   tt_records_of(orig, len, &exp);
-  assert_int_equal(exp.n, 41);
+  assert_int_equal(exp.n, 40 + TT_DOC_RECORDS);
   before = tt_take_snap(path);
 
   repair_ok(path, NULL, &rep);
@@ -187,7 +187,7 @@ static void check_valid_untouched(int object_form)
   assert_false(rep.written);
   assert_false(rep.was_gzip);
   assert_int_equal(rep.object_form, object_form);
-  assert_int_equal(rep.kept_records, 41);
+  assert_int_equal(rep.kept_records, 40 + TT_DOC_RECORDS);
   assert_int_equal(rep.dropped_records, 0);
   assert_int_equal(rep.input_bytes, len);
   after = tt_take_snap(path);
@@ -340,7 +340,10 @@ static void check_suffix(const char *dir, const char *orig, size_t body,
     {
       size_t len;
       char *buf = tu_read_file(path, &len);
-      jc_doc *d = tu_load_mem(buf, len);
+      char err[256];
+      jc_doc *d = jc_parse(buf, len, err, sizeof err);  /* every record */
+      if (!d)
+        fail_msg("not strict JSON: %s", err);
       assert_int_equal(jc_len(d, tu_events(d)), n);
       jc_free(d);
       free(buf);
@@ -434,7 +437,7 @@ static void check_layouts(int object_form)
     assert_int_equal(rep.dropped_records, 1);
     assert_int_equal(rep.dropped_bytes, strlen(half) - 2);
     buf = tu_read_file(path, &n);
-    d = tu_load_mem(buf, n);
+    d = tt_load_raw(buf, n);
     ev = tu_events(d);
     assert_int_equal(jc_len(d, ev), exp.n + 1);
     for (v = jc_first(d, ev); i < exp.n; v = jc_next(d, v), i++) {
@@ -552,7 +555,7 @@ static void test_object_tail_kept(void **state)
   assert_int_equal(rep.dropped_records, 1);
   tt_assert_file_is(path, valid, strlen(valid));   /* no newline at the end */
   buf = tu_read_file(path, &len);
-  jc_free(tu_load_mem(buf, len));
+  jc_free(tt_load_raw(buf, len));
   free(buf);
   free(path);
   tt_remove_dir(dir);
@@ -999,7 +1002,7 @@ static void assert_layout_file(const char *path, const layout *L,
 {
   size_t len, i = 0;
   char *buf = tu_read_file(path, &len);
-  jc_doc *d = tu_load_mem(buf, len);
+  jc_doc *d = tt_load_raw(buf, len);
   jc_val ev = tu_events(d), v;
 
   assert_int_equal(jc_len(d, ev), L->n);
@@ -1230,21 +1233,21 @@ static void test_big_file(void **state)
   orig = tu_read_file(path, &len);
   assert_true(len > 5u * 1000 * 1000);
   tt_records_of(orig, len, &exp);
-  assert_int_equal(exp.n, 50001);
+  assert_int_equal(exp.n, 50000 + TT_DOC_RECORDS);
 
   before = tt_take_snap(path);
   repair_ok(path, NULL, &rep);
   assert_true(rep.was_valid);
-  assert_int_equal(rep.kept_records, 50001);
+  assert_int_equal(rep.kept_records, 50000 + TT_DOC_RECORDS);
   after = tt_take_snap(path);
   tt_assert_same_snap(&before, &after);
 
   /* Cut in the middle of the last record. */
   tt_write_bytes(path, orig, exp.start[exp.n - 1] + exp.rawlen[exp.n - 1] / 2);
   repair_ok(path, NULL, &rep);
-  assert_int_equal(rep.kept_records, 50000);
+  assert_int_equal(rep.kept_records, 50000 + TT_DOC_RECORDS - 1);
   assert_int_equal(rep.dropped_records, 1);
-  tt_assert_trace_file(path, &exp, 50000, 0);
+  tt_assert_trace_file(path, &exp, 50000 + TT_DOC_RECORDS - 1, 0);
   tt_records_free(&exp);
   free(orig);
   free(path);
@@ -1263,41 +1266,44 @@ static void test_big_record(void **state)
   tt_records exp;
   (void)state;
 
+  /* The big record follows the document's records and 10 events. */
+  enum { BIG = TT_DOC_RECORDS + 10 };
+
   tt_write_trace(path, 0, 10, big);
   orig = tu_read_file(path, &len);
   tt_records_of(orig, len, &exp);
-  assert_int_equal(exp.n, 12);
-  assert_true(exp.rawlen[11] > big);
+  assert_int_equal(exp.n, 11 + TT_DOC_RECORDS);
+  assert_true(exp.rawlen[BIG] > big);
 
   repair_ok(path, NULL, &rep);
   assert_true(rep.was_valid);
 
   /* The big record whole, its tail missing: kept. */
-  tt_write_bytes(path, orig, exp.end[11]);
+  tt_write_bytes(path, orig, exp.end[BIG]);
   repair_ok(path, NULL, &rep);
-  assert_int_equal(rep.kept_records, 12);
-  tt_assert_trace_file(path, &exp, 12, 0);
+  assert_int_equal(rep.kept_records, 11 + TT_DOC_RECORDS);
+  tt_assert_trace_file(path, &exp, BIG + 1, 0);
   /* Cut inside it: dropped, 1.5 MB counted. */
-  tt_write_bytes(path, orig, exp.start[11] + 1500000);
+  tt_write_bytes(path, orig, exp.start[BIG] + 1500000);
   repair_ok(path, NULL, &rep);
-  assert_int_equal(rep.kept_records, 11);
+  assert_int_equal(rep.kept_records, 10 + TT_DOC_RECORDS);
   assert_int_equal(rep.dropped_records, 1);
   assert_int_equal(rep.dropped_bytes, 1500000);
-  tt_assert_trace_file(path, &exp, 11, 0);
+  tt_assert_trace_file(path, &exp, BIG, 0);
   /* A record longer than max_line is refused, not dropped. */
-  tt_write_bytes(path, orig, exp.end[11]);
+  tt_write_bytes(path, orig, exp.end[BIG]);
   tw_repair_options_init(&o);
   o.max_line = 1024 * 1024;
   assert_int_equal(tw_repair_file_ex(path, NULL, &o, &rep, err, sizeof err),
                    TW_REPAIR_ELINE);
   assert_non_null(strstr(err, "max-line"));
-  tt_assert_file_is(path, orig, exp.end[11]);
+  tt_assert_file_is(path, orig, exp.end[BIG]);
   assert_int_equal(tt_count_files(dir), 1);
   /* With max_line raised, repaired. */
   o.max_line = 4 * 1024 * 1024;
   assert_int_equal(tw_repair_file_ex(path, NULL, &o, &rep, err, sizeof err),
                    0);
-  tt_assert_trace_file(path, &exp, 12, 0);
+  tt_assert_trace_file(path, &exp, BIG + 1, 0);
   tt_records_free(&exp);
   free(orig);
   free(path);
@@ -1419,7 +1425,7 @@ static void check_gzip_cuts(int object_form)
       char *g2 = tu_read_file(path, &gl2);
       char *json = tt_gz_inflate((unsigned char *)g2, gl2, &jl, &complete);
       assert_true(complete);
-      jc_free(tu_load_mem(json, jl));
+      jc_free(tt_load_raw(json, jl));
       free(json);
       free(g2);
     }

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- helpers */
@@ -880,6 +881,73 @@ static void test_symlink_path(void **state)
   place_remove(&p, 1);
 }
 
+/* The clock record of a file: the second record, a 'c' "clock_sync"
+ * event whose ts is its monotonic_ns; its realtime_ns into *real. */
+static uint64_t clock_of(const char *path, uint64_t *real)
+{
+  size_t len;
+  char *buf = tu_read_file(path, &len), err[256];
+  jc_doc *d = jc_parse(buf, len, err, sizeof err);    /* every record */
+  jc_val e, args;
+  uint64_t mono, ts;
+
+  if (!d)
+    fail_msg("%s: not strict JSON: %s", path, err);
+  e = jc_next(d, jc_first(d, tu_events(d)));
+  tu_assert_str(d, e, "ph", "c");
+  tu_assert_str(d, e, "name", "clock_sync");
+  args = jc_get(d, e, "args");
+  assert_int_equal(jc_len(d, args), 3);
+  tu_assert_str(d, args, "sync_id", "tracewriter.realtime");
+  assert_int_equal(jc_uint64(d, jc_get(d, args, "monotonic_ns"), &mono), 0);
+  assert_int_equal(jc_uint64(d, jc_get(d, args, "realtime_ns"), real), 0);
+  assert_int_equal(jc_us_to_ns(d, jc_get(d, e, "ts"), &ts), 0);
+  assert_int_equal(ts, mono);
+  jc_free(d);
+  free(buf);
+  return mono;
+}
+
+static uint64_t realtime_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Every file begins with the clock record read when it was begun: at
+ * open, and again at each rotation, the two clocks read one after the
+ * other (what tracewriter merge aligns traces with). */
+static void test_clock_record(void **state)
+{
+  char fname[400];
+  uint64_t m0, r0, m1, r1, before, after, mb, ma;
+  place p;
+  tw_writer *w;
+  tw_stats st;
+  (void)state;
+
+  place_new(&p, "clock.json");
+  before = realtime_ns();
+  mb = tw_now_ns();
+  w = open_with(p.path, "rotate_every=1ns");
+  ma = tw_now_ns();
+  after = realtime_ns();
+  emit_i(w, 0);
+  assert_int_equal(tw_flush(w), 0);             /* rotates */
+  emit_i(w, 1);
+  assert_int_equal(tw_get_stats(w, &st), 0);
+  assert_int_equal(tw_close(w), 0);
+  assert_true(st.rotations >= 1);
+  file_name(&p, 1, fname, sizeof fname);
+  m0 = clock_of(fname, &r0);
+  assert_true(mb <= m0 && m0 <= ma);
+  assert_true(before <= r0 && r0 <= after);
+  m1 = clock_of(p.path, &r1);
+  assert_true(m1 > m0 && r1 > r0);
+  place_remove(&p, st.rotations);
+}
+
 /* A name too long for the numbers of the finished files is refused at
  * open, not at the first rotation hours later. */
 static void test_name_too_long(void **state)
@@ -932,6 +1000,7 @@ int main(void)
     cmocka_unit_test(test_relative_path_chdir),
     cmocka_unit_test(test_symlink_path),
     cmocka_unit_test(test_name_too_long),
+    cmocka_unit_test(test_clock_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

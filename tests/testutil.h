@@ -31,10 +31,20 @@ void tu_cleanup(char *path);
  * NULL).  Fails the test if it cannot be read. */
 char *tu_read_file(const char *path, size_t *len);
 
+/* Check buf[0..len) whole with the strict checker (jc_parse), then
+ * return it parsed without the clock record that the library writes
+ * after the first record of every document (a 'c' "clock_sync" event,
+ * layout.h): the tests count and compare the records a writer was given;
+ * the tests of the clock record itself use jc_parse.  NULL with err as
+ * jc_parse if it is not strict JSON. */
+jc_doc *tu_parse_trace(const char *buf, size_t len, char *err,
+                       size_t errsize);
+
 /* Parse a whole trace file with the strict checker; fails the test (with
- * the checker's reason) if it is not strictly valid JSON.  jc_free() it. */
+ * the checker's reason) if it is not strictly valid JSON.  jc_free() it.
+ * Read as tu_parse_trace. */
 jc_doc *tu_load(const char *path);
-/* Same for bytes in memory. */
+/* Same for bytes in memory (read as tu_parse_trace). */
 jc_doc *tu_load_mem(const char *buf, size_t len);
 
 /* The events array of a trace (array or object form), asserted present. */

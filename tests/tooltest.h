@@ -117,4 +117,13 @@ void tt_deadline(unsigned seconds, const char *what);
 unsigned tt_guard_begin(unsigned seconds, const char *what);
 void tt_guard_end(unsigned left);
 
+/* buf[0..len) parsed strictly as it is, every record included (the
+ * document's clock record, which tu_load_mem leaves out).  Fails the
+ * test if it is not strict JSON. */
+jc_doc *tt_load_raw(const char *buf, size_t len);
+
+/* Records the library writes at the start of every document: the
+ * process_name record and the clock record. */
+#define TT_DOC_RECORDS 2
+
 #endif /* TW_TOOLTEST_H */

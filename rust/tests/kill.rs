@@ -68,7 +68,7 @@ fn read_or_repair(path: &Path) -> (Vec<J>, bool) {
             if path.extension().map_or(true, |e| e != "gz") {
                 common::jsonlint(path);
             }
-            return (ev, false);
+            return (common::without_clock(ev), false);
         }
     }
     let repair = tool("tools/tracewriter").unwrap_or_else(|| {
@@ -90,7 +90,7 @@ fn read_or_repair(path: &Path) -> (Vec<J>, bool) {
     );
     let bytes = text_of(path).expect("a repaired gzip trace reads whole");
     match parse(&bytes) {
-        Ok(J::Arr(ev)) => (ev, true),
+        Ok(J::Arr(ev)) => (common::without_clock(ev), true),
         other => panic!("{} after repair: {:?}", path.display(), other.err()),
     }
 }

@@ -10,7 +10,7 @@
  *    record per line, the exact tail and nothing after it, no record
  *    longer than max_event;
  *  - it holds exactly the events whose tw_emit returned 0, plus the
- *    process_name record;
+ *    process_name record and the clock record;
  *  - every return code is 0 or a bad-input code that the event really
  *    deserves (an independent model of the rules of tracewriter.h says
  *    which codes are possible and whether one is required);
@@ -1049,7 +1049,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   }
 
   tail = o.format == TW_FORMAT_OBJECT ? "\n]}\n" : "\n]\n";
-  check_committed(fd, tail, 1, 1);
+  check_committed(fd, tail, 2, 2);     /* process_name, the clock */
   for (unsigned i = 0; i < nevents; i++) {
     unsigned k;
     model_event(&m, &events[i]);
@@ -1075,8 +1075,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       rc = tw_flush(w);
       FZ_CHECK(rc == 0, "tw_flush: %s (%d)", tw_err_name(rc), rc);
     }
-    check_committed(fd, tail, (b1 & 0x80) || o.sink == TW_SINK_MMAP ? ok + 1 : 1,
-                    ok + 1);
+    /* + 2: the document's own records, process_name and the clock. */
+    check_committed(fd, tail, (b1 & 0x80) || o.sink == TW_SINK_MMAP ? ok + 2 : 2,
+                    ok + 2);
   }
   FZ_CHECK(tw_get_stats(w, &st) == 0, "tw_stats");
   rc = tw_close(w);
@@ -1097,7 +1098,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   for (const char *p = file, *nl; (nl = memchr(p, '\n', flen - (size_t)(p - file)));
        p = nl + 1) {
     size_t ll = (size_t)(nl - p);
-    if (lines >= 2 && lines <= ok + 1) {
+    if (lines >= 3 && lines <= ok + 2) {
       /* An event's record ",\n{...}": the line is "{...}" and the next
        * record's comma. */
       size_t rec = ll + 2 - (ll && p[ll - 1] == ',');
@@ -1107,12 +1108,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     lines++;
   }
-  FZ_CHECK(lines == ok + 3, "%zu lines for %u events (one record per line)",
-           lines, ok + 1);
+  FZ_CHECK(lines == ok + 4, "%zu lines for %u events (one record per line)",
+           lines, ok + 2);
 
   evs = jc_trace_events(d);
-  FZ_CHECK(evs >= 0 && jc_len(d, evs) == ok + 1,
-           "%zu events in the file, %u emitted + 1", jc_len(d, evs), ok);
+  FZ_CHECK(evs >= 0 && jc_len(d, evs) == ok + 2,
+           "%zu events in the file, %u emitted + 2", jc_len(d, evs), ok);
   v = jc_first(d, evs);
   FZ_CHECK(jc_streq(d, jc_get(d, v, "ph"), "M") &&
            jc_streq(d, jc_get(d, v, "name"), "process_name"),
@@ -1120,6 +1121,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (pname)
     check_str_val(&x, d, jc_get(d, jc_get(d, v, "args"), "name"),
                   "process_name", pname, TW_NUL_TERMINATED);
+  v = jc_next(d, v);
+  FZ_CHECK(jc_streq(d, jc_get(d, v, "ph"), "c") &&
+           jc_streq(d, jc_get(d, v, "name"), "clock_sync"),
+           "the second record is not the clock record");
   for (unsigned i = 0; i < nevents; i++) {
     if (rcs[i] != 0)
       continue;

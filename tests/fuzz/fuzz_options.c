@@ -101,7 +101,8 @@ static void open_with(const tw_options *parsed)
       fz_dump("file", file, len);
       FZ_FAIL("not a strict JSON trace: %s", msg);
     }
-    FZ_CHECK(jc_len(d, jc_trace_events(d)) == 2, "not 2 events");
+    /* process_name, the clock record, the event */
+    FZ_CHECK(jc_len(d, jc_trace_events(d)) == 3, "not 3 records");
     jc_free(d);
   }
   free(file);

@@ -330,20 +330,36 @@ impl J {
 }
 
 /// Read a trace file strictly and return its events (of the array or of
-/// "traceEvents"); also runs the project's checker when it is built.
+/// "traceEvents"), without the clock record that the library writes after
+/// the first record of every document (a "c" "clock_sync" event, checked
+/// here); also runs the project's checker when it is built.
 pub fn load(path: &Path) -> Vec<J> {
     let bytes = fs::read(path).unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
     let doc =
         parse(&bytes).unwrap_or_else(|e| panic!("{}: not strict JSON: {}", path.display(), e));
     jsonlint(path);
-    match doc {
+    let events = match doc {
         J::Arr(events) => events,
         J::Obj(_) => match doc.get("traceEvents") {
             Some(J::Arr(events)) => events.clone(),
             _ => panic!("{}: object without traceEvents", path.display()),
         },
         _ => panic!("{}: not a trace", path.display()),
+    };
+    without_clock(events)
+}
+
+/// The events without the document's clock record (second, after the
+/// process_name record), checked.
+pub fn without_clock(mut events: Vec<J>) -> Vec<J> {
+    let is_clock = events.len() > 1
+        && events[1].get("ph").map(|p| p.str() == "c").unwrap_or(false)
+        && events[1].get("name").map(|n| n.str() == "clock_sync").unwrap_or(false);
+    if is_clock {
+        assert_eq!(events[1].at("args").at("sync_id").str(), "tracewriter.realtime");
+        events.remove(1);
     }
+    events
 }
 
 /// Check that every event is an object with a one-letter ph, and that the
