@@ -4,8 +4,9 @@
  * workload, each sink and each directory, the median of BENCH_REPS runs of
  * ns/event, MB/s, bytes/event, allocations/event, peak RSS, and a producer's
  * per-event latency; then the baselines measured in the same run with the
- * same events, the ratios to them, and each target of the performance issue
- * with PASS or MISS.  See bench/README.md.
+ * same events, the ratios to them; the throughput of the thread workloads
+ * relative to one thread's; and each target of the performance issues
+ * (5, 12) with PASS or MISS.  See bench/README.md.
  *
  * WORKLOADS -- fixed shapes: keep them exactly as they are, so figures stay
  * comparable across changes.  Every event carries an explicit ts (and dur),
@@ -20,8 +21,12 @@
  *      {"ph":"X","name":"rope","cat":"bench","ts":3.234,"dur":0.503,
  *       "pid":123,"tid":123}
  *   B  as A with two args: {"tokens": i (int), "layer": "attn" (string)}.
- *   C  as A from 2 threads (the main thread and one more), N/2 each:
- *      thread t writes the events i = 2*j + t, j = 0 .. N/2-1, in order.
+ *   Ck as A from k = 2, 4, 8 or 16 threads (the main thread, producer 0,
+ *      and k-1 more), N/k each: thread t writes the events i = k*j + t,
+ *      j = 0 .. N/k-1, in order (N rounded down to a multiple of k).  The
+ *      producers are created before the timed region and wait on a barrier
+ *      that releases them right after tw_open.  C2 is the C of earlier
+ *      versions (BENCH_WORKLOADS accepts C for it).
  *   D  the demo's mix of phases ("tracewriter demo"), on one thread, cut at
  *      exactly N events: 2 metadata events (thread_name, thread_sort_index),
  *      then per request r = 1, 2, ... (base = r * 10 ms, bits = mix(r)):
@@ -53,16 +58,19 @@
  * (CLOCK_PROCESS_CPUTIME_ID, every thread) over the same region is shown
  * too: it is what other load on the machine disturbs least.  Heap
  * allocations are counted by interposing malloc/calloc/realloc/memalign in
- * this program, between just after tw_open and just before tw_close.
- * Latency runs are separate runs:
- * each tw_* call of the producer (the main thread) is timed with rdtsc
+ * this program, between just after tw_open and just before tw_close; those
+ * a producer makes inside its first event (its staging: the library
+ * allocates it then) are counted apart, as startup allocations per
+ * thread, so alloc/ev is the steady state.  Latency runs are separate
+ * runs: each tw_* call of producer 0 (the main thread) is timed with rdtsc
  * (x86-64) or clock_gettime into a histogram; throughput runs are not.
  *
  * BASELINES, same run, same events, same directory:
  *   fprintf   one fprintf(3) per event to a FILE * with the default stdio
  *             buffer, printing the same fields in the same order (the same
  *             bytes: checked at start), head and tail included: a valid
- *             JSON file.  C: both threads on one FILE *.
+ *             JSON file.  C2: both threads on one FILE *.  Not run for
+ *             C4, C8, C16 (stdio's lock, not a baseline of interest).
  *   write(2)  the bytes the file sink produced, read into memory first (not
  *             timed), then open + write(2) in 64 KiB chunks + close.
  *   mmap-cpy  the same bytes: open + posix_fallocate(size) + mmap + one
@@ -71,7 +79,21 @@
  *   zlib      the same bytes through zlib's deflate at the gzip sink's
  *             level (gzip wrapper), 64 KiB in and out, output written with
  *             write(2): one core, no formatting.  Timed as above.
- *   gzip -1, gzip -6   sizes only, of the same bytes, by gzip(1).
+ *   gzip -1, gzip -6   sizes only, of the same bytes, by gzip(1); /dev/shm,
+ *             A, B, C2, D only.
+ * A bound runs when a selected sink is measured against it (write(2): file
+ * and file-bg; mmap-cpy: mmap; zlib: gzip).
+ *
+ * THREADS -- after the table, events per second of C2, C4, C8, C16 divided
+ * by A's, per sink and directory (and their CPU time per event divided by
+ * A's).
+ *
+ * PEAK RSS -- on /dev/shm, one run at N = 100k and one at BENCH_RSS_N: A
+ * through every sink, and C8 through file and mmap.
+ *
+ * TARGETS -- issue 12's (threads) P1-P8, then issue 5's still in force
+ * (T1, T2, T4, T7, T8, T12); T3, T9 and T10 became P6, P8 and P7, and
+ * P1-P4 replace T5, T6 and T11.  The list is in bench/README.md.
  *
  * COST OF SERVER OPTIONS -- a section after the table: workload A on the
  * file-bg sink, in both directories, plain and with each of
@@ -85,9 +107,11 @@
  * counted and removed after each run.
  *
  * Environment: BENCH_N (events per run, default 1000000), BENCH_REPS
- * (default 5), BENCH_DIR (the disk directory, default /var/tmp), BENCH_SHM
+ * (default 5), BENCH_REPS_MANY (the repetitions of C8 and C16, default
+ * BENCH_REPS), BENCH_DIR (the disk directory, default /var/tmp), BENCH_SHM
  * (default /dev/shm), BENCH_RSS_N (the large N of the RSS check, default
- * 10000000), BENCH_WORKLOADS (default ABCD), BENCH_SINKS (default
+ * 10000000), BENCH_WORKLOADS (default A,B,C2,C4,C8,C16,D: names, commas
+ * optional, C alone is C2, so ABCD still works), BENCH_SINKS (default
  * file,file-bg,mmap,gzip), BENCH_OPTIONS (an options string added to every
  * sink's, for experiments: "buffer=1MiB"; the targets assume none),
  * BENCH_COSTS (the cost section's rows, default flush,sync,rotate; none
@@ -96,7 +120,7 @@
  *
  *   bench                 the whole benchmark
  *   bench --one W SINK DIR   one run in this process (for profilers),
- *                            N from BENCH_N
+ *                            N from BENCH_N; W: A B C2 C4 C8 C16 D (or C)
  */
 #define _GNU_SOURCE
 #include "tracewriter.h"
@@ -138,8 +162,11 @@
 /* ================================================== heap allocation count */
 
 /* Every malloc, calloc, realloc and memalign of the process, libraries
- * included: this program's definitions take precedence over glibc's. */
+ * included: this program's definitions take precedence over glibc's.
+ * A thread that points alloc_into at a counter of its own counts its
+ * allocations there instead (a producer's first event: its staging). */
 static unsigned long alloc_count;
+static __thread unsigned long *alloc_into;
 #if defined(__has_feature)
 # if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
      __has_feature(memory_sanitizer)
@@ -161,7 +188,10 @@ extern void *__libc_memalign(size_t align, size_t n);
 
 static inline void count_alloc(void)
 {
-  __atomic_fetch_add(&alloc_count, 1, __ATOMIC_RELAXED);
+  if (alloc_into)
+    ++*alloc_into;
+  else
+    __atomic_fetch_add(&alloc_count, 1, __ATOMIC_RELAXED);
 }
 
 void *malloc(size_t n) { count_alloc(); return __libc_malloc(n); }
@@ -304,6 +334,41 @@ static const char *const NAMES[8] = {
 #define TS(i) ((uint64_t)(i) * 1000u + 1234u)
 #define DUR(i) (500u + (uint64_t)(i) % 7u)
 #define PROCESS_NAME "bench"
+
+/* The workloads, in the table's order.  full: with the fprintf baseline
+ * and the gzip(1) sizes (the thread workloads beyond C2 are measured
+ * against the bounds only). */
+typedef struct wldef {
+  const char *name;
+  int threads;             /* producers */
+  int full;
+} wldef;
+
+static const wldef WLS[] = {
+  { "A", 1, 1 }, { "B", 1, 1 }, { "C2", 2, 1 }, { "C4", 4, 0 },
+  { "C8", 8, 0 }, { "C16", 16, 0 }, { "D", 1, 1 },
+};
+enum { W_A, W_B, W_C2, W_C4, W_C8, W_C16, W_D, NWLS };
+#define MAX_THREADS 16
+#define IS_THREADS(wl) ((wl) >= W_C2 && (wl) <= W_C16)
+
+/* The events a run of workload wl writes for n asked: a multiple of its
+ * threads. */
+static uint64_t wl_events(int wl, uint64_t n)
+{
+  return n / (uint64_t)WLS[wl].threads * (uint64_t)WLS[wl].threads;
+}
+
+/* Workload name[0..len) (C alone is C2), or -1. */
+static int wl_find(const char *name, size_t len)
+{
+  if (len == 1 && name[0] == 'C')
+    return W_C2;
+  for (int w = 0; w < NWLS; w++)
+    if (strlen(WLS[w].name) == len && strncmp(WLS[w].name, name, len) == 0)
+      return w;
+  return -1;
+}
 
 /* --- workload D: the demo's mix, deterministic */
 
@@ -650,7 +715,9 @@ typedef struct result {
   uint64_t events;
   uint64_t json_bytes;     /* uncompressed bytes, head and tail included */
   uint64_t file_bytes;     /* size of the output */
-  uint64_t allocs;         /* allocations in the counted window */
+  uint64_t allocs;         /* allocations in the counted window, but ... */
+  uint64_t startup_allocs; /* ... those of the producers' first events */
+  int threads;             /* producers */
   uint64_t commits;        /* tw_stats commits */
   int has_lat;
   uint64_t p50, p99, p999, pmax;
@@ -666,7 +733,7 @@ static const char *const KIND_NAME[] = {
 
 typedef struct job {
   int kind;                /* enum kind */
-  char wl;                 /* 'A'..'D' */
+  int wl;                  /* index into WLS */
   int sink;                /* K_TW: index into SINKS */
   uint64_t n;              /* events */
   int latency;             /* time each call of the producer */
@@ -688,11 +755,19 @@ static void fail_msg(result *res, int status, const char *fmt, ...)
 /* The producers of a tracewriter run. */
 typedef struct tw_run {
   tw_writer *w;
-  char wl;
+  int wl;
   uint64_t n;
   int rc;                  /* first error of an event call */
   pthread_barrier_t start, stop;
+  unsigned long startup[MAX_THREADS]; /* allocations of each producer's
+                              first event */
 } tw_run;
+
+/* A producer besides the main one: the run and its number. */
+typedef struct producer {
+  void *run;               /* tw_run or fp_run */
+  int t;
+} producer;
 
 /* Events [first, n) step stride of workload A/B/C on w; lat: time each
  * call into lat_hist.  Inlined with lat constant, so the throughput loop
@@ -724,56 +799,120 @@ produce_ab(tw_writer *w, int with_args, uint64_t first, uint64_t n,
   return rc;
 }
 
+/* The next event of workload D on w. */
 static inline __attribute__((always_inline)) int
-produce_d(tw_writer *w, uint64_t n, int lat)
+emit_d(tw_writer *w, dgen *g, int lat)
+{
+  tw_event ev;
+  uint64_t t0 = 0;
+  int r;
+
+  dgen_next(g, &ev);
+  if (lat)
+    t0 = ticks();
+  r = tw_emit(w, &ev);
+  if (lat)
+    hist_add(&lat_hist, ticks_to_ns(ticks() - t0));
+  return r;
+}
+
+static inline __attribute__((always_inline)) int
+produce_d(tw_writer *w, uint64_t n, unsigned long *startup, int lat)
 {
   dgen g;
-  tw_event ev;
-  int rc = 0;
+  int rc;
 
   dgen_init(&g);
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t t0 = 0;
-    int r;
-    dgen_next(&g, &ev);
-    if (lat)
-      t0 = ticks();
-    r = tw_emit(w, &ev);
-    if (lat)
-      hist_add(&lat_hist, ticks_to_ns(ticks() - t0));
+  alloc_into = startup;
+  rc = emit_d(w, &g, lat);
+  alloc_into = NULL;
+  for (uint64_t i = 1; i < n; i++) {
+    int r = emit_d(w, &g, lat);
     if (UNLIKELY(r) && !rc)
       rc = r;
   }
   return rc;
 }
 
-static int produce(tw_writer *w, char wl, uint64_t n, int thread, int lat)
+/* Producer t's events of workload A, B or Ck (k producers: 1 for A and
+ * B), n asked, its first event's allocations counted into *startup.
+ * Inlined with with_args, lat (and k for A and B) constant. */
+static inline __attribute__((always_inline)) int
+produce_abc(tw_writer *w, int with_args, uint64_t k, uint64_t n, int t,
+            unsigned long *startup, int lat)
 {
+  uint64_t first = (uint64_t)t;
+  int rc, r;
+
+  n = n / k * k;
+  alloc_into = startup;
+  rc = produce_ab(w, with_args, first, first + 1 < n ? first + 1 : n, 1, lat);
+  alloc_into = NULL;
+  r = produce_ab(w, with_args, first + k, n, k, lat);
+  return rc ? rc : r;
+}
+
+static int produce(tw_writer *w, int wl, uint64_t n, int t,
+                   unsigned long *startup, int lat)
+{
+  uint64_t k = (uint64_t)WLS[wl].threads;
+
+  lat = lat && t == 0;                       /* producer 0's calls */
   switch (wl) {
-  case 'A':
-    return lat ? produce_ab(w, 0, 0, n, 1, 1) : produce_ab(w, 0, 0, n, 1, 0);
-  case 'B':
-    return lat ? produce_ab(w, 1, 0, n, 1, 1) : produce_ab(w, 1, 0, n, 1, 0);
-  case 'C':
-    n = n / 2 * 2;
-    if (lat && thread == 0)
-      return produce_ab(w, 0, (uint64_t)thread, n, 2, 1);
-    return produce_ab(w, 0, (uint64_t)thread, n, 2, 0);
+  case W_A:
+    return lat ? produce_abc(w, 0, 1, n, t, startup, 1)
+               : produce_abc(w, 0, 1, n, t, startup, 0);
+  case W_B:
+    return lat ? produce_abc(w, 1, 1, n, t, startup, 1)
+               : produce_abc(w, 1, 1, n, t, startup, 0);
+  case W_D:
+    return lat ? produce_d(w, n, startup, 1) : produce_d(w, n, startup, 0);
   default:
-    return lat ? produce_d(w, n, 1) : produce_d(w, n, 0);
+    return lat ? produce_abc(w, 0, k, n, t, startup, 1)
+               : produce_abc(w, 0, k, n, t, startup, 0);
   }
 }
 
-static void *second_producer(void *arg)
+static void *other_producer(void *arg)
 {
-  tw_run *run = arg;
+  producer *p = arg;
+  tw_run *run = p->run;
   int rc;
   pthread_barrier_wait(&run->start);
-  rc = produce(run->w, run->wl, run->n, 1, 0);
+  rc = produce(run->w, run->wl, run->n, p->t, &run->startup[p->t], 0);
   if (rc)
-    run->rc = rc;
+    __atomic_store_n(&run->rc, rc, __ATOMIC_RELAXED);
   pthread_barrier_wait(&run->stop);
   return NULL;
+}
+
+/* Start producers 1 .. threads-1 of a run, waiting on barriers of
+ * threads; they get p[t] and run fn.  Returns 0 or -errno (and then
+ * exits the child if some were started: they would wait forever). */
+static int start_producers(int threads, pthread_barrier_t *start,
+                           pthread_barrier_t *stop, void *run, producer *p,
+                           pthread_t *th, void *(*fn)(void *))
+{
+  pthread_barrier_init(start, NULL, (unsigned)threads);
+  pthread_barrier_init(stop, NULL, (unsigned)threads);
+  for (int t = 1; t < threads; t++) {
+    int rc;
+    p[t].run = run;
+    p[t].t = t;
+    if ((rc = pthread_create(&th[t], NULL, fn, &p[t])) != 0) {
+      if (t > 1)
+        _exit(3);
+      return -rc;
+    }
+  }
+  return 0;
+}
+
+/* Join producers 1 .. threads-1. */
+static void join_producers(int threads, pthread_t *th)
+{
+  for (int t = 1; t < threads; t++)
+    pthread_join(th[t], NULL);
 }
 
 static uint64_t file_size(const char *path)
@@ -808,11 +947,12 @@ static void run_tw(const job *j, result *res)
   tw_options o;
   tw_run run;
   tw_stats st;
-  pthread_t th;
+  producer p[MAX_THREADS];
+  pthread_t th[MAX_THREADS];
   unsigned long a0, a1;
   uint64_t t0, t1, c0, c1;
   char err[128];
-  int rc, threads = j->wl == 'C' ? 2 : 1;
+  int rc, threads = WLS[j->wl].threads;
 
   memset(&run, 0, sizeof run);
   if ((rc = open_options(&o, j->sink, j->extra, err, sizeof err)) != 0) {
@@ -821,35 +961,32 @@ static void run_tw(const job *j, result *res)
   }
   run.wl = j->wl;
   run.n = j->n;
-  if (threads == 2) {
-    pthread_barrier_init(&run.start, NULL, 2);
-    pthread_barrier_init(&run.stop, NULL, 2);
-    if ((rc = pthread_create(&th, NULL, second_producer, &run)) != 0) {
-      fail_msg(res, -rc, "pthread_create: %s", strerror(rc));
-      return;
-    }
+  if ((rc = start_producers(threads, &run.start, &run.stop, &run, p, th,
+                            other_producer)) != 0) {
+    fail_msg(res, rc, "pthread_create: %s", strerror(-rc));
+    return;
   }
   c0 = cpu_ns();
   t0 = now_ns();
   run.w = tw_open(j->out, &o, &rc);
   if (!run.w) {
-    if (threads == 2) {                       /* let the thread go */
+    if (threads > 1) {                       /* let the threads go */
       pthread_barrier_wait(&run.start);
       pthread_barrier_wait(&run.stop);
-      pthread_join(th, NULL);
+      join_producers(threads, th);
     }
     fail_msg(res, rc, "tw_open: %s", tw_strerror(rc));
     return;
   }
   a0 = allocs_now();
-  if (threads == 2)
+  if (threads > 1)
     pthread_barrier_wait(&run.start);
-  rc = produce(run.w, j->wl, j->n, 0, j->latency);
-  if (threads == 2)
+  rc = produce(run.w, j->wl, j->n, 0, &run.startup[0], j->latency);
+  if (threads > 1)
     pthread_barrier_wait(&run.stop);
   a1 = allocs_now();
   if (!rc)
-    rc = run.rc;
+    rc = __atomic_load_n(&run.rc, __ATOMIC_RELAXED);
   tw_get_stats(run.w, &st);
   {
     int rc2 = tw_close(run.w);
@@ -858,18 +995,20 @@ static void run_tw(const job *j, result *res)
   }
   t1 = now_ns();
   c1 = cpu_ns();
-  if (threads == 2)
-    pthread_join(th, NULL);
+  join_producers(threads, th);
   if (rc) {
     fail_msg(res, rc, "%s", tw_strerror(rc));
     return;
   }
   res->ns = t1 - t0;
   res->cpu = c1 - c0;
-  res->events = j->wl == 'C' ? j->n / 2 * 2 : j->n;
+  res->events = wl_events(j->wl, j->n);
   res->json_bytes = st.bytes + 3;            /* the tail "\n]\n" */
   res->file_bytes = file_size(j->out);
   res->allocs = a1 - a0;
+  for (int t = 0; t < threads; t++)
+    res->startup_allocs += run.startup[t];
+  res->threads = threads;
   res->commits = st.commits;
   if (j->latency) {
     res->has_lat = 1;
@@ -884,7 +1023,7 @@ static void run_tw(const job *j, result *res)
 
 typedef struct fp_run {
   FILE *f;
-  char wl;
+  int wl;
   uint64_t n;
   sll pid;
   pthread_barrier_t start, stop;
@@ -895,24 +1034,20 @@ static sll gettid_ll(void)
   return (sll)syscall(SYS_gettid);
 }
 
-static void fp_produce(FILE *f, char wl, uint64_t n, int thread, sll pid)
+static void fp_produce(FILE *f, int wl, uint64_t n, int t, sll pid)
 {
   sll tid = gettid_ll();
+  uint64_t k = (uint64_t)WLS[wl].threads;
   switch (wl) {
-  case 'A':
+  case W_A:
     for (uint64_t i = 0; i < n; i++)
       fp_a(f, i, pid, tid);
     break;
-  case 'B':
+  case W_B:
     for (uint64_t i = 0; i < n; i++)
       fp_b(f, i, pid, tid);
     break;
-  case 'C':
-    n = n / 2 * 2;
-    for (uint64_t i = (uint64_t)thread; i < n; i += 2)
-      fp_a(f, i, pid, tid);
-    break;
-  default: {
+  case W_D: {
     dgen g;
     tw_event ev;
     dgen_init(&g);
@@ -920,15 +1055,21 @@ static void fp_produce(FILE *f, char wl, uint64_t n, int thread, sll pid)
       dgen_next(&g, &ev);
       fp_d(f, &ev, pid, tid);
     }
+    break;
   }
+  default:
+    n = wl_events(wl, n);
+    for (uint64_t i = (uint64_t)t; i < n; i += k)
+      fp_a(f, i, pid, tid);
   }
 }
 
-static void *fp_second(void *arg)
+static void *fp_other(void *arg)
 {
-  fp_run *run = arg;
+  producer *p = arg;
+  fp_run *run = p->run;
   pthread_barrier_wait(&run->start);
-  fp_produce(run->f, run->wl, run->n, 1, run->pid);
+  fp_produce(run->f, run->wl, run->n, p->t, run->pid);
   pthread_barrier_wait(&run->stop);
   return NULL;
 }
@@ -936,35 +1077,33 @@ static void *fp_second(void *arg)
 static void run_fprintf(const job *j, result *res)
 {
   fp_run run;
-  pthread_t th;
+  producer p[MAX_THREADS];
+  pthread_t th[MAX_THREADS];
   uint64_t t0, t1, c0, c1;
-  int rc, threads = j->wl == 'C' ? 2 : 1, bad;
+  int rc, threads = WLS[j->wl].threads, bad;
 
   memset(&run, 0, sizeof run);
   run.wl = j->wl;
   run.n = j->n;
   run.pid = (sll)getpid();
-  if (threads == 2) {
-    pthread_barrier_init(&run.start, NULL, 2);
-    pthread_barrier_init(&run.stop, NULL, 2);
-    if ((rc = pthread_create(&th, NULL, fp_second, &run)) != 0) {
-      fail_msg(res, -rc, "pthread_create: %s", strerror(rc));
-      return;
-    }
+  if ((rc = start_producers(threads, &run.start, &run.stop, &run, p, th,
+                            fp_other)) != 0) {
+    fail_msg(res, rc, "pthread_create: %s", strerror(-rc));
+    return;
   }
   c0 = cpu_ns();
   t0 = now_ns();
   if (!(run.f = fopen(j->out, "w"))) {
     fail_msg(res, -errno, "fopen %s: %s", j->out, strerror(errno));
-    if (threads == 2)
-      _exit(3);                              /* the thread waits forever */
+    if (threads > 1)
+      _exit(3);                              /* the threads wait forever */
     return;
   }
   fp_head(run.f, run.pid, gettid_ll());
-  if (threads == 2)
+  if (threads > 1)
     pthread_barrier_wait(&run.start);
   fp_produce(run.f, j->wl, j->n, 0, run.pid);
-  if (threads == 2)
+  if (threads > 1)
     pthread_barrier_wait(&run.stop);
   fp_tail(run.f);
   bad = ferror(run.f);
@@ -972,15 +1111,14 @@ static void run_fprintf(const job *j, result *res)
     bad = 1;
   t1 = now_ns();
   c1 = cpu_ns();
-  if (threads == 2)
-    pthread_join(th, NULL);
+  join_producers(threads, th);
   if (bad) {
     fail_msg(res, -EIO, "fprintf to %s failed", j->out);
     return;
   }
   res->ns = t1 - t0;
   res->cpu = c1 - c0;
-  res->events = j->wl == 'C' ? j->n / 2 * 2 : j->n;
+  res->events = wl_events(j->wl, j->n);
   res->file_bytes = res->json_bytes = file_size(j->out);
 }
 
@@ -1290,7 +1428,7 @@ static void run_check(const job *j, result *res)
       continue;
     }
     if (r.status) {
-      fail_msg(res, r.status, "check %c: %s", j->wl, r.msg);
+      fail_msg(res, r.status, "check %s: %s", WLS[j->wl].name, r.msg);
       unlink(sub.out);
       return;
     }
@@ -1298,7 +1436,8 @@ static void run_check(const job *j, result *res)
             ? read_gz(sub.out, &len) : read_file(sub.out, &len, &r);
     unlink(sub.out);
     if (!other) {
-      fail_msg(res, -EIO, "check %c: cannot read back %s", j->wl, sub.out);
+      fail_msg(res, -EIO, "check %s: cannot read back %s",
+               WLS[j->wl].name, sub.out);
       return;
     }
     if (k < 0) {
@@ -1400,9 +1539,11 @@ static struct {
   uint64_t n;              /* events per run */
   uint64_t rss_small, rss_big; /* N of the RSS check */
   int reps;
+  int reps_many;           /* repetitions of C8 and C16 */
   const char *base[2];     /* shm, disk */
   char dir[2][1024];       /* our directories under them ("" if unusable) */
-  const char *workloads;   /* "" for BENCH_WORKLOADS=none */
+  int wl_on[NWLS];         /* BENCH_WORKLOADS */
+  int any_wl;              /* 0 for BENCH_WORKLOADS=none */
   int sink_on[NSINKS];
   int cost_on[NCOSTS];     /* the cost section's rows (COSTS) */
 } cfg;
@@ -1412,7 +1553,7 @@ static const char *const DIR_NAME[2] = { "shm", "disk" };
 /* One line of the table: a tracewriter sink or a baseline, for one
  * workload in one directory. */
 typedef struct row {
-  char wl;
+  int wl;                  /* index into WLS */
   int dir;
   int kind;                /* enum kind */
   int sink;                /* K_TW */
@@ -1423,17 +1564,18 @@ typedef struct row {
   result lat;              /* the latency run (lat.has_lat) */
   /* medians over reps */
   uint64_t ns, cpu, events, json_bytes, file_bytes, allocs, max_allocs;
+  uint64_t startup_allocs;
   long rss;
   double spread;           /* (max - min) / median of ns */
   char targets[64];        /* "T1:PASS ..." */
 } row;
 
-#define MAX_ROWS 160
+#define MAX_ROWS 200
 static row rows[MAX_ROWS];
 static int nrows;
 static int errors;
 
-static row *find_row(char wl, int dir, int kind, int sink)
+static row *find_row(int wl, int dir, int kind, int sink)
 {
   for (int i = 0; i < nrows; i++)
     if (rows[i].wl == wl && rows[i].dir == dir && rows[i].kind == kind &&
@@ -1442,7 +1584,7 @@ static row *find_row(char wl, int dir, int kind, int sink)
   return NULL;
 }
 
-static row *add_row(char wl, int dir, int kind, int sink)
+static row *add_row(int wl, int dir, int kind, int sink)
 {
   row *r = &rows[nrows++];
   memset(r, 0, sizeof *r);
@@ -1466,7 +1608,8 @@ static void job_for(job *j, const row *r, const char *ref)
   j->sink = r->sink;
   j->n = cfg.n;
   j->ref = ref;
-  snprintf(j->out, sizeof j->out, "%s/%c-%s%s", cfg.dir[r->dir], r->wl,
+  snprintf(j->out, sizeof j->out, "%s/%s-%s%s", cfg.dir[r->dir],
+           WLS[r->wl].name,
            r->kind == K_TW ? SINKS[r->sink].name : KIND_NAME[r->kind],
            (r->kind == K_TW && r->sink == S_GZIP) || r->kind == K_ZLIB
            ? ".json.gz" : ".json");
@@ -1503,12 +1646,29 @@ static void progress(const char *fmt, ...)
   fflush(stderr);
 }
 
+/* Whether a selected sink is measured against the bound of kind k. */
+static int bound_needed(int k)
+{
+  switch (k) {
+  case K_WRITE:   return cfg.sink_on[S_FILE] || cfg.sink_on[S_FILEBG];
+  case K_MMAPCPY: return cfg.sink_on[S_MMAP];
+  default:        return cfg.sink_on[S_GZIP];   /* zlib, gzip(1) */
+  }
+}
+
+/* The repetitions of workload wl's rows. */
+static int reps_of(int wl)
+{
+  return wl == W_C8 || wl == W_C16 ? cfg.reps_many : cfg.reps;
+}
+
 /* Every run of workload wl in directory d: a reference run of the file
  * sink (whose bytes the bounds write), then reps rounds of every row, in
  * turn (so a slow phase of the machine hits all rows alike), then one
  * latency run per sink, then (shm only) the gzip(1) sizes. */
-static void measure_block(char wl, int d)
+static void measure_block(int wl, int d)
 {
+  static const int bounds[3] = { K_WRITE, K_MMAPCPY, K_ZLIB };
   char ref[PATH_MAX];
   row *block[16];
   int nb = 0, ref_ok;
@@ -1517,8 +1677,9 @@ static void measure_block(char wl, int d)
 
   if (!cfg.dir[d][0])
     return;
-  progress("bench: workload %c, %s: ", wl, DIR_NAME[d]);
-  snprintf(ref, sizeof ref, "%s/%c-reference.json", cfg.dir[d], wl);
+  progress("bench: workload %s, %s: ", WLS[wl].name, DIR_NAME[d]);
+  snprintf(ref, sizeof ref, "%s/%s-reference.json", cfg.dir[d],
+           WLS[wl].name);
   {
     row tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -1533,10 +1694,11 @@ static void measure_block(char wl, int d)
   for (int s = 0; s < NSINKS; s++)
     if (cfg.sink_on[s])
       block[nb++] = add_row(wl, d, K_TW, s);
-  block[nb++] = add_row(wl, d, K_FPRINTF, 0);
-  block[nb++] = add_row(wl, d, K_WRITE, 0);
-  block[nb++] = add_row(wl, d, K_MMAPCPY, 0);
-  block[nb++] = add_row(wl, d, K_ZLIB, 0);
+  if (WLS[wl].full)
+    block[nb++] = add_row(wl, d, K_FPRINTF, 0);
+  for (int b = 0; b < 3; b++)
+    if (bound_needed(bounds[b]))
+      block[nb++] = add_row(wl, d, bounds[b], 0);
   if (!ref_ok)
     for (int i = 0; i < nb; i++)
       if (block[i]->kind != K_TW && block[i]->kind != K_FPRINTF) {
@@ -1545,7 +1707,7 @@ static void measure_block(char wl, int d)
         snprintf(block[i]->msg, sizeof block[i]->msg,
                  "ERROR no reference file: %.130s", res.msg);
       }
-  for (int rep = 0; rep < cfg.reps; rep++) {
+  for (int rep = 0; rep < reps_of(wl); rep++) {
     progress("%d ", rep + 1);
     for (int i = 0; i < nb; i++) {
       if (block[i]->state)
@@ -1566,7 +1728,7 @@ static void measure_block(char wl, int d)
     unlink(j.out);
     take(block[i], &res, 1);
   }
-  if (d == 0 && ref_ok) {
+  if (d == 0 && ref_ok && WLS[wl].full && bound_needed(K_GZIP1)) {
     progress("gzip(1) ");
     for (int k = K_GZIP1; k <= K_GZIP6; k++) {
       row *r = add_row(wl, d, k, 0);
@@ -1609,6 +1771,7 @@ static void summarize(row *r)
   r->file_bytes = MEDIAN_OF(file_bytes);
   r->allocs = MEDIAN_OF(allocs);
   r->max_allocs = v[n - 1];
+  r->startup_allocs = MEDIAN_OF(startup_allocs);
   r->rss = (long)MEDIAN_OF(maxrss_kib);
 #undef MEDIAN_OF
 }
@@ -1626,19 +1789,21 @@ static double ns_per_event(const row *r)
 /* ---------------------------------------------------------------- targets */
 
 typedef struct target_line {
+  char id[8];
   char text[200];
 } target_line;
 
-static target_line tlines[64];
+#define MAX_TLINES 96
+static target_line tlines[MAX_TLINES];
 static int ntlines;
 static int misses;
 
 /* One target's verdict: a line for the targets list, and "ID:VERDICT" in
- * the row it concerns.  known: the figure could be measured. */
+ * the row it concerns (if r).  known: the figure could be measured. */
 static void target(row *r, const char *id, int known, int pass,
                    const char *what, const char *fmt, ...)
 {
-  char figure[80] = "n/a";
+  char figure[96] = "n/a";
   const char *verdict = !known ? "n/a" : pass ? "PASS" : "MISS";
   va_list ap;
 
@@ -1649,9 +1814,12 @@ static void target(row *r, const char *id, int known, int pass,
   }
   if (known && !pass)
     misses++;
-  if (ntlines < 64)
-    snprintf(tlines[ntlines++].text, sizeof tlines[0].text,
-             "%-4s %-66s %-32s %s", id, what, figure, verdict);
+  if (ntlines < MAX_TLINES) {
+    target_line *t = &tlines[ntlines++];
+    snprintf(t->id, sizeof t->id, "%s", id);
+    snprintf(t->text, sizeof t->text, "%-4s %-66s %-46s %s", id, what,
+             figure, verdict);
+  }
   if (r && known) {
     size_t len = strlen(r->targets);
     snprintf(r->targets + len, sizeof r->targets - len, "%s%s:%s",
@@ -1659,42 +1827,171 @@ static void target(row *r, const char *id, int known, int pass,
   }
 }
 
+/* The peak-RSS check: workload wl through sink at two N, on /dev/shm. */
 typedef struct rss_run {
-  int state;               /* 0 measured, 1 n/a, 2 error */
+  int wl, sink;
+  int state;               /* 0 measured, 1 n/a, 2 error, 3 not run */
   long small, big;         /* KiB */
+  uint64_t allocs[2];      /* after the first events, small and big */
 } rss_run;
-static rss_run rss_runs[NSINKS];
+static rss_run rss_runs[NSINKS + 2];
+static int nrss;
 
+/* Events per second of row c divided by row a's. */
+static double speedup(const row *c, const row *a)
+{
+  return ((double)c->events / (double)c->ns) /
+         ((double)a->events / (double)a->ns);
+}
+
+/* Target id: workload wl's events per second >= want x A's, through sink
+ * s on /dev/shm. */
+static void target_scaling(const char *id, int wl, int s, double want)
+{
+  row *a = find_row(W_A, 0, K_TW, s), *c = find_row(wl, 0, K_TW, s);
+  int k = measured(a) && measured(c);
+  char what[120];
+
+  if (!cfg.sink_on[s] || !cfg.wl_on[wl])
+    return;
+  snprintf(what, sizeof what, "%s (%d threads) >= %.1fx A's events/s (%s, "
+           "shm)", WLS[wl].name, WLS[wl].threads, want, SINKS[s].name);
+  target(c, id, k, k && speedup(c, a) >= want, what,
+         "%.2fx (%.2f vs %.2f Mev/s)", k ? speedup(c, a) : 0,
+         k ? 1e3 * (double)c->events / (double)c->ns : 0,
+         k ? 1e3 * (double)a->events / (double)a->ns : 0);
+}
+
+/* Target id: workload A through sink s on /dev/shm within want x the
+ * time of its bound (a row of kind bound). */
+static void target_bound(const char *id, int s, int bound, double want,
+                         const char *what)
+{
+  row *r = find_row(W_A, 0, K_TW, s), *b = find_row(W_A, 0, bound, 0);
+  int k = measured(r) && measured(b);
+
+  target(r, id, k, k && r->ns <= want * (double)b->ns, what,
+         "%.2fx (%.1f vs %.1f ns/ev)", k ? (double)r->ns / (double)b->ns : 0,
+         k ? ns_per_event(r) : 0, k ? ns_per_event(b) : 0);
+}
+
+/* P7: no allocation once every producer has made its first event (the
+ * stage and slot it allocates then are shown apart, per thread), per
+ * sink, over every run of the table. */
+static void target_allocs(void)
+{
+  char what[120];
+
+  for (int s = 0; s < NSINKS; s++) {
+    uint64_t steady = 0, startup = 0, events = 0, threads = 0;
+    row *worst = NULL;
+    if (!cfg.sink_on[s])
+      continue;
+    for (int i = 0; i < nrows; i++) {
+      row *r = &rows[i];
+      if (r->kind != K_TW || r->sink != s || !measured(r))
+        continue;
+      for (int x = 0; x < r->nreps; x++) {
+        steady += r->reps[x].allocs;
+        startup += r->reps[x].startup_allocs;
+        threads += (uint64_t)r->reps[x].threads;
+        events += r->reps[x].events;
+      }
+      if (r->max_allocs && (!worst || r->max_allocs > worst->max_allocs))
+        worst = r;
+    }
+    snprintf(what, sizeof what, "no allocation after each thread's first "
+             "event (%s, all runs)", SINKS[s].name);
+    target(worst, "P7", HAVE_ALLOC_COUNT && events > 0, steady == 0, what,
+           "%" PRIu64 " in %.3g ev, <= %" PRIu64 " a run; %.1f/thr at "
+           "start", steady, (double)events, worst ? worst->max_allocs : 0,
+           threads ? (double)startup / (double)threads : 0);
+  }
+}
+
+/* P8: peak RSS flat from N = 100k to N = 10M. */
+static void target_rss(void)
+{
+  char what[120];
+
+  if (cfg.rss_big == 0) {
+    target(NULL, "P8", 0, 0, "peak RSS flat from N = 100k to BENCH_RSS_N "
+           "(BENCH_RSS_N=0: not run)", "");
+    return;
+  }
+
+  for (int i = 0; i < nrss; i++) {
+    rss_run *q = &rss_runs[i];
+    if (q->state == 1)
+      continue;
+    snprintf(what, sizeof what, "RSS(N=%" PRIu64 ") - RSS(N=%" PRIu64
+             ") <= 256 KiB (%s %s shm)", cfg.rss_big, cfg.rss_small,
+             WLS[q->wl].name, SINKS[q->sink].name);
+    target(NULL, "P8", q->state == 0, q->big - q->small <= 256, what,
+           "%+ld KiB (%ld vs %ld)", q->big - q->small, q->big, q->small);
+  }
+}
+
+/* The targets of issue 12: threads (P1-P8). */
+static void evaluate_thread_targets(void)
+{
+  static const int p3_wl[2] = { W_C8, W_C16 };
+  static const int p3_sink[3] = { S_FILE, S_FILEBG, S_MMAP };
+
+  target_scaling("P1", W_C2, S_FILEBG, 1.7);
+  target_scaling("P1", W_C2, S_MMAP, 1.7);
+  target_scaling("P2", W_C2, S_FILE, 1.5);
+  for (int w = 0; w < 2; w++)
+    for (int x = 0; x < 3; x++)
+      target_scaling("P3", p3_wl[w], p3_sink[x], 1.5);
+  for (int s = 0; s < NSINKS; s++) {
+    row *r = find_row(W_C2, 0, K_TW, s);
+    char what[120];
+    int k = measured(r) && r->lat.has_lat;
+    if ((s != S_FILEBG && s != S_MMAP) || !cfg.sink_on[s] ||
+        !cfg.wl_on[W_C2])
+      continue;
+    snprintf(what, sizeof what, "C2 %s shm: producer 0's p99.9 <= 1 us",
+             SINKS[s].name);
+    target(r, "P4", k, k && r->lat.p999 <= 1000, what,
+           "p99.9 = %" PRIu64 " ns (p99 %" PRIu64 ")", k ? r->lat.p999 : 0,
+           k ? r->lat.p99 : 0);
+  }
+  if (cfg.sink_on[S_FILEBG])
+    target_bound("P5", S_FILEBG, K_WRITE, 1.5,
+                 "A file-bg /dev/shm: <= 1.5x the write bound");
+  if (cfg.sink_on[S_MMAP])
+    target_bound("P6", S_MMAP, K_MMAPCPY, 1.3,
+                 "A mmap /dev/shm: <= 1.3x its bound (mmap-cpy; was T3)");
+  target_allocs();
+  target_rss();
+}
+
+/* The targets of issue 5 still in force (T3, T9, T10: now P6, P8, P7;
+ * T5, T6, T11: replaced by P1-P4). */
 static void evaluate_targets(void)
 {
-  row *a = find_row('A', 0, K_TW, S_FILE), *b, *c, *z, *g;
-  row *wb = find_row('A', 0, K_WRITE, 0), *fp = find_row('A', 0, K_FPRINTF, 0);
-  row *m = find_row('A', 0, K_TW, S_MMAP), *mb = find_row('A', 0, K_MMAPCPY, 0);
-  const char *wls = cfg.workloads;
+  row *a = find_row(W_A, 0, K_TW, S_FILE), *b, *z, *g;
+  row *fp = find_row(W_A, 0, K_FPRINTF, 0);
   char what[120];
   int k;
 
-  k = measured(a) && measured(wb);
-  target(a, "T1", k, k && a->ns <= 1.5 * wb->ns,
-         "A file /dev/shm: <= 1.5x the write bound",
-         "%.2fx (%.1f vs %.1f ns/ev)", k ? (double)a->ns / wb->ns : 0,
-         k ? ns_per_event(a) : 0, k ? ns_per_event(wb) : 0);
-  k = measured(a) && measured(fp);
-  target(a, "T2", k, k && fp->ns >= 10.0 * a->ns,
-         "A file /dev/shm: >= 10x faster than fprintf",
-         "%.1fx faster", k ? (double)fp->ns / a->ns : 0);
-  k = measured(m) && measured(mb);
-  target(m, "T3", k, k && m->ns <= 1.3 * mb->ns,
-         "A mmap /dev/shm: <= 1.3x its bound (mmap-cpy)",
-         "%.2fx (%.1f vs %.1f ns/ev)", k ? (double)m->ns / mb->ns : 0,
-         k ? ns_per_event(m) : 0, k ? ns_per_event(mb) : 0);
-  if (strchr(wls, 'A') && strchr(wls, 'B'))
+  evaluate_thread_targets();
+  if (cfg.sink_on[S_FILE]) {
+    target_bound("T1", S_FILE, K_WRITE, 1.5,
+                 "A file /dev/shm: <= 1.5x the write bound");
+    k = measured(a) && measured(fp);
+    target(a, "T2", k, k && fp->ns >= 10.0 * a->ns,
+           "A file /dev/shm: >= 10x faster than fprintf",
+           "%.1fx faster", k ? (double)fp->ns / a->ns : 0);
+  }
+  if (cfg.wl_on[W_A] && cfg.wl_on[W_B])
     for (int s = 0; s < NSINKS; s++) {
       double ra, rb;
       if (!cfg.sink_on[s])
         continue;
-      a = find_row('A', 0, K_TW, s);
-      b = find_row('B', 0, K_TW, s);
+      a = find_row(W_A, 0, K_TW, s);
+      b = find_row(W_B, 0, K_TW, s);
       k = measured(a) && measured(b);
       ra = k ? (double)a->ns / a->json_bytes : 0;
       rb = k ? (double)b->ns / b->json_bytes : 0;
@@ -1704,93 +2001,34 @@ static void evaluate_targets(void)
       target(b, "T4", k, k && rb <= 1.5 * ra, what,
              "%.2fx (%.3f vs %.3f ns/B)", k ? rb / ra : 0, rb, ra);
     }
-  if (strchr(wls, 'A') && strchr(wls, 'C'))
-    for (int x = 0; x < 3; x++) {
-      static const int order[3] = { S_MMAP, S_FILE, S_FILEBG };
-      static const double want[NSINKS] = { 1.3, 1.3, 1.6, 0 };
-      int s = order[x];
-      double ta, tc;
-      if (!cfg.sink_on[s])
-        continue;
-      a = find_row('A', 0, K_TW, s);
-      c = find_row('C', 0, K_TW, s);
-      k = measured(a) && measured(c);
-      ta = k ? (double)a->events / a->ns : 0;
-      tc = k ? (double)c->events / c->ns : 0;
-      snprintf(what, sizeof what,
-               "C (2 threads) >= %.1fx A's throughput (%s, shm)", want[s],
-               SINKS[s].name);
-      target(c, s == S_MMAP ? "T5" : "T6", k, k && tc >= want[s] * ta, what,
-             "%.2fx (%.1f vs %.1f Mev/s)", k ? tc / ta : 0, tc * 1e3,
-             ta * 1e3);
-    }
   if (cfg.sink_on[S_GZIP])
-    for (const char *w = wls; *w; w++) {
-      g = find_row(*w, 0, K_TW, S_GZIP);
-      z = find_row(*w, 0, K_ZLIB, 0);
+    for (int w = 0; w < NWLS; w++) {
+      if (!cfg.wl_on[w])
+        continue;
+      g = find_row(w, 0, K_TW, S_GZIP);
+      z = find_row(w, 0, K_ZLIB, 0);
       k = measured(g) && measured(z);
       snprintf(what, sizeof what,
-               "%c gzip: events/s >= 0.9x zlib alone on the same bytes", *w);
+               "%s gzip: events/s >= 0.9x zlib alone on the same bytes",
+               WLS[w].name);
       target(g, "T7", k, k && (double)z->ns >= 0.9 * g->ns, what,
              "%.2fx (%.1f vs %.1f ns/ev)", k ? (double)z->ns / g->ns : 0,
              k ? ns_per_event(g) : 0, k ? ns_per_event(z) : 0);
-      z = find_row(*w, 0, K_GZIP1, 0);
+      if (!WLS[w].full)
+        continue;                            /* no gzip(1) run */
+      z = find_row(w, 0, K_GZIP1, 0);
       k = measured(g) && measured(z);
-      snprintf(what, sizeof what, "%c gzip: size <= 1.05x gzip -1", *w);
+      snprintf(what, sizeof what, "%s gzip: size <= 1.05x gzip -1",
+               WLS[w].name);
       target(g, "T8", k, k && g->file_bytes <= 1.05 * z->file_bytes, what,
              "%.3fx (%.1f vs %.1f B/ev)",
              k ? (double)g->file_bytes / z->file_bytes : 0,
              k ? (double)g->file_bytes / g->events : 0,
              k ? (double)z->file_bytes / z->events : 0);
     }
-  for (int s = 0; s < NSINKS; s++) {
-    rss_run *q = &rss_runs[s];
-    if (!cfg.sink_on[s] || q->state == 1)
-      continue;
-    snprintf(what, sizeof what,
-             "RSS(N=%" PRIu64 ") - RSS(N=%" PRIu64 ") <= 256 KiB (A %s shm)",
-             cfg.rss_big, cfg.rss_small, SINKS[s].name);
-    target(NULL, "T9", q->state == 0, q->big - q->small <= 256, what,
-           "%+ld KiB (%ld vs %ld)", q->big - q->small, q->big, q->small);
-  }
-  {
-    uint64_t worst = 0, total = 0, events = 0;
-    row *wr = NULL;
-    for (int i = 0; i < nrows; i++) {
-      row *r = &rows[i];
-      if (r->kind != K_TW || !measured(r))
-        continue;
-      for (int x = 0; x < r->nreps; x++) {
-        total += r->reps[x].allocs;
-        events += r->reps[x].events;
-      }
-      if (!wr || r->max_allocs > worst) {
-        worst = r->max_allocs;
-        wr = r;
-      }
-    }
-    k = HAVE_ALLOC_COUNT && wr != NULL;
-    target(NULL, "T10", k, total == 0,
-           "zero heap allocations per event after tw_open (all runs)",
-           "%" PRIu64 " in %.3g events%s%c%s%s", total, (double)events,
-           worst ? "; worst " : "", worst ? wr->wl : ' ',
-           worst ? " " : "", worst ? row_name(wr) : "");
-  }
-  for (int s = 0; s < NSINKS; s++) {
-    if (s != S_FILEBG && s != S_MMAP)
-      continue;
-    for (int d = 0; d < 2; d++) {
-      row *r = find_row('A', d, K_TW, s);
-      k = measured(r) && r->lat.has_lat;
-      snprintf(what, sizeof what,
-               "A %s %s: producer p99.9 <= 2 us (no write(2) on its path)",
-               SINKS[s].name, DIR_NAME[d]);
-      if (r || d == 0)
-        target(r, "T11", k, k && r->lat.p999 <= 2000, what,
-               "p99.9 = %" PRIu64 " ns", k ? r->lat.p999 : 0);
-    }
-  }
-  a = find_row('A', 0, K_TW, S_FILE);
+  if (!cfg.sink_on[S_FILE])
+    return;
+  a = find_row(W_A, 0, K_TW, S_FILE);
   k = measured(a) && measured(fp);
   target(fp, "T12", k, k && a->file_bytes <= fp->file_bytes,
          "A: bytes/event no larger than the fprintf baseline's",
@@ -1863,8 +2101,9 @@ static void print_header(const result *idle)
   if (env_str("BENCH_OPTIONS", NULL))
     printf("BENCH_OPTIONS: \"%s\" added to every sink's options\n",
            env_str("BENCH_OPTIONS", NULL));
-  printf("runs: N = %" PRIu64 " events, median of %d repetitions, each in "
-         "a forked child, interleaved\n", cfg.n, cfg.reps);
+  printf("runs: N = %" PRIu64 " events, median of %d repetitions (C8 and "
+         "C16: %d), each in a forked child,\n      interleaved\n", cfg.n,
+         cfg.reps, cfg.reps_many);
   for (int d = 0; d < 2; d++) {
     const char *fs = "?";
     if (!cfg.dir[d][0]) {
@@ -1878,8 +2117,8 @@ static void print_header(const result *idle)
     printf("%-4s: %s (%s)%s\n", DIR_NAME[d], cfg.base[d], fs,
            d ? ", page cache, no fsync" : ", CPU cost");
   }
-  printf("latency: %s at %.3f GHz, every call of the producer (main) "
-         "thread, separate run;\n         timer overhead p50 %" PRIu64
+  printf("latency: %s at %.3f GHz, every call of producer 0 (the main "
+         "thread), separate run;\n         timer overhead p50 %" PRIu64
          " ns, p99 %" PRIu64 " ns (included in the figures)\n",
          HAVE_RDTSC ? "rdtsc" : "clock_gettime", tick_ghz, idle->p50,
          idle->p99);
@@ -1887,24 +2126,25 @@ static void print_header(const result *idle)
          "timer: %ld KiB\n", idle->maxrss_kib);
   printf("allocations: %s\n", HAVE_ALLOC_COUNT
          ? "malloc/calloc/realloc/memalign interposed, counted from after "
-           "tw_open to before tw_close" : "not counted (not glibc)");
+           "tw_open to before tw_close;\n             those inside each "
+           "producer's first event (its staging) apart"
+         : "not counted (not glibc)");
 }
 
 static void print_table(void)
 {
-  printf("\n%-2s %-8s %-4s %8s %5s %7s %7s %7s %8s %9s %8s %7s %6s %6s "
-         "%7s  %s\n", "wl", "sink", "dir", "ns/ev", "+-%", "cpu/ev", "MB/s",
-         "B/ev", "x bound",
-         "x fprintf", "alloc/ev", "RSS KiB", "p50", "p99", "p99.9",
-         "targets");
+  printf("\n%-3s %-8s %-4s %8s %5s %7s %7s %7s %8s %9s %8s %7s %7s %6s "
+         "%6s %7s  %s\n", "wl", "sink", "dir", "ns/ev", "+-%", "cpu/ev",
+         "MB/s", "B/ev", "x bound", "x fprintf", "alloc/ev", "1st/thr",
+         "RSS KiB", "p50", "p99", "p99.9", "targets");
   for (int i = 0; i < nrows; i++) {
     row *r = &rows[i], *fp, *bound = NULL;
-    char xb[16] = "", xf[16] = "", al[16] = "", rss[24];
+    char xb[16] = "", xf[16] = "", al[16] = "", al0[16] = "", rss[24];
     char p[3][12] = { "", "", "" };
 
     if (i > 0 && (rows[i - 1].wl != r->wl || rows[i - 1].dir != r->dir))
       printf("\n");
-    printf("%-2c %-8s %-4s ", r->wl, row_name(r), DIR_NAME[r->dir]);
+    printf("%-3s %-8s %-4s ", WLS[r->wl].name, row_name(r), DIR_NAME[r->dir]);
     if (r->state || !measured(r)) {
       printf("%s\n", r->state ? r->msg : "not run");
       continue;
@@ -1922,9 +2162,12 @@ static void print_table(void)
       snprintf(xb, sizeof xb, "%.2fx", (double)r->ns / bound->ns);
     if (measured(fp))
       snprintf(xf, sizeof xf, "%.1fx", (double)fp->ns / r->ns);
-    if (r->kind == K_TW && HAVE_ALLOC_COUNT)
+    if (r->kind == K_TW && HAVE_ALLOC_COUNT) {
       snprintf(al, sizeof al, r->allocs ? "%.1e" : "0",
                (double)r->allocs / r->events);
+      snprintf(al0, sizeof al0, "%.1f", (double)r->startup_allocs /
+               WLS[r->wl].threads);
+    }
     if (r->lat.has_lat) {
       snprintf(p[0], sizeof p[0], "%" PRIu64, r->lat.p50);
       snprintf(p[1], sizeof p[1], "%" PRIu64, r->lat.p99);
@@ -1934,16 +2177,80 @@ static void print_table(void)
       snprintf(rss, sizeof rss, "%ld", r->rss);
     else
       snprintf(rss, sizeof rss, "-");        /* it holds the bytes */
-    printf("%8.1f %5.1f %7.1f %7.0f %7.1f %8s %9s %8s %7s %6s %6s %7s  %s\n",
-           ns_per_event(r), r->spread * 100, (double)r->cpu / r->events,
-           (double)r->json_bytes * 1e3 / r->ns,
-           (double)r->file_bytes / r->events, xb, xf, al, rss, p[0], p[1],
-           p[2], r->targets);
+    printf("%8.1f %5.1f %7.1f %7.0f %7.1f %8s %9s %8s %7s %7s %6s %6s %7s"
+           "  %s\n", ns_per_event(r), r->spread * 100,
+           (double)r->cpu / r->events, (double)r->json_bytes * 1e3 / r->ns,
+           (double)r->file_bytes / r->events, xb, xf, al, al0, rss, p[0],
+           p[1], p[2], r->targets);
+  }
+}
+
+/* Throughput of the thread workloads relative to one thread's (A), per
+ * sink and directory: events/s, and CPU time per event. */
+static void print_threads(void)
+{
+  int any = 0, width = 0;
+
+  for (int w = W_C2; w <= W_C16; w++)
+    any |= cfg.wl_on[w];
+  if (!any)
+    return;
+  printf("\nthreads: events/s of Ck / events/s of A (one thread), medians, "
+         "same sink and directory;\ncpu x A: CPU time per event / A's "
+         "(all threads); this machine has %ld CPUs\n",
+         sysconf(_SC_NPROCESSORS_ONLN));
+  if (!cfg.wl_on[W_A]) {
+    printf("  not computed: BENCH_WORKLOADS has no A\n");
+    return;
+  }
+  for (int w = W_C2; w <= W_C16; w++)
+    width += cfg.wl_on[w] ? 7 : 0;
+  printf("\n%-8s %-4s %8s   %-*s   %s\n", "", "", "", width, "events/s x A",
+         "cpu/ev x A");
+  printf("%-8s %-4s %8s ", "sink", "dir", "A Mev/s");
+  for (int pass = 0; pass < 2; pass++) {
+    printf("  ");
+    for (int w = W_C2; w <= W_C16; w++)
+      if (cfg.wl_on[w])
+        printf(" %6s", WLS[w].name);
+  }
+  printf("\n");
+  for (int d = 0; d < 2; d++) {
+    if (!cfg.dir[d][0])
+      continue;
+    for (int s = 0; s < NSINKS; s++) {
+      row *a = find_row(W_A, d, K_TW, s);
+      if (!cfg.sink_on[s])
+        continue;
+      printf("%-8s %-4s ", SINKS[s].name, DIR_NAME[d]);
+      if (!measured(a)) {
+        printf("%8s  %s\n", "-", a && a->state ? a->msg : "A not measured");
+        continue;
+      }
+      printf("%8.2f ", 1e3 * (double)a->events / (double)a->ns);
+      for (int pass = 0; pass < 2; pass++) {
+        printf("  ");
+        for (int w = W_C2; w <= W_C16; w++) {
+          row *c = find_row(w, d, K_TW, s);
+          char cell[16] = "-";
+          if (!cfg.wl_on[w])
+            continue;
+          if (measured(c))
+            snprintf(cell, sizeof cell, "%.2fx", pass == 0 ? speedup(c, a)
+                     : ((double)c->cpu / (double)c->events) /
+                       ((double)a->cpu / (double)a->events));
+          printf(" %6s", cell);
+        }
+      }
+      printf("\n");
+    }
   }
 }
 
 static void print_notes(void)
 {
+  const char *group = "";
+
   printf("\nns/ev: median wall time per event (tw_open .. tw_close); +-%%: "
          "(max - min) / median of the runs;\n"
          "cpu/ev: median CPU time (all threads, user + system) per event "
@@ -1952,28 +2259,40 @@ static void print_notes(void)
          "output file per event;\n"
          "x bound: time / the bound's time (file: write(2), mmap: mmap-cpy, "
          "gzip: zlib); x fprintf: fprintf's time / time;\n"
-         "p50/p99/p99.9: ns per call of the producer thread, separate run; "
-         "RSS KiB: median peak RSS of the runs\n"
+         "alloc/ev: heap allocations per event, but those of each "
+         "producer's first event: 1st/thr, per thread;\n"
+         "p50/p99/p99.9: ns per call of producer 0 (the main thread), "
+         "separate run; RSS KiB: median peak RSS of the runs\n"
          "(not shown for the bounds, which hold the whole output in "
          "memory).\n");
-  printf("\npeak RSS, workload A, /dev/shm, one run each:\n");
-  for (int s = 0; s < NSINKS; s++) {
-    rss_run *q = &rss_runs[s];
-    if (!cfg.sink_on[s])
-      continue;
+  print_threads();
+  printf("\npeak RSS, /dev/shm, one run each (and the allocations after "
+         "each thread's first event):\n");
+  for (int i = 0; i < nrss; i++) {
+    rss_run *q = &rss_runs[i];
+    printf("  %-3s %-8s ", WLS[q->wl].name, SINKS[q->sink].name);
     if (q->state == 1)
-      printf("  %-8s n/a (sink not available)\n", SINKS[s].name);
+      printf("n/a (sink not available)\n");
+    else if (q->state == 3)
+      printf("not run\n");
     else if (q->state)
-      printf("  %-8s ERROR\n", SINKS[s].name);
+      printf("ERROR\n");
     else
-      printf("  %-8s N=%-9" PRIu64 " %7ld KiB   N=%-9" PRIu64
-             " %7ld KiB   difference %+ld KiB\n", SINKS[s].name,
-             cfg.rss_small, q->small, cfg.rss_big, q->big,
-             q->big - q->small);
+      printf("N=%-9" PRIu64 " %7ld KiB %5" PRIu64 " al.   N=%-9" PRIu64
+             " %7ld KiB %5" PRIu64 " al.   difference %+ld KiB\n",
+             cfg.rss_small, q->small, q->allocs[0], cfg.rss_big, q->big,
+             q->allocs[1], q->big - q->small);
   }
   printf("\ntargets (medians on this machine)\n");
-  for (int i = 0; i < ntlines; i++)
+  for (int i = 0; i < ntlines; i++) {
+    if (tlines[i].id[0] != group[0]) {
+      group = tlines[i].id[0] == 'P' ? "P" : "T";
+      printf("%s", i ? "\n" : "");
+      printf(*group == 'P' ? "  issue 12, threads (P):\n"
+                           : "  issue 5 (T):\n");
+    }
     printf("  %s\n", tlines[i].text);
+  }
   printf("\n%d target(s) missed; %d run(s) failed; load average at the end "
          "%s\n", misses, errors, load_average());
 }
@@ -2066,7 +2385,7 @@ static void cost_job(job *j, int d, int c)
 {
   memset(j, 0, sizeof *j);
   j->kind = K_TW;
-  j->wl = 'A';
+  j->wl = W_A;
   j->sink = S_FILEBG;
   j->n = cfg.n;
   j->extra = COSTS[c].options;
@@ -2090,7 +2409,7 @@ static void measure_costs(void)
       cost_row *cr = &cost_rows[d][c];
       memset(cr, 0, sizeof *cr);
       cr->cost = c;
-      cr->r.wl = 'A';
+      cr->r.wl = W_A;
       cr->r.dir = d;
       cr->r.kind = K_TW;
       cr->r.sink = S_FILEBG;
@@ -2245,6 +2564,31 @@ static void remove_dirs(void)
       rmdir(cfg.dir[d]);                     /* empty by then */
 }
 
+/* BENCH_WORKLOADS: names (A B C2 C4 C8 C16 D; C alone is C2), commas
+ * optional ("ABCD", "A,C2,C8"), or none. */
+static void configure_workloads(const char *list)
+{
+  if (strcmp(list, "none") == 0)
+    return;                                  /* the cost section alone */
+  for (const char *p = list; *p;) {
+    size_t n = 1;
+    int w;
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    while (p[n] >= '0' && p[n] <= '9')
+      n++;
+    if ((w = wl_find(p, n)) < 0) {
+      fprintf(stderr, "bench: BENCH_WORKLOADS: unknown workload \"%.*s\" "
+              "(A B C2 C4 C8 C16 D, C for C2, or none)\n", (int)n, p);
+      exit(2);
+    }
+    cfg.wl_on[w] = cfg.any_wl = 1;
+    p += n;
+  }
+}
+
 static void configure(void)
 {
   const char *sinks;
@@ -2253,18 +2597,14 @@ static void configure(void)
   cfg.reps = (int)env_u64("BENCH_REPS", 5, 1);
   if (cfg.reps > MAX_REPS)
     cfg.reps = MAX_REPS;
+  cfg.reps_many = (int)env_u64("BENCH_REPS_MANY", (uint64_t)cfg.reps, 1);
+  if (cfg.reps_many > MAX_REPS)
+    cfg.reps_many = MAX_REPS;
   cfg.rss_small = 100000;
   cfg.rss_big = env_u64("BENCH_RSS_N", 10000000, 0);
   cfg.base[0] = env_str("BENCH_SHM", "/dev/shm");
   cfg.base[1] = env_str("BENCH_DIR", "/var/tmp");
-  cfg.workloads = env_str("BENCH_WORKLOADS", "ABCD");
-  if (strcmp(cfg.workloads, "none") == 0)
-    cfg.workloads = "";                      /* the cost section alone */
-  for (const char *w = cfg.workloads; *w; w++)
-    if (*w < 'A' || *w > 'D') {
-      fprintf(stderr, "bench: BENCH_WORKLOADS: only A B C D, or none\n");
-      exit(2);
-    }
+  configure_workloads(env_str("BENCH_WORKLOADS", "A,B,C2,C4,C8,C16,D"));
   sinks = env_str("BENCH_SINKS", "file,file-bg,mmap,gzip");
   for (int s = 0; s < NSINKS; s++) {
     size_t n = strlen(SINKS[s].name);
@@ -2284,16 +2624,59 @@ static void configure(void)
   atexit(remove_dirs);
 }
 
+/* The peak-RSS check, on /dev/shm: workload A through every selected
+ * sink and, if C8 is selected, C8 through file and mmap, each once at
+ * N = rss_small and once at N = rss_big. */
+static void measure_rss(void)
+{
+  result res;
+  job j;
+
+  for (int s = 0; s < NSINKS; s++)
+    if (cfg.sink_on[s])
+      rss_runs[nrss++] = (rss_run){ W_A, s, 3, 0, 0, { 0, 0 } };
+  for (int s = 0; s < NSINKS; s++)
+    if (cfg.wl_on[W_C8] && cfg.sink_on[s] && (s == S_FILE || s == S_MMAP))
+      rss_runs[nrss++] = (rss_run){ W_C8, s, 3, 0, 0, { 0, 0 } };
+  if (!cfg.dir[0][0] || cfg.rss_big == 0)
+    return;
+  progress("bench: peak RSS: ");
+  for (int i = 0; i < nrss; i++) {
+    rss_run *q = &rss_runs[i];
+    progress("%s-%s ", WLS[q->wl].name, SINKS[q->sink].name);
+    memset(&j, 0, sizeof j);
+    j.kind = K_TW;
+    j.wl = q->wl;
+    j.sink = q->sink;
+    snprintf(j.out, sizeof j.out, "%s/%s-rss%s", cfg.dir[0],
+             WLS[q->wl].name, SINKS[q->sink].ext);
+    q->state = 0;
+    for (int big = 0; big < 2; big++) {
+      j.n = big ? cfg.rss_big : cfg.rss_small;
+      run_job(&j, &res);
+      unlink(j.out);
+      if (res.status) {
+        q->state = res.status == TW_ESINK ? 1 : 2;
+        if (q->state == 2)
+          errors++;
+        break;
+      }
+      *(big ? &q->big : &q->small) = res.maxrss_kib;
+      q->allocs[big] = res.allocs;
+    }
+  }
+  progress("\n");
+}
+
 /* bench --one W SINK DIR: one run in this process, for profilers. */
 static int one(int argc, char **argv)
 {
   job j;
   result res;
-  int s;
+  int s, w;
 
-  if (argc != 5 || strlen(argv[2]) != 1 || argv[2][0] < 'A' ||
-      argv[2][0] > 'D') {
-    fprintf(stderr, "usage: bench --one A|B|C|D SINK DIR\n");
+  if (argc != 5 || (w = wl_find(argv[2], strlen(argv[2]))) < 0) {
+    fprintf(stderr, "usage: bench --one A|B|C2|C4|C8|C16|D SINK DIR\n");
     return 2;
   }
   for (s = 0; s < NSINKS && strcmp(SINKS[s].name, argv[3]); s++)
@@ -2305,7 +2688,7 @@ static int one(int argc, char **argv)
   d_init_paths();
   memset(&j, 0, sizeof j);
   j.kind = K_TW;
-  j.wl = argv[2][0];
+  j.wl = w;
   j.sink = s;
   j.n = env_u64("BENCH_N", 1000000, 100);
   snprintf(j.out, sizeof j.out, "%s/tw-bench-one.%d%s", argv[4],
@@ -2314,15 +2697,16 @@ static int one(int argc, char **argv)
   run_tw(&j, &res);
   unlink(j.out);
   if (res.status) {
-    printf("%c %s: %s\n", j.wl, SINKS[s].name, res.status == TW_ESINK
+    printf("%s %s: %s\n", WLS[w].name, SINKS[s].name, res.status == TW_ESINK
            ? "n/a (sink not available)" : res.msg);
     return res.status == TW_ESINK ? 0 : 1;
   }
-  printf("%c %s %s: %" PRIu64 " events, %.1f ns/event, %.1f B/event, ",
-         j.wl, SINKS[s].name, argv[4], res.events,
+  printf("%s %s %s: %" PRIu64 " events, %.1f ns/event, %.1f B/event, ",
+         WLS[w].name, SINKS[s].name, argv[4], res.events,
          (double)res.ns / res.events, (double)res.file_bytes / res.events);
   if (HAVE_ALLOC_COUNT)
-    printf("%" PRIu64 " allocations\n", res.allocs);
+    printf("%" PRIu64 " allocations (and %" PRIu64 " in the first events "
+           "of %d thread(s))\n", res.allocs, res.startup_allocs, res.threads);
   else
     printf("allocations not counted\n");
   return 0;
@@ -2336,9 +2720,10 @@ int main(int argc, char **argv)
   if (argc > 1 && strcmp(argv[1], "--one") == 0)
     return one(argc, argv);
   if (argc > 1) {
-    fprintf(stderr, "usage: bench [--one A|B|C|D SINK DIR]\n"
-            "environment: BENCH_N BENCH_REPS BENCH_DIR BENCH_SHM BENCH_RSS_N"
-            " BENCH_WORKLOADS BENCH_SINKS BENCH_OPTIONS BENCH_COSTS\n");
+    fprintf(stderr, "usage: bench [--one A|B|C2|C4|C8|C16|D SINK DIR]\n"
+            "environment: BENCH_N BENCH_REPS BENCH_REPS_MANY BENCH_DIR "
+            "BENCH_SHM BENCH_RSS_N\n             BENCH_WORKLOADS BENCH_SINKS "
+            "BENCH_OPTIONS BENCH_COSTS\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
@@ -2352,64 +2737,39 @@ int main(int argc, char **argv)
 
   /* The baselines must write the same bytes as the library. */
   if (cfg.dir[0][0])
-    for (const char *w = cfg.workloads; *w; w++) {
-      if (*w == 'C')
-        continue;                   /* the order of 2 threads varies */
+    for (int w = 0; w < NWLS; w++) {
+      if (!cfg.wl_on[w] || IS_THREADS(w))
+        continue;                   /* the order of threads varies */
       memset(&j, 0, sizeof j);
       j.kind = K_CHECK;
-      j.wl = *w;
-      snprintf(j.out, sizeof j.out, "%s/%c-check.json", cfg.dir[0], *w);
+      j.wl = w;
+      snprintf(j.out, sizeof j.out, "%s/%s-check.json", cfg.dir[0],
+               WLS[w].name);
       run_job(&j, &res);
       if (res.status) {
         errors++;
-        printf("check %c (N=%u): ERROR %s\n", *w, CHECK_N, res.msg);
+        printf("check %s (N=%u): ERROR %s\n", WLS[w].name, CHECK_N,
+               res.msg);
       } else {
-        printf("check %c (N=%u): bytes vs the file sink's: %s\n", *w,
-               CHECK_N, res.msg);
+        printf("check %s (N=%u): bytes vs the file sink's: %s\n",
+               WLS[w].name, CHECK_N, res.msg);
         if (strstr(res.msg, "DIFFER"))
           errors++;
       }
     }
   fflush(stdout);
 
-  for (const char *w = cfg.workloads; *w; w++)
-    for (int d = 0; d < 2; d++)
-      measure_block(*w, d);
+  for (int w = 0; w < NWLS; w++)
+    if (cfg.wl_on[w])
+      for (int d = 0; d < 2; d++)
+        measure_block(w, d);
 
-  if (cfg.dir[0][0] && cfg.rss_big > 0 && *cfg.workloads) {
-    progress("bench: peak RSS: ");
-    for (int s = 0; s < NSINKS; s++) {
-      rss_run *q = &rss_runs[s];
-      if (!cfg.sink_on[s])
-        continue;
-      progress("%s ", SINKS[s].name);
-      memset(&j, 0, sizeof j);
-      j.kind = K_TW;
-      j.wl = 'A';
-      j.sink = s;
-      snprintf(j.out, sizeof j.out, "%s/A-rss%s", cfg.dir[0], SINKS[s].ext);
-      for (int big = 0; big < 2; big++) {
-        j.n = big ? cfg.rss_big : cfg.rss_small;
-        run_job(&j, &res);
-        unlink(j.out);
-        if (res.status) {
-          q->state = res.status == TW_ESINK ? 1 : 2;
-          if (q->state == 2)
-            errors++;
-          break;
-        }
-        *(big ? &q->big : &q->small) = res.maxrss_kib;
-      }
-    }
-    progress("\n");
-  } else {
-    for (int s = 0; s < NSINKS; s++)
-      rss_runs[s].state = 2;
-  }
+  if (cfg.any_wl)
+    measure_rss();
 
   measure_costs();
 
-  if (*cfg.workloads) {
+  if (cfg.any_wl) {
     for (int i = 0; i < nrows; i++)
       summarize(&rows[i]);
     evaluate_targets();
