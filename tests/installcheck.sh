@@ -28,17 +28,9 @@ done
 readme=$top_srcdir/README.md
 jsonlint=$top_builddir/tests/jsonlint
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/installcheck.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
-
-failed=0
-pass() { echo "PASS: $1"; }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $1"
-  [ -s "$tmp/log" ] && sed -n '1,20s/^/  /p' "$tmp/log"
-}
+. "$(dirname "$0")/testlib.sh"
+tl_setup installcheck
+tl_show=$tmp/log
 
 # ------------------------------------------------------------ pkg-config
 PKG_CONFIG_PATH=$libdir/pkgconfig
@@ -148,8 +140,4 @@ else
   fail "$bindir/tracewriter demo writes the demo's trace"
 fi
 
-if [ $failed -ne 0 ]; then
-  echo "installcheck: $failed check(s) failed"
-  exit 1
-fi
-echo "installcheck: all passed"
+tl_done

@@ -31,25 +31,9 @@ fi
 tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool") || exit 99
 jsonlint=$(cd "$(dirname "$jsonlint")" && pwd)/$(basename "$jsonlint") || exit 99
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_demo.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "$(dirname "$0")/testlib.sh"
+tl_setup test_demo
 cd "$tmp" || exit 99
-
-failed=0
-pass() { echo "PASS: $1"; }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $1"
-  for f in out err; do
-    [ -s "$f" ] && sed -n "1,10s/^/  std$f: /p" "$f"
-  done
-}
-check() {
-  description=$1
-  shift
-  if "$@"; then pass "$description"; else fail "$description"; fi
-}
 
 # demo ARGS...: run the demo (2 workers) with stdout in out, stderr in
 # err, the exit status in $status.
@@ -166,8 +150,4 @@ status=$?
 check "SIGINT stops demo -r 1 -s 86400 with status 0" test "$status" -eq 0
 check "... its trace is complete" lint slow.json
 
-if [ $failed -ne 0 ]; then
-  echo "test_demo: $failed check(s) failed"
-  exit 1
-fi
-echo "test_demo: all passed"
+tl_done

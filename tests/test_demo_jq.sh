@@ -23,17 +23,8 @@ if [ -z "$jq" ] || ! command -v "$jq" >/dev/null 2>&1; then
   exit 77
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_demo_jq.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
-
-failed=0
-pass() { echo "PASS: $1"; }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $1"
-  sed -n '1,10s/^/  /p' "$tmp/err"
-}
+. "$(dirname "$0")/testlib.sh"
+tl_setup test_demo_jq
 
 # counted WHERE: the summary on stderr counts as many events as jq did.
 counted() {
@@ -97,8 +88,4 @@ else
   fail "the default rate: 100 arrivals span at least 191000 us (got '$us')"
 fi
 
-if [ $failed -ne 0 ]; then
-  echo "test_demo_jq: $failed check(s) failed"
-  exit 1
-fi
-echo "test_demo_jq: all passed"
+tl_done
