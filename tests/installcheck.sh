@@ -28,6 +28,7 @@ done
 readme=$top_srcdir/README.md
 jsonlint=$top_builddir/tests/jsonlint
 
+# shellcheck source=tests/testlib.sh
 . "$(dirname "$0")/testlib.sh"
 tl_setup installcheck
 tl_show=$tmp/log

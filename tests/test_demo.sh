@@ -31,6 +31,7 @@ fi
 tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool") || exit 99
 jsonlint=$(cd "$(dirname "$jsonlint")" && pwd)/$(basename "$jsonlint") || exit 99
 
+# shellcheck source=tests/testlib.sh
 . "$(dirname "$0")/testlib.sh"
 tl_setup test_demo
 cd "$tmp" || exit 99

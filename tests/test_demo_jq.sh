@@ -23,6 +23,7 @@ if [ -z "$jq" ] || ! command -v "$jq" >/dev/null 2>&1; then
   exit 77
 fi
 
+# shellcheck source=tests/testlib.sh
 . "$(dirname "$0")/testlib.sh"
 tl_setup test_demo_jq
 

@@ -576,7 +576,7 @@ static void test_numbers_ignore_the_locale(void **state)
    * it: jc_num must still read "1.5" as 1.5. */
   static const char *const names[] = { "de_DE.UTF-8", "fr_FR.UTF-8",
                                        "de_DE.utf8", "fr_FR.utf8" };
-  locale_t comma = (locale_t)0, old;
+  locale_t comma = (locale_t)0, old = (locale_t)0;
   jc_doc *d = parse_ok("[1.5, 2.25e1]");
   size_t i;
   (void)state;
