@@ -364,6 +364,9 @@ typedef struct tw_stats {
                                 mmap sink's padding not counted; with
                                 rotation, every file's */
   uint64_t rotations;        /* files begun by rotation */
+  uint64_t restarts;         /* documents begun again at the start of the
+                                file because it was truncated under the
+                                writer (logrotate's copytruncate) */
 } tw_stats;
 
 /* Copy the writer's counters into *stats.  Use the macro

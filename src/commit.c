@@ -67,6 +67,44 @@ void tw__token_give(tw_writer *w, const sigset_t *old)
   tw__unblock_sigterm(w, old);
 }
 
+/* ---------------------------------------------------------- documents */
+
+void tw__meta_remember_event(tw_writer *w, const tw_event *ev,
+                             const char *rec, size_t len)
+{
+  int64_t pid = (ev->has & TW_HAS_PID) ? ev->pid : tw__pid();
+  int64_t tid = (ev->has & TW_HAS_TID) ? ev->tid : tw__tid();
+  sigset_t mask;
+
+  /* A new document is begun holding the token and waiting for
+   * meta_lock, which a SIGTERM handler in this thread would wait for in
+   * turn. */
+  tw__block_sigterm(w, &mask);
+  pthread_mutex_lock(&w->meta_lock);
+  tw__meta_remember(w->meta, ev->name, pid, tid, rec, len);
+  pthread_mutex_unlock(&w->meta_lock);
+  tw__unblock_sigterm(w, &mask);
+}
+
+int tw__begin_document(tw_writer *w, tw__sink *sink)
+{
+  struct iovec doc;
+  sigset_t mask;
+  int rc;
+
+  tw__block_sigterm(w, &mask);
+  pthread_mutex_lock(&w->meta_lock);
+  doc.iov_base = tw__meta_document_start(w->meta, w->object_form,
+                                         &doc.iov_len);
+  rc = sink->ops->commit(sink, &doc, 1);
+  tw__meta_document_done(w->meta);
+  if (rc == 0)
+    __atomic_add_fetch(&w->meta_out, doc.iov_len, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&w->meta_lock);
+  tw__unblock_sigterm(w, &mask);
+  return rc;
+}
+
 /* ------------------------------------------------------------- slots */
 
 /* Put s, whose every byte is written, back in the free list.  Lock
@@ -248,12 +286,34 @@ typedef struct gather {
   int rc;
 } gather;
 
+/* Commit iov[0..n) to the writer's sink; if the file was cut under the
+ * writer (logrotate's copytruncate), begin a new document at its start
+ * first.  Holding the token.  Returns 0 or an error. */
+static int sink_commit(tw_writer *w, const struct iovec *iov, int n)
+{
+  int rc = w->sink->ops->commit(w->sink, iov, n);
+
+  /* A cut may come again while the new document is begun: a few tries,
+   * then the cut is reported (-EIO) like any write that did not hold. */
+  for (int tries = 0; rc == TW__ETRUNCATED; tries++) {
+    if (tries == 8 || !w->meta)
+      return -EIO;
+    if ((rc = w->sink->ops->restart(w->sink)) != 0)
+      return rc;
+    __atomic_add_fetch(&w->restarts, 1, __ATOMIC_RELAXED);
+    tw__rotation_began(w);
+    if ((rc = tw__begin_document(w, w->sink)) == 0)
+      rc = w->sink->ops->commit(w->sink, iov, n);
+  }
+  return rc;
+}
+
 /* Commit what g holds (possibly nothing) and mark its slots' pieces
  * written.  Returns 0 or the error. */
 static int gather_flush(gather *g)
 {
   tw_writer *w = g->w;
-  int rc = w->sink->ops->commit(w->sink, g->iov, g->n);
+  int rc = sink_commit(w, g->iov, g->n);
 
   if (rc == 0 && w->sync_commits && w->sink->ops->sync)
     rc = w->sink->ops->sync(w->sink);
@@ -429,6 +489,8 @@ int tw_flush(tw_writer *w)
     return TW_EFORKED;
   pthread_mutex_lock(&w->lock);
   rc = tw__commit_locked(w, TW__COLLECT_ALL, NULL, 0, 1);
+  if (rc == 0 && w->direct && (rc = tw__direct_check_cut(w)) != 0)
+    tw__writer_fail(w, rc);
   if (rc == 0 && w->direct && w->sync_commits &&
       (rc = w->sink->ops->sync(w->sink)) != 0)
     tw__writer_fail(w, rc);

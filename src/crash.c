@@ -208,6 +208,12 @@ static void crash_handler(int sig, siginfo_t *si, void *ctx)
   int me;
 
   (void)ctx;
+  /* A store into a mapped file truncated under an mmap writer: not a
+   * crash (bus_guard.c). */
+  if (sig == SIGBUS && tw__bus_guard_fixes(si)) {
+    errno = saved_errno;
+    return;
+  }
   for (i = 0; i < NCRASH_SIGNALS && crash_signals[i] != sig; i++)
     continue;
   if (i == NCRASH_SIGNALS)
@@ -242,16 +248,18 @@ static void crash_init(void)
   (void)pthread_atfork(NULL, NULL, crash_after_fork);
 }
 
-/* Install the hook for each signal whose action is neither the hook
- * already nor SIG_IGN, keeping the action it replaces.  Returns 0 or
- * -errno. */
-static int crash_install(void)
+/* Install the hook for each signal (only: if not 0) whose action is
+ * neither the hook already nor SIG_IGN, keeping the action it replaces.
+ * Returns 0 or -errno. */
+static int crash_install(int only)
 {
   int rc = 0;
 
   pthread_once(&crash_once, crash_init);
   pthread_mutex_lock(&crash_lock);
   for (int i = 0; i < NCRASH_SIGNALS && !rc; i++) {
+    if (only && crash_signals[i] != only)
+      continue;
     struct sigaction cur, ours;
 
     if (sigaction(crash_signals[i], NULL, &cur) != 0) {
@@ -289,7 +297,12 @@ int tw__crash_reserve(tw_writer *w)
 {
   if ((w->crash_slot = crash_slot_reserve()) < 0)
     return TW_EOPTION;
-  return crash_install();
+  return crash_install(0);
+}
+
+int tw__bus_guard_install(void)
+{
+  return crash_install(SIGBUS);
 }
 
 void tw__crash_register(tw_writer *w)

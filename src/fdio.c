@@ -9,6 +9,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,4 +76,145 @@ int tw__fd_sync(int fd)
   if (fdatasync(fd) != 0 && errno != EINVAL && errno != EROFS)
     return -errno;
   return 0;
+}
+
+char *tw__link_target(const char *path)
+{
+  char *cur = strdup(path);
+  struct stat st;
+
+  if (!cur)
+    return NULL;
+  for (int hops = 0; lstat(cur, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
+    char buf[4096], *next;
+    const char *slash = strrchr(cur, '/');
+    ssize_t n;
+
+    if (hops == 40 || (n = readlink(cur, buf, sizeof buf - 1)) < 0) {
+      if (hops == 40)
+        errno = ELOOP;
+      free(cur);
+      return NULL;
+    }
+    buf[n] = '\0';
+    /* A relative target is relative to the link's directory. */
+    if (buf[0] != '/' && slash) {
+      size_t dl = (size_t)(slash - cur) + 1;
+      if ((next = malloc(dl + (size_t)n + 1)) != NULL) {
+        memcpy(next, cur, dl);
+        memcpy(next + dl, buf, (size_t)n + 1);
+      }
+    } else {
+      next = strdup(buf);
+    }
+    free(cur);
+    if (!(cur = next))
+      return NULL;
+  }
+  if (strcmp(cur, path) == 0) {        /* not a link */
+    free(cur);
+    errno = 0;
+    return NULL;
+  }
+  return cur;
+}
+
+int tw__newfile_open(tw__newfile *nf, int dirfd, const char *name,
+                     int flags, int mode, int anonymous)
+{
+  size_t n = strlen(name);
+  int fd = -1;
+
+  nf->fd = -1;
+  nf->dirfd = dirfd;
+  nf->name = name;
+  nf->named = 0;
+  if (!(nf->tmp = malloc(n + sizeof ".next")))
+    return -ENOMEM;
+  memcpy(nf->tmp, name, n);
+  memcpy(nf->tmp + n, ".next", sizeof ".next");
+#ifdef O_TMPFILE
+  if (anonymous) {
+    do
+      fd = openat(dirfd, ".", flags | O_TMPFILE, mode);
+    while (fd < 0 && errno == EINTR);
+    /* A file system without O_TMPFILE says so in several ways. */
+    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR &&
+        errno != EINVAL && errno != ENOENT) {
+      int rc = -errno;
+      free(nf->tmp);
+      nf->tmp = NULL;
+      return rc;
+    }
+  }
+#else
+  (void)anonymous;
+#endif
+  if (fd < 0) {
+    do
+      fd = openat(dirfd, nf->tmp, flags | O_CREAT | O_TRUNC, mode);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+      int rc = -errno;
+      /* A failed open may still have made the name: it is ours. */
+      (void)unlinkat(dirfd, nf->tmp, 0);
+      free(nf->tmp);
+      nf->tmp = NULL;
+      return rc;
+    }
+    nf->named = 1;
+  }
+  nf->fd = fd;
+  return 0;
+}
+
+/* Link the O_TMPFILE file to the temporary name (an older one of a run
+ * that died goes).  Returns 0, TW__ENOLINK or -errno. */
+static int link_anonymous(tw__newfile *nf)
+{
+  char proc[64];
+  int tries = 0;
+
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", nf->fd);
+  for (;;) {
+    if (linkat(AT_FDCWD, proc, nf->dirfd, nf->tmp, AT_SYMLINK_FOLLOW) == 0)
+      return 0;
+#ifdef AT_EMPTY_PATH
+    if (errno == ENOENT &&
+        linkat(nf->fd, "", nf->dirfd, nf->tmp, AT_EMPTY_PATH) == 0)
+      return 0;
+#endif
+    if (errno == EEXIST && tries++ == 0 &&
+        unlinkat(nf->dirfd, nf->tmp, 0) == 0)
+      continue;
+    return errno == ENOENT || errno == EPERM ? TW__ENOLINK : -errno;
+  }
+}
+
+int tw__newfile_publish(tw__newfile *nf)
+{
+  int rc;
+
+  if (!nf->named) {
+    if ((rc = link_anonymous(nf)) != 0)
+      return rc;
+    nf->named = 1;
+  }
+  if (renameat(nf->dirfd, nf->tmp, nf->dirfd, nf->name) != 0)
+    return -errno;
+  nf->named = 0;                 /* the temporary name is gone */
+  free(nf->tmp);
+  nf->tmp = NULL;
+  return 0;
+}
+
+void tw__newfile_discard(tw__newfile *nf)
+{
+  if (nf->fd >= 0)
+    close(nf->fd);
+  if (nf->named && nf->tmp)
+    (void)unlinkat(nf->dirfd, nf->tmp, 0);
+  free(nf->tmp);
+  nf->tmp = NULL;
+  nf->fd = -1;
 }

@@ -34,4 +34,41 @@ int tw__fd_cut(int fd, const tw__fd_info *info);
  * -errno.  Async-signal-safe. */
 int tw__fd_sync(int fd);
 
+/* If path is a symbolic link (to a link ...), the name of the file it
+ * finally points to, which need not exist: malloc'ed.  NULL if path is
+ * not a link, or on error (errno set: ELOOP after 40 links, ENOMEM). */
+char *tw__link_target(const char *path);
+
+/* A file made complete before a name points to it: opened without a name
+ * (O_TMPFILE) or, where the file system cannot, under a temporary name
+ * in the same directory; tw__newfile_publish then gives it its name in
+ * one step.  So the name never points to a file that is being begun. */
+typedef struct tw__newfile {
+  int fd;                  /* the file, or -1 */
+  int dirfd;               /* its directory (the caller's) */
+  const char *name;        /* the name it is to take in dirfd */
+  char *tmp;               /* the temporary name: name + ".next" */
+  int named;               /* 1: it has the temporary name already (no
+                              O_TMPFILE) */
+} tw__newfile;
+
+/* Open a new file for name in dirfd with flags (O_WRONLY or O_RDWR, plus
+ * O_CLOEXEC) and mode.  anonymous: try O_TMPFILE first (0: go straight to
+ * the temporary name).  Returns 0 (nf->fd open) or -errno. */
+int tw__newfile_open(tw__newfile *nf, int dirfd, const char *name,
+                     int flags, int mode, int anonymous);
+
+/* Give the file its name, replacing a file of that name: a link from
+ * the temporary name (made for an O_TMPFILE file), then renameat over
+ * name.  The descriptor stays open; nf holds nothing else after
+ * success.  Returns 0; TW__ENOLINK if an
+ * O_TMPFILE file could not be linked (no /proc and no privilege: open
+ * again with anonymous 0); or -errno (nothing named then). */
+#define TW__ENOLINK (-1998)
+int tw__newfile_publish(tw__newfile *nf);
+
+/* Forget a file never published: close it and remove its temporary name.
+ * (The caller may have closed fd already: pass -1 in nf->fd.) */
+void tw__newfile_discard(tw__newfile *nf);
+
 #endif /* TW_FDIO_H */

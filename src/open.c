@@ -2,7 +2,9 @@
  * the sticky error, the stats
  */
 #include "internal.h"
+#include "fdio.h"
 #include "layout.h"
+#include "rotate.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +69,10 @@ static void writer_free(tw_writer *w)
 
   tw__crash_unregister(w);
   tw__rotation_free(w->rot);
+  if (w->meta) {
+    tw__meta_free(w->meta);
+    free(w->meta);
+  }
   for (s = w->all_slots; s; s = next) {
     next = s->next_all;
     free(s->data);
@@ -142,6 +149,10 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   }
   if ((rc = -init_writer_lock(&w->lock)) != 0)
     goto fail;
+  if ((rc = -pthread_mutex_init(&w->meta_lock, NULL)) != 0) {
+    pthread_mutex_destroy(&w->lock);
+    goto fail;
+  }
   locked = 1;
   if ((rc = -init_monotonic_cond(&w->work)) != 0)
     goto fail;
@@ -176,12 +187,21 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   }
   w->own_events = 1;
   w->own_bytes = len;
-  if (w->rot) {
+  /* Every document after the first (rotation, a restart) begins with the
+   * metadata records: kept for any output that can be rewritten. */
+  if (!(sink->caps & TW__SINK_STREAMING)) {
     tw_event ev;
+    if (!(w->meta = malloc(sizeof *w->meta)) ||
+        tw__meta_init(w->meta, TW__META_BYTES) != 0) {
+      free(w->meta);
+      w->meta = NULL;
+      rc = -ENOMEM;
+      goto fail;
+    }
     memset(&ev, 0, sizeof ev);
     ev.ph = 'M';
     ev.name = "process_name";
-    tw__rotation_remember(w, &ev, rec, len);
+    tw__meta_remember_event(w, &ev, rec, len);
   }
   doc.iov_base = tw__layout_document(w->object_form, rec, len, &doc.iov_len);
   w->own_bytes = doc.iov_len;
@@ -202,8 +222,10 @@ fail:
       pthread_cond_destroy(&w->done);
       pthread_cond_destroy(&w->work);
     }
-    if (locked)
+    if (locked) {
+      pthread_mutex_destroy(&w->meta_lock);
       pthread_mutex_destroy(&w->lock);
+    }
     writer_free(w);
   }
   sink->ops->abandon(sink);
@@ -270,23 +292,94 @@ static tw_writer *open_fd(int fd, int own_fd, const tw_options *o,
   return writer_create(sink, o, path, error);
 }
 
+/* The writer of a new file at base in dirfd (path: the whole name, for
+ * rotation), begun complete -- head, first record; for mmap the first
+ * chunk -- before the name points to it: without a name (O_TMPFILE)
+ * first, then, if it cannot be linked, under a temporary name.  Returns
+ * the writer, or NULL with *rc set. */
+static tw_writer *open_new(int dirfd, const char *base, const char *path,
+                           const tw_options *o, int *rc)
+{
+  /* Read access too: a shared mapping needs it, and the other sinks read
+   * back where the document begins after a commit, to see whether the
+   * file was cut under them. */
+  int flags = O_RDWR | O_CLOEXEC;
+
+  for (int anonymous = 1;; anonymous = 0) {
+    tw__newfile nf;
+    tw_writer *w;
+
+    if ((*rc = tw__newfile_open(&nf, dirfd, base, flags, o->file_mode,
+                                anonymous)) != 0)
+      return NULL;
+    w = open_fd(nf.fd, 1, o, path, rc);  /* the writer's fd, or closed */
+    if (w && (*rc = tw__newfile_publish(&nf)) == 0) {
+      /* The new name durable too, with sync: a directory that cannot be
+       * synced (no read access to it) is left as it is. */
+      if (w->sync_commits && fsync(dirfd) != 0 && errno != EBADF &&
+          errno != EINVAL) {
+        *rc = -errno;
+        (void)tw_close(w);
+        return NULL;
+      }
+      return w;
+    }
+    if (w)
+      (void)tw_close(w);
+    nf.fd = -1;
+    tw__newfile_discard(&nf);
+    if (*rc != TW__ENOLINK || !anonymous)
+      return NULL;
+  }
+}
+
 tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
 {
+  char *target = NULL;
+  const char *file, *slash;
+  struct stat st;
+  tw_writer *w = NULL;
   tw_options o;
-  int fd, rc;
+  int fd, dirfd, rc;
 
-  if (!path)
+  if (!path) {
     rc = -EINVAL;
-  else if ((rc = tw__options_import(&o, opts)) == 0) {
-    if (o.sink == TW_SINK_AUTO)
-      o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
-    if ((fd = tw__open_at(AT_FDCWD, path, &o)) >= 0)
-      return open_fd(fd, 1, &o, path, error);
-    rc = fd;
+    goto out;
   }
-  if (error)
+  if ((rc = tw__options_import(&o, opts)) != 0)
+    goto out;
+  if (o.sink == TW_SINK_AUTO)
+    o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
+  /* A symbolic link stays: the file it points to is replaced (or made). */
+  file = path;
+  if ((target = tw__link_target(path)) != NULL)
+    file = target;
+  else if (errno) {
+    rc = -errno;
+    goto out;
+  }
+  /* Anything but a regular file (a FIFO, a device, /dev/stdout) is
+   * opened as it is, and so is a file in a directory where no file can
+   * be made (its file only is writable). */
+  if ((stat(file, &st) == 0 && !S_ISREG(st.st_mode)) ||
+      (dirfd = tw__open_directory_of(file)) < 0) {
+    if ((fd = tw__open_at(AT_FDCWD, file, &o)) >= 0)
+      w = open_fd(fd, 1, &o, file, &rc);
+    else
+      rc = fd;
+    goto out;
+  }
+  slash = strrchr(file, '/');
+  w = open_new(dirfd, slash ? slash + 1 : file, file, &o, &rc);
+  if (!w && (rc == -EACCES || rc == -EPERM || rc == -EROFS) &&
+      (fd = tw__open_at(AT_FDCWD, file, &o)) >= 0)
+    w = open_fd(fd, 1, &o, file, &rc);
+  close(dirfd);
+out:
+  free(target);
+  if (!w && error)
     *error = rc;
-  return NULL;
+  return w;
 }
 
 tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error)
@@ -357,6 +450,8 @@ int tw_close(tw_writer *w)
   tw__crash_unregister(w);
   if (w->direct) {
     tw__stages_release_regions(w);
+    if (!rc && (rc = tw__direct_check_cut(w)) != 0)
+      tw__writer_fail(w, rc);
     if (!rc && w->sync_commits && (rc = w->sink->ops->sync(w->sink)) != 0)
       tw__writer_fail(w, rc);
   }
@@ -367,6 +462,7 @@ int tw_close(tw_writer *w)
   tw__stages_free(w);
   pthread_cond_destroy(&w->done);
   pthread_cond_destroy(&w->work);
+  pthread_mutex_destroy(&w->meta_lock);
   pthread_mutex_destroy(&w->lock);
   writer_free(w);
   return rc;
@@ -404,6 +500,7 @@ int tw_get_stats_sized(tw_writer *w, tw_stats *stats, size_t size)
       s.output_bytes = s.bytes +
         __atomic_load_n(&w->meta_out, __ATOMIC_RELAXED);
     s.rotations = tw__rotations(w);
+    s.restarts = __atomic_load_n(&w->restarts, __ATOMIC_RELAXED);
     s.rejected = __atomic_load_n(&w->rejected, __ATOMIC_RELAXED);
     s.strings_truncated =
       __atomic_load_n(&w->strings_truncated, __ATOMIC_RELAXED);

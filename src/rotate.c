@@ -19,6 +19,7 @@
  * numbered name (rotate()).
  */
 #include "internal.h"     /* config.h first */
+#include "fdio.h"
 #include "layout.h"
 #include "rotate.h"
 #include "writer.h"
@@ -233,8 +234,6 @@ struct rotation {
                               file since (0: do not rotate an empty file) */
   int closing;             /* tw_close is committing: no new file (atomic) */
   uint64_t rotations;      /* files begun after the first (atomic) */
-  pthread_mutex_t meta_lock;
-  tw__meta meta;
 };
 
 
@@ -264,21 +263,8 @@ int tw__rotation_due(const tw_writer *w)
 /* Give a new file the head and the metadata records: a complete trace. */
 static int begin_file(tw_writer *w, tw__sink *next)
 {
-  struct rotation *r = w->rot;
-  struct iovec doc;
-  sigset_t mask;
-  int rc;
+  int rc = tw__begin_document(w, next);
 
-  tw__block_sigterm(w, &mask);
-  pthread_mutex_lock(&r->meta_lock);
-  doc.iov_base = tw__meta_document_start(&r->meta, w->object_form,
-                                         &doc.iov_len);
-  rc = next->ops->commit(next, &doc, 1);
-  tw__meta_document_done(&r->meta);
-  if (rc == 0)
-    __atomic_add_fetch(&w->meta_out, doc.iov_len, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&r->meta_lock);
-  tw__unblock_sigterm(w, &mask);
   if (rc == 0 && w->sync_commits)
     rc = next->ops->sync(next);
   return rc;
@@ -316,28 +302,34 @@ static int rotate(tw_writer *w)
 {
   struct rotation *r = w->rot;
   unsigned long n = r->finished + 1;
+  int flags = O_RDWR | O_CLOEXEC;        /* as tw_open's (open.c) */
   tw__sink *old = w->sink, *next;
-  int fd, rc, linked, close_rc;
+  int rc, linked, close_rc, anonymous = 1;
+  tw__newfile nf;
 
   if ((rc = tw__rotated_name(r->name, r->name_size, r->base, n)) != 0)
     return rc;
-  /* A failed open may still have created the name (valgrind checks the
-   * descriptor limit after the call): it is ours, remove it too. */
-  if ((rc = fd = tw__open_at(r->dirfd, r->next, &r->opts)) < 0)
+again:
+  /* The new file, without a name until it is complete (or, where the
+   * file system cannot, as base.next). */
+  if ((rc = tw__newfile_open(&nf, r->dirfd, r->base, flags,
+                             r->opts.file_mode, anonymous)) != 0)
+    return rc;
+  rc = tw__sink_open(nf.fd, 1, &r->opts, &next);
+  if (rc != 0) {
+    nf.fd = -1;                      /* closed by tw__sink_open */
     goto drop_next;
-  if ((rc = tw__sink_open(fd, 1, &r->opts, &next)) != 0)
-    goto drop_next;
+  }
   if ((rc = begin_file(w, next)) != 0 || (rc = linked = link_finished(r)) < 0)
     goto abandon_next;
-  if (renameat(r->dirfd, r->next, r->dirfd, r->base) != 0) {
-    rc = -errno;
+  /* base.next appears complete and is renamed over base. */
+  if ((rc = tw__newfile_publish(&nf)) != 0) {
     if (linked)
       (void)unlinkat(r->dirfd, r->name, 0);
     else
       (void)renameat(r->dirfd, r->name, r->dirfd, r->base);
     goto abandon_next;
   }
-  rc = 0;
   /* The new names durable too: a directory that cannot be synced (no
    * read access to it) is left as it is. */
   if (w->sync_commits && fsync(r->dirfd) != 0 && errno != EBADF &&
@@ -362,9 +354,15 @@ static int rotate(tw_writer *w)
   return rc;
 
 abandon_next:
-  next->ops->abandon(next);
+  next->ops->abandon(next);          /* closes nf.fd */
+  nf.fd = -1;
 drop_next:
-  (void)unlinkat(r->dirfd, r->next, 0);
+  tw__newfile_discard(&nf);
+  /* No /proc and no privilege to link an anonymous file: named. */
+  if (rc == TW__ENOLINK && anonymous) {
+    anonymous = 0;
+    goto again;
+  }
   return rc;
 }
 
@@ -384,29 +382,10 @@ int tw__rotate_if_due(tw_writer *w, size_t len)
   return rc;
 }
 
-void tw__rotation_remember(tw_writer *w, const tw_event *ev,
-                           const char *rec, size_t len)
-{
-  struct rotation *r = w->rot;
-  int64_t pid = (ev->has & TW_HAS_PID) ? ev->pid : tw__pid();
-  int64_t tid = (ev->has & TW_HAS_TID) ? ev->tid : tw__tid();
-  sigset_t mask;
-
-  /* rotate() waits for meta_lock holding the token, which a SIGTERM
-   * handler in this thread would wait for in turn. */
-  tw__block_sigterm(w, &mask);
-  pthread_mutex_lock(&r->meta_lock);
-  tw__meta_remember(&r->meta, ev->name, pid, tid, rec, len);
-  pthread_mutex_unlock(&r->meta_lock);
-  tw__unblock_sigterm(w, &mask);
-}
-
 void tw__rotation_free(struct rotation *r)
 {
   if (!r)
     return;
-  pthread_mutex_destroy(&r->meta_lock);
-  tw__meta_free(&r->meta);
   if (r->dirfd >= 0)
     close(r->dirfd);
   free(r->base);
@@ -426,15 +405,13 @@ struct rotation *tw__rotation_new(const char *path, const tw_options *o,
   struct rotation *r;
   char *target = NULL;
   const char *slash, *base;
-  struct stat st;
   long name_max;
 
-  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-    if (!(target = realpath(path, NULL))) {
-      *rc = -errno;
-      return NULL;
-    }
+  if ((target = tw__link_target(path)) != NULL) {
     path = target;
+  } else if (errno) {
+    *rc = -errno;
+    return NULL;
   }
   slash = strrchr(path, '/');
   base = slash ? slash + 1 : path;
@@ -444,17 +421,6 @@ struct rotation *tw__rotation_new(const char *path, const tw_options *o,
     return NULL;
   }
   r->dirfd = -1;
-  if (tw__meta_init(&r->meta, TW__META_BYTES) != 0) {
-    free(r);
-    free(target);
-    return NULL;
-  }
-  if ((*rc = -pthread_mutex_init(&r->meta_lock, NULL)) != 0) {
-    tw__meta_free(&r->meta);
-    free(r);
-    free(target);
-    return NULL;
-  }
   /* Room for a number of any size: ".", 20 digits. */
   r->name_size = strlen(base) + 32;
   r->base = strdup(base);

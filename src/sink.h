@@ -18,12 +18,18 @@
 #ifndef TW_SINK_H
 #define TW_SINK_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
 
 typedef struct tw__sink tw__sink;
+
+/* What commit returns, having written nothing, when the output holds
+ * less than what was committed to it: it was truncated under the writer
+ * (see restart).  Not sticky. */
+#define TW__ETRUNCATED (-1997)
 
 /* Segments a commit or crash commit takes at most: callers with more make
  * several commits. */
@@ -62,13 +68,26 @@ typedef struct tw__sink_ops {
   /* Direct sinks: give r, whose records are all copied, room for len more
    * bytes (a new region, or r grown in place), leaving its records
    * committed.  r may be zeroed (a thread's first region) or from an
-   * older sink (after a rotation), which it then releases.  Thread-safe.
-   * Returns 0 or a negative error (sticky). */
+   * older sink (after a rotation), which it then releases.  len 0 only
+   * checks whether the file was cut (TW__ETRUNCATED), r untouched.
+   * Thread-safe.  Returns 0 or a negative error (sticky). */
   int (*reserve)(tw__sink *s, tw__region *r, size_t len);
+  /* Direct sinks: reserve returned TW__ETRUNCATED (the file was cut
+   * under the writer).  Make *next, a new sink on the same file from its
+   * start, and retire s: from now on it writes nothing to the file (its
+   * memory goes once closed and its last region released).  Returns 0 or
+   * a negative error. */
+  int (*reopen)(tw__sink *s, tw__sink **next);
   /* Direct sinks: the thread that owns r is done with it (r zeroed).
    * Thread-safe; may free r->sink if it was retired and this was its
    * last region. */
   void (*release)(tw__region *r);
+  /* The output was cut under the writer (logrotate's copytruncate): commit
+   * returned TW__ETRUNCATED, having written nothing.  Cut it back to where
+   * the trace began and forget what was committed: the next commit begins
+   * a new document there.  NULL for a sink that cannot tell (streaming).
+   * Returns 0 or a negative error (sticky). */
+  int (*restart)(tw__sink *s);
   /* Commit what is pending, write the final tail, release everything and
    * free s (a direct sink: once its last region is released, too).
    * Returns 0 or the first error met, close(2)'s included. */
@@ -131,6 +150,16 @@ static inline void tw__region_copy(tw__region *r, const char *src,
   }
   r->at = dst + len;
 }
+
+/* The mmap sink's guard against a file cut under it (sink_mmap.c):
+ * the crash hook's handler, installed for SIGBUS by tw__bus_guard_install
+ * (crash.c), asks tw__bus_guard_fixes first whether a fault si is a
+ * store into a window of an mmap sink; if so an anonymous page takes the
+ * faulting page's place and it returns 1 (async-signal-safe).
+ * tw__bus_cuts counts those faults (atomic). */
+int tw__bus_guard_install(void);
+int tw__bus_guard_fixes(const siginfo_t *si);
+extern unsigned tw__bus_cuts;
 
 /* File sink on fd.  own_fd: close fd at close.  A seekable fd without
  * O_APPEND is rewritten in place from its current offset; anything else

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -27,9 +28,12 @@ typedef struct file_sink {
   tw__sink base;
   int fd;
   int own_fd;              /* close fd at close */
+  off_t start;             /* in place: where the trace begins */
   off_t end;               /* in place: offset of the tail, where the next
                               records go */
   int committed;           /* a commit has succeeded: there is a tail */
+  char first;              /* in place: the first byte it committed at
+                              start (the head's) */
 } file_sink;
 
 /* In place, after a failed commit: put the last commit back (its tail at
@@ -95,9 +99,58 @@ static int file_commit_tail(file_sink *f, const struct iovec *data, int n,
   return tw__sink_fail(&f->base, rc);
 }
 
+/* Whether the file was cut under the writer (logrotate's copytruncate):
+ * before a commit, it is shorter than what was committed; after one, a
+ * cut that came between the check and the write left a hole where the
+ * document began (its first byte reads NUL, or nothing). */
+static int file_was_cut(file_sink *f, int after)
+{
+  struct stat st;
+  char c;
+
+  if (!after)
+    return fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+           st.st_size < f->end + (f->committed ? (off_t)f->base.tail_len : 0);
+  switch (pread(f->fd, &c, 1, f->start)) {
+  case 1:
+    return c != f->first;
+  case 0:
+    return 1;
+  default:
+    return 0;          /* not open for reading (tw_open_fd): cannot tell */
+  }
+}
+
 static int file_commit(tw__sink *s, const struct iovec *iov, int n)
 {
-  return file_commit_tail((file_sink *)s, iov, n, 0);
+  file_sink *f = (file_sink *)s;
+  int rc, first = !f->committed;
+
+  /* Cut under the writer: the caller begins a new document (restart)
+   * and commits again, rather than write after a hole. */
+  if (s->caps & TW__SINK_STREAMING)
+    return file_commit_tail(f, iov, n, 0);
+  if (!s->err && file_was_cut(f, 0))
+    return TW__ETRUNCATED;
+  if ((rc = file_commit_tail(f, iov, n, 0)) != 0)
+    return rc;
+  if (first)
+    f->first = n > 0 && iov[0].iov_len ? *(const char *)iov[0].iov_base
+                                       : s->tail[0];
+  return file_was_cut(f, 1) ? TW__ETRUNCATED : 0;
+}
+
+static int file_restart(tw__sink *s)
+{
+  file_sink *f = (file_sink *)s;
+
+  if (s->err)
+    return s->err;
+  if (ftruncate(f->fd, f->start) != 0)
+    return tw__sink_fail(s, -errno);
+  f->end = f->start;
+  f->committed = 0;
+  return 0;
 }
 
 /* The crash hook: the same commit, the tail included when final. */
@@ -141,8 +194,9 @@ static int file_sync(tw__sink *s)
 }
 
 static const tw__sink_ops file_ops = {
-  file_commit, file_crash_commit, NULL, NULL, file_close, file_abandon,
-  file_sync
+  .commit = file_commit, .crash_commit = file_crash_commit,
+  .restart = file_restart, .close = file_close, .abandon = file_abandon,
+  .sync = file_sync
 };
 
 int tw__sink_file_open(tw__sink **out, int fd, int own_fd,
@@ -162,7 +216,7 @@ int tw__sink_file_open(tw__sink **out, int fd, int own_fd,
   f->base.caps = info.start < 0 ? TW__SINK_STREAMING : 0;
   f->fd = fd;
   f->own_fd = own_fd;
-  f->end = info.start;
+  f->start = f->end = info.start;
   *out = &f->base;
   return 0;
 }
@@ -266,8 +320,8 @@ static int stream_sync(tw__sink *s)
 }
 
 static const tw__sink_ops stream_ops = {
-  stream_commit, stream_crash_commit, NULL, NULL, stream_close,
-  stream_abandon, stream_sync
+  .commit = stream_commit, .crash_commit = stream_crash_commit,
+  .close = stream_close, .abandon = stream_abandon, .sync = stream_sync
 };
 
 int tw__sink_stream_open(tw__sink **out, FILE *stream,

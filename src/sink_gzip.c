@@ -66,7 +66,9 @@ typedef struct gzip_sink {
                               first commit, then a commit's deflate output */
   size_t out_len;          /* bytes in out */
   size_t out_cap;          /* allocated size of out */
+  int level;               /* 1..9 */
   /* In place only: */
+  off_t start;             /* where the member begins */
   off_t pos;               /* where the stored final block begins: the end
                               of the sync-flushed deflate output */
   int committed;           /* the file holds a complete member */
@@ -385,14 +387,49 @@ static int gzip_crash_commit(tw__sink *s, const struct iovec *iov, int n,
 
 /* ----------------------------------------------------------- operations */
 
+/* The header, waiting in out to be written with the first commit. */
+static void put_header(gzip_sink *g)
+{
+  /* ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL OS=3 (Unix) */
+  unsigned char header[GZ_HEADER_LEN] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };
+
+  header[8] = g->level == 9 ? 2 : g->level == 1 ? 4 : 0;    /* XFL */
+  memcpy(g->out, header, sizeof header);
+  g->out_len = sizeof header;
+  g->crc = crc32(0L, Z_NULL, 0);
+  g->isize = 0;
+}
+
 static int gzip_commit(tw__sink *s, const struct iovec *iov, int n)
 {
   gzip_sink *g = (gzip_sink *)s;
+  struct stat st;
 
   if (s->err)
     return s->err;
-  return (s->caps & TW__SINK_STREAMING) ? gzip_commit_stream(g, iov, n)
-                                        : gzip_commit_inplace(g, iov, n);
+  /* Cut under the writer (logrotate's copytruncate): the caller begins
+   * a new member (restart) and commits again, rather than write after a
+   * hole; a cut between this check and the write leaves a hole where
+   * the member began, seen after it. */
+  if (!(s->caps & TW__SINK_STREAMING)) {
+    unsigned char c;
+    int rc;
+    if (fstat(g->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size < g->pos + (g->committed ? (off_t)g->end_len : 0))
+      return TW__ETRUNCATED;
+    if ((rc = gzip_commit_inplace(g, iov, n)) != 0)
+      return rc;
+    /* (Not open for reading, as tw_open_fd may give: cannot tell.) */
+    switch (pread(g->fd, &c, 1, g->start)) {
+    case 1:
+      return c != 0x1f ? TW__ETRUNCATED : 0;
+    case 0:
+      return TW__ETRUNCATED;
+    default:
+      return 0;
+    }
+  }
+  return gzip_commit_stream(g, iov, n);
 }
 
 /* Free everything but the fd. */
@@ -437,16 +474,32 @@ static int gzip_sync(tw__sink *s)
   return tw__sink_fail(s, tw__fd_sync(g->fd));
 }
 
+static int gzip_restart(tw__sink *s)
+{
+  gzip_sink *g = (gzip_sink *)s;
+  int zr;
+
+  if (s->err)
+    return s->err;
+  if (ftruncate(g->fd, g->start) != 0)
+    return tw__sink_fail(s, -errno);
+  if ((zr = deflateReset(&g->zs)) != Z_OK)
+    return tw__sink_fail(s, zlib_error(zr));
+  g->pos = g->start;
+  g->committed = 0;
+  put_header(g);
+  return 0;
+}
+
 static const tw__sink_ops gzip_ops = {
-  gzip_commit, gzip_crash_commit, NULL, NULL, gzip_close, gzip_abandon,
-  gzip_sync
+  .commit = gzip_commit, .crash_commit = gzip_crash_commit,
+  .restart = gzip_restart, .close = gzip_close, .abandon = gzip_abandon,
+  .sync = gzip_sync
 };
 
 int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
                        const char *tail, size_t tail_len, int level)
 {
-  /* ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL OS=3 (Unix) */
-  unsigned char header[GZ_HEADER_LEN] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };
   tw__fd_info info;
   gzip_sink *g;
   int zr, rc;
@@ -483,10 +536,8 @@ int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
     gzip_free(g);
     return rc;
   }
-  header[8] = level == 9 ? 2 : level == 1 ? 4 : 0;    /* XFL */
-  memcpy(g->out, header, sizeof header);
-  g->out_len = sizeof header;     /* written with the first commit */
-  g->crc = crc32(0L, Z_NULL, 0);
+  g->level = level;
+  put_header(g);                  /* written with the first commit */
   g->base.ops = &gzip_ops;
   g->base.tail = tail;
   g->base.tail_len = tail_len;
@@ -494,7 +545,7 @@ int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
                  (info.start < 0 ? TW__SINK_STREAMING : 0);
   g->fd = fd;
   g->own_fd = own_fd;
-  g->pos = info.start;
+  g->start = g->pos = info.start;
   *out = &g->base;
   return 0;
 }

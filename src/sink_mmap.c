@@ -97,7 +97,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -143,6 +145,8 @@ typedef struct mmap_sink {
   int closing;             /* the writer is done with the sink: finish and
                               free it with its last region */
   int unmapped;            /* a window was unmapped since the last sync */
+  int cut;                 /* the file was cut under it: retired, it
+                              writes nothing more (mmap_reopen) */
   int synced;              /* sync was asked for: finishing syncs too */
   char *tail_ws;           /* the tail with its core blanked */
   char spaces[SPACES];     /* what pwrite fills new chunks with */
@@ -151,6 +155,87 @@ typedef struct mmap_sink {
 static int is_ws(char c)
 {
   return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+/* ------------------------------------------------------------ the guard
+ *
+ * A file truncated under the writer (logrotate's copytruncate) leaves the
+ * pages of its windows past the new end: a store there raises SIGBUS.  A
+ * trace library must not kill its host for that, so the windows are
+ * registered here, and the crash hook's handler (crash.c), installed for
+ * SIGBUS by every mmap sink, asks tw__bus_guard_fixes first: a fault in a
+ * window gets an anonymous page mapped in its place, the store goes
+ * there (that record is lost: the file was cut) and the thread goes on.
+ * tw__bus_cuts counts such faults; a thread that sees it change takes a
+ * new region, and the reservation (which checks the file's size) begins
+ * a new document.  A window stays mapped while a thread's region leases
+ * it, so a fault inside one is never in memory unmapped meanwhile.
+ */
+
+#define GUARD_SLOTS 1024
+
+static struct {
+  uintptr_t start, end;    /* atomic; end 0: free, or being filled */
+} guarded[GUARD_SLOTS];
+unsigned tw__bus_cuts;     /* atomic: faults fixed */
+
+static void guard_add(const mmap_window *w)
+{
+  uintptr_t start = (uintptr_t)w->map;
+
+  for (unsigned i = 0; i < GUARD_SLOTS; i++) {
+    uintptr_t none = 0;
+    if (__atomic_compare_exchange_n(&guarded[i].start, &none, start, 0,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+      __atomic_store_n(&guarded[i].end, start + w->len, __ATOMIC_SEQ_CST);
+      return;
+    }
+  }
+  /* Every slot taken: this window is not guarded. */
+}
+
+static void guard_remove(const mmap_window *w)
+{
+  for (unsigned i = 0; i < GUARD_SLOTS; i++)
+    if (__atomic_load_n(&guarded[i].start, __ATOMIC_SEQ_CST) ==
+        (uintptr_t)w->map &&
+        __atomic_load_n(&guarded[i].end, __ATOMIC_SEQ_CST) ==
+        (uintptr_t)w->map + w->len) {
+      __atomic_store_n(&guarded[i].end, 0, __ATOMIC_SEQ_CST);
+      __atomic_store_n(&guarded[i].start, 0, __ATOMIC_SEQ_CST);
+      return;
+    }
+}
+
+int tw__bus_guard_fixes(const siginfo_t *si)
+{
+  uintptr_t a = (uintptr_t)si->si_addr;
+  long page = sysconf(_SC_PAGESIZE);
+
+  if (si->si_code != BUS_ADRERR || page <= 0)
+    return 0;
+  for (unsigned i = 0; i < GUARD_SLOTS; i++) {
+    uintptr_t start = __atomic_load_n(&guarded[i].start, __ATOMIC_SEQ_CST);
+    uintptr_t end = __atomic_load_n(&guarded[i].end, __ATOMIC_SEQ_CST);
+    if (start && a >= start && a < end) {
+      void *p = (void *)(a - a % (uintptr_t)page);
+      if (mmap(p, (size_t)page, PROT_READ | PROT_WRITE,
+               MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+        return 0;
+      __atomic_add_fetch(&tw__bus_cuts, 1, __ATOMIC_SEQ_CST);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Replace window w's pages with anonymous ones: stores into it go
+ * nowhere (a sink whose file was cut: its regions must not write into
+ * the new document). */
+static void window_anonymize(mmap_window *w)
+{
+  (void)mmap(w->map, w->len, PROT_READ | PROT_WRITE,
+             MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
 /* File offset of address p of window w. */
@@ -190,6 +275,7 @@ static void window_unlease(mmap_sink *m, mmap_window *w)
   for (p = &m->windows; *p != w; p = &(*p)->next)
     continue;
   *p = w->next;
+  guard_remove(w);
   (void)munmap(w->map, w->len);
   free(w);
   m->unmapped = 1;
@@ -219,6 +305,7 @@ static int window_new(mmap_sink *m, off_t off, off_t to)
   w->leases = 1;
   w->next = m->windows;
   m->windows = w;
+  guard_add(w);
   if (m->cur)
     window_unlease(m, m->cur);
   m->cur = w;
@@ -380,6 +467,13 @@ static int finish(mmap_sink *m)
       rc = -errno;
     return rc;
   }
+  /* Cut under the writer at the last moment: leave the file to whoever
+   * cut it rather than write past a hole. */
+  {
+    struct stat st;
+    if (fstat(m->fd, &st) == 0 && st.st_size < m->size)
+      return rc;
+  }
   if (!m->broken && exact != m->size) {
     /* The current window reaches back to where the reserved space
      * ended at the last growth; the records may end before it. */
@@ -410,7 +504,9 @@ static int finish(mmap_sink *m)
 /* Finish and free the sink.  Lock held on entry, released. */
 static int destroy(mmap_sink *m)
 {
-  int rc = finish(m);
+  /* A sink whose file was cut under it leaves the file to its successor
+   * (mmap_reopen). */
+  int rc = m->cut ? 0 : finish(m);
 
   /* If the writer syncs, the final tail and length must be durable too. */
   if (m->synced && !rc && fdatasync(m->fd) != 0)
@@ -419,6 +515,7 @@ static int destroy(mmap_sink *m)
   while (m->windows) {
     mmap_window *w = m->windows;
     m->windows = w->next;
+    guard_remove(w);
     (void)munmap(w->map, w->len);
     free(w);
   }
@@ -486,6 +583,11 @@ static int reserve_locked(mmap_sink *m, tw__region *r, off_t off,
   if (need + (off_t)m->base.tail_len > m->size &&
       (rc = grow(m, need)) != 0)
     return tw__sink_fail(&m->base, rc);
+  /* A region given back moves the end back, maybe below the current
+   * window: a window from there. */
+  if (off < m->cur->off &&
+      (rc = window_new(m, off - off % (off_t)m->page, m->size)) != 0)
+    return tw__sink_fail(&m->base, rc);
   r->lease = m->cur;
   m->cur->leases++;
   r->sink = &m->base;
@@ -525,6 +627,19 @@ static int mmap_reserve(tw__sink *s, tw__region *r, size_t len)
   if (m->base.err) {
     rc = m->base.err;
     goto out;
+  }
+  /* Cut under the writer (logrotate's copytruncate): the writer begins a
+   * new document on a new sink (mmap_reopen).  len 0 asks only that. */
+  {
+    struct stat st;
+    if (m->has_tail && fstat(m->fd, &st) == 0 && st.st_size < m->size) {
+      rc = TW__ETRUNCATED;
+      goto out;
+    }
+    if (len == 0) {
+      rc = 0;
+      goto out;
+    }
   }
   if (r->sink) {
     prev = r->size;            /* the size r had decides the next one's */
@@ -623,6 +738,7 @@ static void mmap_abandon(tw__sink *s)
   while (m->windows) {
     mmap_window *w = m->windows;
     m->windows = w->next;
+    guard_remove(w);
     (void)munmap(w->map, w->len);
     free(w);
   }
@@ -631,9 +747,39 @@ static void mmap_abandon(tw__sink *s)
   free(m);
 }
 
+static int mmap_reopen(tw__sink *s, tw__sink **next)
+{
+  mmap_sink *m = (mmap_sink *)s;
+  int fd, rc;
+
+  /* The new sink on the same file (a descriptor of its own, at the same
+   * position: where the trace began), from an empty file. */
+  if ((fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+    return -errno;
+  if (ftruncate(fd, m->start) != 0) {
+    rc = -errno;
+    close(fd);
+    return rc;
+  }
+  if ((rc = tw__sink_mmap_open(next, fd, 1, s->tail, s->tail_len,
+                               m->chunk)) != 0) {
+    close(fd);
+    return rc;
+  }
+  /* This one writes nothing more: its windows become anonymous memory,
+   * so a thread still copying into its region writes nowhere. */
+  pthread_mutex_lock(&m->lock);
+  m->cut = 1;
+  for (mmap_window *w = m->windows; w; w = w->next)
+    window_anonymize(w);
+  pthread_mutex_unlock(&m->lock);
+  return 0;
+}
+
 static const tw__sink_ops mmap_ops = {
-  mmap_commit, NULL, mmap_reserve, mmap_release, mmap_close, mmap_abandon,
-  mmap_sync
+  .commit = mmap_commit, .reserve = mmap_reserve, .reopen = mmap_reopen,
+  .release = mmap_release, .close = mmap_close, .abandon = mmap_abandon,
+  .sync = mmap_sync
 };
 
 int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
@@ -655,6 +801,8 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
     page = 4096;
   if (chunk < 4096)
     chunk = TW_DEFAULT_MMAP_CHUNK;
+  if ((rc = tw__bus_guard_install()) != 0)
+    return rc;
 
   if (!(m = calloc(1, sizeof *m + tail_len)))
     return -ENOMEM;
@@ -698,6 +846,7 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
   }
   /* Nothing may follow the tail: drop what the file held past start. */
   if ((rc = tw__fd_cut(fd, &info)) != 0) {
+    guard_remove(m->cur);
     (void)munmap(m->cur->map, m->cur->len);
     free(m->cur);
     pthread_mutex_destroy(&m->lock);

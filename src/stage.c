@@ -346,19 +346,62 @@ static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
   }
 }
 
+
+int tw__restart_direct(tw_writer *w)
+{
+  tw__sink *old = w->sink, *next;
+  int rc;
+
+  if (!w->meta || (rc = old->ops->reopen(old, &next)) != 0)
+    return -EIO;
+  if ((rc = tw__begin_document(w, next)) != 0) {
+    next->ops->abandon(next);
+    return rc;
+  }
+  __atomic_store_n(&w->sink, next, __ATOMIC_RELEASE);
+  w->out_done += __atomic_load_n(&old->out_bytes, __ATOMIC_RELAXED);
+  (void)old->ops->close(old);            /* retired: writes nothing */
+  __atomic_add_fetch(&w->restarts, 1, __ATOMIC_RELAXED);
+  tw__rotation_began(w);
+  return 0;
+}
+
+int tw__direct_check_cut(tw_writer *w)
+{
+  tw__region probe;
+  int rc, tries = 0;
+
+  memset(&probe, 0, sizeof probe);
+  while ((rc = w->sink->ops->reserve(w->sink, &probe, 0)) == TW__ETRUNCATED &&
+         tries++ < 8)
+    if ((rc = tw__restart_direct(w)) != 0)
+      break;
+  return rc == TW__ETRUNCATED ? -EIO : rc;
+}
+
 /* Give st's region room for len bytes from the current sink, rotating
- * first if it is time.  Returns 0 or an error. */
+ * first if it is time.  A thread that saw a fault in a cut file
+ * (tw__bus_cuts changed) takes a new region too: its reservation sees
+ * the cut.  Returns 0 or an error. */
 static int next_region(tw_writer *w, tw__stage *st, size_t len)
 {
   tw__region *r = &st->region;
+  unsigned cuts = __atomic_load_n(&tw__bus_cuts, __ATOMIC_RELAXED);
   int rc;
 
   pthread_mutex_lock(&w->lock);
   if ((rc = w->err) == 0 && (rc = tw__rotate_if_due(w, 0)) != 0)
     rc = tw__writer_fail(w, rc);
-  if (rc == 0 && (r->sink != w->sink || (size_t)(r->end - r->at) < len) &&
-      (rc = w->sink->ops->reserve(w->sink, r, len)) != 0)
-    rc = tw__writer_fail(w, rc);
+  if (rc == 0 && (r->sink != w->sink || (size_t)(r->end - r->at) < len ||
+                  cuts != st->cuts_seen)) {
+    rc = w->sink->ops->reserve(w->sink, r, len);
+    for (int tries = 0; rc == TW__ETRUNCATED && tries < 8; tries++)
+      if ((rc = tw__restart_direct(w)) == 0)
+        rc = w->sink->ops->reserve(w->sink, r, len);
+    if (rc)
+      rc = tw__writer_fail(w, rc == TW__ETRUNCATED ? -EIO : rc);
+    st->cuts_seen = cuts;
+  }
   pthread_mutex_unlock(&w->lock);
   return rc;
 }
@@ -383,6 +426,8 @@ static int emit_direct(tw_writer *w, tw__stage *st, const tw_event *ev,
    * rotation, each record checks whether it is time (as a commit would). */
   if (TW__UNLIKELY(r->sink != __atomic_load_n(&w->sink, __ATOMIC_ACQUIRE) ||
                    (size_t)(r->end - r->at) < *len ||
+                   __atomic_load_n(&tw__bus_cuts, __ATOMIC_RELAXED) !=
+                   st->cuts_seen ||
                    (w->rot && tw__rotation_due(w))) &&
       (rc = next_region(w, st, *len)) != 0)
     return rc;
@@ -425,7 +470,7 @@ int tw_emit(tw_writer *w, const tw_event *ev)
     return rc;
   }
   count_notes(w, &notes);
-  if (TW__UNLIKELY(ev->ph == 'M') && w->rot)
-    tw__rotation_remember(w, ev, rec, len);
+  if (TW__UNLIKELY(ev->ph == 'M') && w->meta)
+    tw__meta_remember_event(w, ev, rec, len);
   return 0;
 }

@@ -63,6 +63,8 @@ typedef struct tw__stage {
   tw__slot *slot;          /* the active slot (NULL: none, after a drop);
                               the owner changes it under the lock */
   tw__region region;       /* direct sinks: the owner's region */
+  unsigned cuts_seen;      /* direct sinks: tw__bus_cuts when the owner
+                              last reserved */
   tw__slot *snap;          /* the active slot when the commit under way
                               began (the committing thread's) */
   uint64_t events;         /* this thread's records and their bytes:     */
@@ -88,6 +90,11 @@ struct tw_writer {
                               (atomic for direct sinks' threads) */
   struct rotation *rot;    /* NULL: no rotation */
   int object_form;         /* the layout (layout.h) */
+  struct tw__meta *meta;   /* the 'M' records every new document begins
+                              with (rotation, a restart after the file was
+                              truncated under the writer); NULL for a
+                              streaming output (meta_lock) */
+  pthread_mutex_t meta_lock;
 
   pthread_mutex_t lock;    /* guards the fields below but the atomics */
   tw__stage *stages;       /* every stage of the writer */
@@ -131,6 +138,8 @@ struct tw_writer {
   uint64_t rejected;       /* atomic */
   uint64_t strings_truncated; /* atomic */
   uint64_t utf8_replaced;  /* atomic */
+  uint64_t restarts;       /* documents begun again after the file was
+                              truncated under the writer (atomic) */
   unsigned long long out_done; /* output bytes of the finished files */
   unsigned long long meta_out; /* bytes of the metadata that rotations
                               wrote at the top of new files */
@@ -171,6 +180,15 @@ void tw__stages_release_regions(tw_writer *w);
 /* Sum the stages' counters into *events and *bytes.  Lock held. */
 void tw__stages_count(tw_writer *w, uint64_t *events, uint64_t *bytes);
 
+/* The file was cut under a direct sink (logrotate's copytruncate): a
+ * new sink on it begins a new document, the old one writes nothing more
+ * (a thread still copying into its region writes nowhere).  Lock held.
+ * Returns 0 or an error. */
+int tw__restart_direct(tw_writer *w);
+/* A direct sink's commit point (tw_flush, tw_close): begin a new document
+ * if the file was cut.  Lock held.  Returns 0 or an error. */
+int tw__direct_check_cut(tw_writer *w);
+
 /* Allocate a slot of w->slot_size bytes, link it into all_slots and the
  * free list.  Lock held.  Returns 0 or -ENOMEM. */
 int tw__slot_add(tw_writer *w);
@@ -202,6 +220,14 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
  * rotate if due.  For the start of a file and the first commit.  Lock
  * held, no commit under way.  Returns 0 or the sticky error. */
 int tw__commit_bytes_locked(tw_writer *w, const struct iovec *iov, int n);
+/* Remember an 'M' record rec[0..len) of event ev, to begin every later
+ * document with it.  Thread-safe. */
+void tw__meta_remember_event(tw_writer *w, const tw_event *ev,
+                             const char *rec, size_t len);
+/* Commit the start of a document -- head and metadata records -- to
+ * sink (the writer's, or the next one of a rotation).  Holding the
+ * token.  Returns 0 or an error. */
+int tw__begin_document(tw_writer *w, tw__sink *sink);
 /* Seal st's active slot (it is full, or its thread has exited) and give
  * st a free slot if one is free (else none).  Lock held. */
 void tw__slot_seal_locked(tw_writer *w, tw__stage *st);
@@ -239,10 +265,6 @@ void tw__crash_unregister(tw_writer *w);
 struct rotation *tw__rotation_new(const char *path, const tw_options *o,
                                   int *rc);
 void tw__rotation_free(struct rotation *r);
-/* Remember an 'M' record rec[0..len) of event ev, to begin every later
- * file with it. */
-void tw__rotation_remember(tw_writer *w, const tw_event *ev,
-                           const char *rec, size_t len);
 /* Whether the live file is to be finished now (it holds records, and
  * is big or old enough).  Thread-safe. */
 int tw__rotation_due(const tw_writer *w);

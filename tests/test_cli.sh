@@ -89,6 +89,7 @@ usage_on_stdout_only() {
 check "--help prints the usage on stdout, nothing on stderr" \
   usage_on_stdout_only
 check "--help lists the demo command" grep -q '^ *demo ' "$tmp/out"
+check "--help lists the snapshot command" grep -q '^ *snapshot ' "$tmp/out"
 
 version=$(sed -n 's/^#define TW_VERSION_STRING "\(.*\)"$/\1/p' "$header")
 expect_status 0 "--version exits 0" "$tool" --version
@@ -150,10 +151,16 @@ else
   fail "jsonlint --check-demo accepts the trace"
 fi
 # starts_ends FILE FIRST LAST: FILE's first bytes are FIRST and it ends
-# with LAST and a newline.
+# with LAST, and perhaps one newline (0.1's tail).
 starts_ends() {
   [ "$(head -c ${#2} "$1" 2>/dev/null)" = "$2" ] &&
-    [ "$(tail -c $((${#3} + 1)) "$1" 2>/dev/null)" = "$3" ]
+    { [ "$(tail -c ${#3} "$1" 2>/dev/null)" = "$3" ] ||
+      [ "$(tail -c $((${#3} + 1)) "$1" 2>/dev/null)" = "$3" ]; }
+}
+# ends_exactly FILE LAST: FILE's last bytes are LAST, no newline after.
+ends_exactly() {
+  [ "$(tail -c ${#2} "$1" | od -An -c | tr -d ' ')" = \
+    "$(printf '%s' "$2" | od -An -c | tr -d ' ')" ]
 }
 check "the trace is an array: '[' ... ']'" starts_ends "$trace" '[' ']'
 
@@ -220,9 +227,123 @@ else
 fi
 expect_status 0 "repair of a valid trace exits 0" "$tool" repair "$cut"
 check "... and says it is already valid" grep -q "already valid" "$tmp/out"
+check "... and ends exactly at the bracket" ends_exactly "$cut" "
+]"
 expect_status 1 "repair of a file that is not a trace exits 1" \
   "$tool" repair "$tmp/out"
 expect_status 2 "repair without a FILE exits 2" "$tool" repair
+
+# snapshot: a copy of a closed trace, of a cut one, compressed.
+head -c $(($(wc -c < "$trace") - 40)) "$trace" > "$cut"
+expect_status 0 "snapshot FILE -o COPY exits 0" \
+  "$tool" snapshot "$trace" -o "$tmp/copy.json"
+check "... with the summary on stderr and nothing on stdout" \
+  sh -c 'grep -q "copied .* records to" "$1" && [ ! -s "$2" ]' sh \
+  "$tmp/err" "$tmp/out"
+run "$jsonlint" --check-demo "$tmp/copy.json"
+if [ "$status" -eq 0 ]; then
+  pass "... the copy is a demo trace: $(cat "$tmp/out")"
+else
+  fail "... the copy is a demo trace"
+fi
+check "... ending exactly at the bracket" ends_exactly "$tmp/copy.json" "
+]"
+expect_status 3 "snapshot of a trace cut in a record exits 3" \
+  "$tool" snapshot "$cut" -o "$tmp/copy.json"
+check "... and says it dropped the cut record" \
+  grep -q "dropped 1 cut record" "$tmp/err"
+run "$jsonlint" --events "$tmp/copy.json"
+if [ "$status" -eq 0 ]; then
+  pass "... the copy is strict JSON: $(cat "$tmp/out")"
+else
+  fail "... the copy is strict JSON"
+fi
+check "... and the cut file is unchanged" \
+  test "$(wc -c < "$cut")" -eq $(($(wc -c < "$trace") - 40))
+if command -v gzip >/dev/null 2>&1; then
+  expect_status 0 "snapshot of a .json.gz to stdout exits 0" \
+    "$tool" snapshot "$gz"
+  check "... and writes a gzip member that gzip -t accepts" gzip -t "$tmp/out"
+  expect_status 0 "snapshot -o copy.json.gz exits 0" \
+    "$tool" snapshot "$trace" -o "$tmp/copy.json.gz"
+  gzip -dc "$tmp/copy.json.gz" > "$tmp/unzipped.json"
+  run "$jsonlint" --check-demo "$tmp/unzipped.json"
+  if [ "$status" -eq 0 ]; then
+    pass "... it decompresses to a demo trace: $(cat "$tmp/out")"
+  else
+    fail "... it decompresses to a demo trace"
+  fi
+else
+  skip "gzip not found"
+fi
+expect_status 1 "snapshot of a file that is not a trace exits 1" \
+  "$tool" snapshot "$tmp/err" -o "$tmp/never.json"
+check "... and makes no copy" test ! -e "$tmp/never.json"
+expect_status 1 "snapshot -o naming FILE itself exits 1" \
+  "$tool" snapshot "$trace" -o "$trace"
+expect_status 2 "snapshot without a FILE exits 2" "$tool" snapshot
+expect_status 2 "snapshot -n (not an option of snapshot) exits 2" \
+  "$tool" snapshot -n "$trace"
+
+# A FIFO is refused at once by repair and snapshot.
+if command -v timeout >/dev/null 2>&1 && mkfifo "$tmp/fifo" 2>/dev/null; then
+  expect_status 1 "repair FIFO exits 1 at once" \
+    timeout 10 "$tool" repair "$tmp/fifo"
+  check "... saying it is not a regular file" \
+    grep -q "not a regular file" "$tmp/err"
+  expect_status 1 "snapshot FIFO exits 1 at once" \
+    timeout 10 "$tool" snapshot "$tmp/fifo"
+  rm -f "$tmp/fifo"
+else
+  skip "no timeout or mkfifo"
+fi
+
+# Snapshots of a trace while the demo writes it, in each sink: every copy
+# strict JSON (exit 0, or 3 when a record being written was dropped).
+# live_snapshots NAME FILE OPTIONS
+live_snapshots() {
+  name=$1
+  live=$2
+  rm -f "$live"
+  "$tool" demo --seconds 2 --threads 2 -O "$3" -o "$live" \
+    >/dev/null 2>"$tmp/demo.err" &
+  demo=$!
+  tries=0
+  while [ ! -e "$live" ] && [ "$tries" -lt 1000 ] &&
+        kill -0 "$demo" 2>/dev/null; do
+    tries=$((tries + 1))
+    sleep 0.01                      # the demo creates its file complete
+  done
+  taken=0 while_live=0 cut_copies=0 bad=0
+  while [ "$taken" -lt 40 ]; do
+    alive=0
+    kill -0 "$demo" 2>/dev/null && alive=1
+    "$tool" snapshot -q "$live" -o "$tmp/live-copy.json" 2>"$tmp/snap.err"
+    st=$?
+    taken=$((taken + 1))
+    while_live=$((while_live + alive))
+    if [ "$st" -eq 3 ]; then
+      cut_copies=$((cut_copies + 1))
+    elif [ "$st" -ne 0 ]; then
+      bad=$((bad + 1))
+      cp "$tmp/snap.err" "$tmp/err"
+      continue
+    fi
+    if ! "$jsonlint" --events "$tmp/live-copy.json" >"$tmp/out" 2>&1; then
+      bad=$((bad + 1))
+    fi
+  done
+  wait "$demo"
+  demo_status=$?
+  if [ "$bad" -eq 0 ] && [ "$demo_status" -eq 0 ]; then
+    pass "$name: $taken snapshots ($while_live while the demo wrote, $cut_copies with a record dropped), all strict JSON"
+  else
+    fail "$name: $bad of $taken snapshots failed (demo exit $demo_status)"
+  fi
+}
+live_snapshots "live file sink" "$tmp/live.json" "buffer=4KiB"
+live_snapshots "live mmap sink" "$tmp/live.json" "mmap"
+live_snapshots "live gzip sink" "$tmp/live.json.gz" "buffer=4KiB"
 
 object=$tmp/object.json
 expect_status 0 "demo -O format=object exits 0" \

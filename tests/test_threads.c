@@ -19,8 +19,11 @@
 #include "testutil.h"
 #include "gunzip.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -708,6 +711,143 @@ static void test_writer_closed_under_live_threads(void **state)
     }
 }
 
+/* ----------------------------------------------- cut under the writer */
+
+/* A thread that names itself, then emits at least n events (args t, i),
+ * and on until *until is set. */
+typedef struct namer {
+  tw_writer *w;
+  int t, n, rc;
+  const int *until;        /* atomic */
+} namer;
+
+static void *namer_main(void *arg)
+{
+  namer *p = arg;
+  char name[32];
+
+  snprintf(name, sizeof name, "worker %d", p->t);
+  p->rc = tw_thread_name(p->w, name);
+  for (int i = 0; (i < p->n || !__atomic_load_n(p->until, __ATOMIC_ACQUIRE))
+                 && !p->rc; i++) {
+    tw_arg args[2] = { tw_arg_int("t", p->t), tw_arg_int("i", i) };
+    p->rc = tw_complete(p->w, "thr", "work", 1000u + (uint64_t)i, 5, args,
+                        2);
+    if (i % 4000 == 3999 && !p->rc)
+      p->rc = tw_flush(p->w);
+  }
+  return NULL;
+}
+
+/* Cuts the file to 0 bytes, as logrotate's copytruncate does, k times at
+ * random moments. */
+typedef struct cutter {
+  const char *path;
+  unsigned seed;
+  int k;
+  int done;                /* atomic: the k cuts are made */
+} cutter;
+
+static void *cutter_main(void *arg)
+{
+  cutter *c = arg;
+
+  for (int i = 0; i < c->k; i++) {
+    struct timespec ts = { 0, (long)(rand_r(&c->seed) % 3000) * 1000 };
+    nanosleep(&ts, NULL);            /* a random moment, not a wait */
+    if (truncate(c->path, 0) != 0)
+      fail_msg("truncate: %s", strerror(errno));
+  }
+  __atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* The file is cut to nothing at random moments while 4 threads emit: the
+ * writer notices at its next commit (an mmap writer: a store into a page
+ * cut off is caught, not a SIGBUS that kills the process) and begins a
+ * new document with the metadata records; after close the file is strict
+ * JSON, each thread's events in order, each named. */
+static void test_truncated_under_writer(void **state)
+{
+  enum { N = 4, K = 12 };
+  const char *seed_env = getenv("TW_TEST_SEED");
+  unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10)
+                           : (unsigned)time(NULL);
+  (void)state;
+
+  print_message("  seed %u (TW_TEST_SEED replays it)\n", seed);
+  for (int k = 0; k < 4; k++) {
+    int gz = k == 3;
+    char *path = tu_tmppath(gz ? ".json.gz" : ".json");
+    tw_options o = sink_opts(k);
+    namer ps[N];
+    pthread_t th[N], cth;
+    cutter c = { path, seed + (unsigned)k, K, 0 };
+    int last[N], named[N];
+    tw_writer *w;
+    tw_stats st;
+    size_t len;
+    char *json;
+    jc_doc *d;
+    jc_val e;
+    int err = 0;
+
+    o.process_name = "threads";
+    o.buffer_size = 16384;
+    w = tw_open(path, &o, &err);
+    assert_non_null(w);
+    assert_int_equal(pthread_create(&cth, NULL, cutter_main, &c), 0);
+    for (int t = 0; t < N; t++) {
+      ps[t].w = w;
+      ps[t].t = t;
+      ps[t].n = scaled(40000);
+      ps[t].rc = 0;
+      ps[t].until = &c.done;           /* emitting while the file is cut */
+      assert_int_equal(pthread_create(&th[t], NULL, namer_main, &ps[t]), 0);
+    }
+    for (int t = 0; t < N; t++) {
+      assert_int_equal(pthread_join(th[t], NULL), 0);
+      if (ps[t].rc)
+        fail_msg("%s: thread %d: %s", sink_names[k], t,
+                 tw_err_name(ps[t].rc));
+    }
+    assert_int_equal(pthread_join(cth, NULL), 0);
+    assert_int_equal(tw_get_stats(w, &st), 0);
+    assert_int_equal(tw_close(w), 0);
+    print_message("  %s: %llu restarts for %d cuts\n", sink_names[k],
+                  (unsigned long long)st.restarts, K);
+    assert_true(st.restarts >= 1 && st.restarts <= K + 1);
+
+    json = file_json(path, gz, 0, &len);
+    d = tu_load_mem(json, len);
+    free(json);
+    for (int t = 0; t < N; t++)
+      last[t] = -1, named[t] = 0;
+    e = jc_first(d, tu_events(d));
+    tu_assert_str(d, e, "name", "process_name");
+    for (e = jc_next(d, e); e >= 0; e = jc_next(d, e)) {
+      jc_val args = jc_get(d, e, "args");
+      int64_t t = -1, i = -1;
+      if (jc_streq(d, jc_get(d, e, "ph"), "M")) {
+        const char *n = jc_str(d, jc_get(d, args, "name"), NULL);
+        if (n && sscanf(n, "worker %" SCNd64, &t) == 1 && t >= 0 && t < N)
+          named[t] = 1;
+        continue;
+      }
+      if (jc_int64(d, jc_get(d, args, "t"), &t) != 0 || t < 0 || t >= N ||
+          jc_int64(d, jc_get(d, args, "i"), &i) != 0 || i <= last[t])
+        fail_msg("%s: event (t %lld, i %lld) out of order", sink_names[k],
+                 (long long)t, (long long)i);
+      if (!named[t])
+        fail_msg("%s: thread %lld's events without its name",
+                 sink_names[k], (long long)t);
+      last[t] = (int)i;
+    }
+    jc_free(d);
+    tu_cleanup(path);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -724,6 +864,7 @@ int main(void)
     cmocka_unit_test(test_threads_exit_without_flush),
     cmocka_unit_test(test_threads_own_writers),
     cmocka_unit_test(test_writer_closed_under_live_threads),
+    cmocka_unit_test(test_truncated_under_writer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

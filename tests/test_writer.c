@@ -1531,8 +1531,20 @@ static void stats_run(int format)
   assert_true(s.commits > 3);
   assert_int_equal(s.bytes, file_size(path) - (off_t)tail_len);
 
-  /* A size smaller than the first tw_stats, NULL stats, NULL writer. */
-  assert_int_equal(tw_get_stats_sized(w, &s, sizeof s - 8), TW_EVERSION);
+  /* A size smaller than the first tw_stats (which ended with rotations),
+   * NULL stats, NULL writer. */
+  assert_int_equal(tw_get_stats_sized(w, &s, offsetof(tw_stats, rotations)),
+                   TW_EVERSION);
+  /* The first tw_stats: the fields it had, nothing written past them. */
+  {
+    size_t v1 = offsetof(tw_stats, rotations) + sizeof s.rotations;
+    tw_stats old;
+    memset(&old, 0xAA, sizeof old);
+    assert_int_equal(tw_get_stats_sized(w, &old, v1), 0);
+    assert_int_equal(old.events, 43);
+    assert_int_equal(old.bytes, s.bytes);
+    assert_int_equal(old.restarts, 0xAAAAAAAAAAAAAAAAull);
+  }
   assert_int_equal(tw_get_stats_sized(w, &s, 0), TW_EVERSION);
   /* A caller built against a newer, larger tw_stats: what this library
    * knows, then zeros. */

@@ -3,23 +3,25 @@
  * A trace written by libtracewriter is one record per line:
  *
  *     [                        (or {"traceEvents":[ in object form)
- *     {"ph":"M","name":"process_name",...},
- *     {...},
- *     {...}
+ *     {"ph":"M","name":"process_name",...}
+ *     ,{...}
+ *     ,{...}
  *     ]                        (or ]} in object form)
  *
  * A process killed inside a commit can leave the last commit cut at any
- * byte (a multi-page write stops at a page boundary), a half-copied record
- * in the mmap sink's space padding, or a gzip member without its final
- * block and trailer.  Repair keeps every complete record line, drops the
- * rest, and writes head + records + tail again: strict JSON, in the same
- * form (array or object) and the same compression (plain or gzip) as the
- * input.  A file that is already valid is not rewritten.
+ * byte (a multi-page write stops at a page boundary), records cut among
+ * complete ones in the mmap sink's space padding (one per writing
+ * thread), NUL blocks, or a gzip member without its final block and
+ * trailer: see reader.h.  Repair keeps every complete record, drops the
+ * rest, and writes head + records + tail again (ending exactly at the
+ * tail's last byte): strict JSON, in the same form (array or object) and
+ * the same compression (plain or gzip) as the input.  A file that is
+ * already strictly valid (its tail followed by one newline or by nothing)
+ * is not rewritten.
  *
  * Memory is bounded whatever the size of the file: the input is streamed
- * through a fixed read buffer, and only one line is held at a time (up to
- * max_line bytes of a record; padding after a record is counted, not
- * kept).
+ * through tools/reader.h (one record held at a time, up to max_line
+ * bytes) and written through tools/output.h.
  *
  * These functions are for the command-line tool and its tests; they are
  * not part of libtracewriter.  They print nothing (tw_tool_repair_main
@@ -33,29 +35,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reader.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The longest record line kept by default (the library's max_event is
- * 1 MiB by default; it can be raised, so the tool accepts far more).  A
- * longer line that starts like a record stops the repair with
- * TW_REPAIR_ELINE rather than being silently dropped. */
-#define TW_REPAIR_DEFAULT_MAX_LINE ((size_t)64 * 1024 * 1024)
-/* The smallest max_line accepted (smaller values are raised to it). */
-#define TW_REPAIR_MIN_MAX_LINE     ((size_t)4096)
+/* The longest record line kept by default, and the smallest max_line
+ * accepted (smaller values are raised to it): see reader.h. */
+#define TW_REPAIR_DEFAULT_MAX_LINE TW_READ_DEFAULT_MAX_RECORD
+#define TW_REPAIR_MIN_MAX_LINE     TW_READ_MIN_MAX_RECORD
 
 /* Errors of tw_repair_file besides the negated errno of a failed system
- * call (-ENOENT, -EACCES, -ENOSPC, -EISDIR for a directory, -ENOMEM ...).
- * err always explains, naming the file. */
-#define TW_REPAIR_ENOTTRACE (-3001) /* not a tracewriter trace: empty, the
-                                       first line is not the head, or the
-                                       second line is not a JSON object */
-#define TW_REPAIR_ENORECORD (-3002) /* a trace cut before the end of its
-                                       first record: nothing to keep */
-#define TW_REPAIR_ELINE     (-3003) /* a record line longer than max_line */
-#define TW_REPAIR_EZLIB     (-3004) /* zlib failed on the output (or an
-                                       internal zlib error) */
+ * call (-ENOENT, -EACCES, -ENOSPC, -EISDIR for a directory, -EINVAL for a
+ * FIFO or a device, -ENOMEM ...).  err always explains, naming the
+ * file. */
+#define TW_REPAIR_ENOTTRACE TW_READ_ENOTTRACE /* not a tracewriter trace:
+                                       empty, the first line is not the
+                                       head, or the second line is not a
+                                       JSON object */
+#define TW_REPAIR_ENORECORD TW_READ_ENORECORD /* a trace cut before the
+                                       end of its first record: nothing
+                                       to keep */
+#define TW_REPAIR_ELINE     TW_READ_ELINE /* a record line longer than
+                                       max_line */
+#define TW_REPAIR_EZLIB     TW_READ_EZLIB /* zlib failed on the output (or
+                                       an internal zlib error) */
 
 /* Options of tw_repair_file_ex.  Start from tw_repair_options_init. */
 struct tw_repair_options {

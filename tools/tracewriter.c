@@ -2,18 +2,21 @@
  *
  *   tracewriter demo [-o FILE|-] [-O OPTIONS] [--threads N]
  *                    [--rate N|max] [--seconds S | --requests N]
+ *   tracewriter repair [-o OUT] [-n] [-q] [--max-line SIZE] FILE
+ *   tracewriter snapshot [-o COPY] [-q] [--max-line SIZE] FILE
  *   tracewriter --help | --version
  *
  * Each subcommand is one entry of the commands[] table: a name, a one-line
  * summary for the usage, and a function that gets the command's own argv
  * (argv[0] is the command name) and returns the exit status.  Exit status:
  * 0 success, 1 a run-time error (the trace could not be written), 2 a
- * usage error.
+ * usage error; snapshot also 3, a copy without some cut data.
  */
 #include "config.h"
 
 #include "tracewriter.h"
 #include "repair.h"
+#include "snapshot.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -870,6 +873,8 @@ static const struct command commands[] = {
     cmd_demo },
   { "repair", "make a trace left by a crash strictly valid again",
     tw_tool_repair_main },
+  { "snapshot", "copy a trace that a process is writing, consistently",
+    tw_tool_snapshot_main },
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 

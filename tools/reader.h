@@ -1,0 +1,216 @@
+/* reader.h -- stream the records of a tracewriter trace (.json, .json.gz)
+ *
+ * A trace written by libtracewriter is one record per line:
+ *
+ *     [                           (or {"traceEvents":[ in object form)
+ *     {"ph":"M","name":"process_name",...}
+ *     ,{...}  or  {...},          (one comma between records)
+ *     ...
+ *     ]                           (or ]} or ],"key":...} in object form)
+ *
+ * and strings are always escaped, so a raw newline never occurs inside a
+ * record.  A file left by a crash, or read while a process writes it, can
+ * differ from that in the ways the library's sinks allow:
+ *
+ *   - the last commit cut at any byte (a multi-page write stops at a page
+ *     boundary), with the old tail, or part of it, after it;
+ *   - runs of spaces between a record and the next comma, and records cut
+ *     among complete ones (the mmap sink: each thread copies ",\n{...}"
+ *     into a region of the file reserved for it, whose unused rest stays
+ *     spaces, so a cut record is a prefix of ",\n{...}" followed by
+ *     spaces, and may leave a stray comma: "{A},     ," then "\n{B}");
+ *   - runs of spaces, or of NUL bytes (unwritten blocks after a power
+ *     loss), before the tail or where the tail should be;
+ *   - a gzip member cut short, followed by stale bytes of the stored final
+ *     block and trailer of an earlier commit, or by trailing garbage.
+ *
+ * The reader yields every complete record anywhere in the file, in file
+ * order, with its offset, and drops (and counts) every cut record and
+ * every line that is neither a record, padding nor the tail.  A record is
+ * complete if its line, stripped of commas and padding, is one strictly
+ * valid JSON object.  It never rejects a file for what it drops: only a
+ * file that is not a trace at all (its first line is not the head, or the
+ * line after the head is not a complete record) is an error.
+ *
+ * Memory is bounded whatever the size of the file: a 64 KiB read buffer
+ * (and one for inflate, and 256 KiB held back at the end of a gzip
+ * member), and the current line: up to max_record bytes of text plus
+ * 64 KiB of padding after it (longer padding is counted, not kept).
+ * Padding (spaces, NULs) is skipped 32 bytes at a time.
+ *
+ * A reader reads only regular files, up to the size they had when it was
+ * opened (TW_READ_FOLLOW: or a little further), with pread(2): a file
+ * that another process is writing can be read (each record read is then
+ * one the writer wrote, or dropped as cut), and the reader never writes.
+ * One reader is not thread-safe; different readers are independent.  No
+ * function prints or exits.
+ *
+ * These functions are for the command-line tool (repair, snapshot, and
+ * the commands built on them) and its tests; they are not part of
+ * libtracewriter.
+ */
+#ifndef TW_TOOLS_READER_H
+#define TW_TOOLS_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Errors besides the negated errno of a failed system call (-ENOENT,
+ * -EACCES, -EISDIR for a directory, -EINVAL for a file that is not a
+ * regular file, -ENOMEM ...).  The message (tw_reader_error) always
+ * explains, naming the file. */
+#define TW_READ_ENOTTRACE (-3001) /* not a tracewriter trace: empty, the
+                                     first line is not the head, or the
+                                     line after it is not a JSON object */
+#define TW_READ_ENORECORD (-3002) /* a trace cut before the end of its
+                                     first record: no record in it */
+#define TW_READ_ELINE     (-3003) /* a record longer than max_record */
+#define TW_READ_EZLIB     (-3004) /* an internal zlib error */
+
+/* The longest record held in memory by default (the library's max_event
+ * is 1 MiB by default; it can be raised, so readers accept far more), and
+ * the smallest max_record accepted (smaller values are raised to it). */
+#define TW_READ_DEFAULT_MAX_RECORD ((size_t)64 * 1024 * 1024)
+#define TW_READ_MIN_MAX_RECORD     ((size_t)4096)
+
+/* Flags of struct tw_read_options. */
+#define TW_READ_DROPPED 1u        /* tw_reader_next also yields the items
+                                     it drops (TW_ITEM_CUT, TW_ITEM_JUNK) */
+#define TW_READ_FOLLOW  2u        /* a plain file that a process is writing:
+                                     when the size it had at open ends
+                                     inside a line, read on to its size now
+                                     (up to 16 times), so that a record
+                                     being appended is read whole */
+
+/* Options of tw_reader_open.  NULL means the defaults: max_record
+ * TW_READ_DEFAULT_MAX_RECORD, no flags. */
+struct tw_read_options {
+  size_t max_record;       /* longest record line held, bytes (0: the
+                              default); a longer line that begins like a
+                              record stops the reader with TW_READ_ELINE
+                              rather than being dropped silently */
+  unsigned flags;          /* TW_READ_* */
+};
+
+/* What tw_reader_next yields. */
+enum tw_item_kind {
+  TW_ITEM_RECORD = 0,      /* a complete record */
+  TW_ITEM_CUT = 1,         /* dropped: a line that began like a record
+                              ("{") but is not one complete JSON object */
+  TW_ITEM_JUNK = 2         /* dropped: a line that is neither a record,
+                              padding nor a valid tail */
+};
+
+typedef struct tw_read_item {
+  int kind;                /* enum tw_item_kind */
+  const char *text;        /* RECORD: the JSON object, "{" to "}", without
+                              separators or padding; not NUL-terminated;
+                              valid until the next call on the reader.
+                              NULL for the other kinds. */
+  size_t len;              /* RECORD: bytes of text; CUT, JUNK: bytes
+                              dropped (the line's text; padding and
+                              separators around it are not counted) */
+  uint64_t offset;         /* offset of its first byte in the JSON text
+                              (the decompressed text for gzip) */
+  uint64_t line;           /* its line number, from 1 (the head) */
+} tw_read_item;
+
+/* What the reader found so far; final once tw_reader_next returned 0. */
+struct tw_read_info {
+  int gzip;                /* the file is gzip (it starts 1f 8b) */
+  int object_form;         /* {"traceEvents":[ ... ]} rather than [ ... ]
+                              (known once the head is read, that is once
+                              tw_reader_next returned anything) */
+  int had_tail;            /* a valid tail line was found */
+  const char *tail;        /* the tail to write: the last valid tail line
+                              found (without its newline), or "]" / "]}"
+                              for the form; valid until tw_reader_close */
+  size_t tail_len;
+  int ended;               /* the end of the data was reached */
+  int strict;              /* (once ended) the file is exactly a valid
+                              trace in the library's layout: the head,
+                              records one comma apart, JSON whitespace
+                              only, the tail, at most one newline after
+                              it; for gzip, one complete member and
+                              nothing after it.  Such a file needs no
+                              repair. */
+  uint64_t records;        /* complete records yielded */
+  uint64_t dropped_records; /* TW_ITEM_CUT lines */
+  uint64_t dropped_bytes;  /* ... their bytes */
+  uint64_t junk_bytes;     /* bytes of TW_ITEM_JUNK lines */
+  uint64_t input_bytes;    /* size of the file read: its size at open (or
+                              more with TW_READ_FOLLOW) */
+  uint64_t json_bytes;     /* bytes of JSON text read (decompressed) */
+  int gzip_cut;            /* gzip: the data ended before the end of the
+                              member */
+  int gzip_corrupt;        /* gzip: inflate stopped at invalid data (or a
+                              bad CRC or length in the trailer) */
+  int gzip_stale;          /* gzip: the file ended with what is left of
+                              the stored block and trailer of an earlier
+                              commit (a commit cut in its first bytes) */
+  uint64_t gzip_trailing;  /* gzip: bytes after the member, ignored */
+  uint64_t gzip_discarded; /* gzip: bytes inflated from the damaged end of
+                              the data (stale or invalid), not used */
+};
+
+typedef struct tw_reader tw_reader;
+
+/* The closing bracket of the form (object_form 0: "]", 1: "]}"): the
+ * library's tail (src/layout.h) without its newlines, which is what the
+ * tools write after the newline that ends the last record, and nothing
+ * after it.  A static string; *len its length. */
+const char *tw_read_bracket(int object_form, size_t *len);
+
+/* Open the trace at path for reading.  The file is opened with O_NONBLOCK
+ * (a FIFO does not hang the open) and must be a regular file (-EISDIR for
+ * a directory, -EINVAL otherwise), not empty (TW_READ_ENOTTRACE); gzip is
+ * recognised by its magic bytes.  Nothing else is read yet: errors in the
+ * content come from tw_reader_next.  opts may be NULL (the defaults).
+ * Returns 0 and *rp, or a negative code with *rp = NULL and a one-line
+ * message naming the file in err (if err is not NULL and errsize > 0;
+ * always NUL-terminated). */
+int tw_reader_open(tw_reader **rp, const char *path,
+                   const struct tw_read_options *opts,
+                   char *err, size_t errsize);
+
+/* The same on an open file descriptor, named name in messages.  The fd is
+ * borrowed: read with pread(2) from offset 0 (its file offset is not
+ * used or moved), and not closed by tw_reader_close. */
+int tw_reader_open_fd(tw_reader **rp, int fd, const char *name,
+                      const struct tw_read_options *opts,
+                      char *err, size_t errsize);
+
+/* The next item: a complete record, or, with TW_READ_DROPPED, a dropped
+ * line.  Returns 1 and fills *item, 0 at the end of the data (the info is
+ * then final), or a negative code (TW_READ_* or -errno) with the message
+ * in tw_reader_error; an error is sticky: later calls return it again.
+ * The first call reads the head: an input that is not a trace fails
+ * there.  item->text stays valid until the next call on r. */
+int tw_reader_next(tw_reader *r, tw_read_item *item);
+
+/* Start again from the beginning of the file (its size is taken again),
+ * as if just opened: the info and any error are reset. */
+int tw_reader_rewind(tw_reader *r);
+
+/* What was found so far (see struct tw_read_info).  Never NULL; valid
+ * until tw_reader_close. */
+const struct tw_read_info *tw_reader_info(const tw_reader *r);
+
+/* The message of the first error ("NAME: what"), or "" if none. */
+const char *tw_reader_error(const tw_reader *r);
+
+/* The file descriptor read (to fstat it, or to copy the file). */
+int tw_reader_fd(const tw_reader *r);
+
+/* Close the file (unless borrowed) and free everything.  NULL is fine. */
+void tw_reader_close(tw_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TW_TOOLS_READER_H */

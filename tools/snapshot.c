@@ -1,0 +1,238 @@
+/* snapshot.c -- "tracewriter snapshot": a consistent copy of a live trace
+ *
+ * See snapshot.h for the contract.  The work is the reader's (every
+ * complete record read, each cut one dropped) and the output's (head,
+ * records, tail; a temporary file renamed at the end): this file opens
+ * them, refuses a copy over the file itself, and reports.
+ */
+#include "config.h"
+
+#include "snapshot.h"
+#include "cli.h"
+#include "output.h"
+#include "reader.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROGRAM TW_CLI_PROGRAM
+#define DEFAULT_GZIP_LEVEL 6
+#define STDOUT_NAME "standard output"
+
+void tw_snapshot_options_init(struct tw_snapshot_options *opts)
+{
+  memset(opts, 0, sizeof *opts);
+  opts->max_record = TW_READ_DEFAULT_MAX_RECORD;
+  opts->compress = TW_OUT_BY_NAME;
+  opts->gzip_level = DEFAULT_GZIP_LEVEL;
+}
+
+/* What the reader found and the output wrote, into the report. */
+static void report(const tw_reader *r, const tw_out *o,
+                   struct tw_snapshot_report *rep)
+{
+  const struct tw_read_info *info = tw_reader_info(r);
+
+  rep->records = info->records;
+  rep->dropped_records = info->dropped_records;
+  rep->dropped_bytes = info->dropped_bytes;
+  rep->junk_bytes = info->junk_bytes;
+  rep->input_bytes = info->input_bytes;
+  rep->json_bytes = info->json_bytes;
+  rep->gzip_discarded = info->gzip_discarded;
+  rep->gzip_trailing = info->gzip_trailing;
+  rep->was_gzip = info->gzip;
+  rep->object_form = info->object_form;
+  rep->had_tail = info->had_tail;
+  rep->gzip_cut = info->gzip_cut;
+  rep->gzip_corrupt = info->gzip_corrupt;
+  rep->complete = info->ended && !info->dropped_records &&
+                  !info->junk_bytes && !info->gzip_discarded &&
+                  !info->gzip_corrupt;
+  if (o) {
+    rep->out_gzip = tw_out_is_gzip(o);
+    rep->output_bytes = tw_out_bytes(o);
+  }
+}
+
+int tw_snapshot_file(const char *in, const char *out,
+                     const struct tw_snapshot_options *opts,
+                     struct tw_snapshot_report *rep,
+                     char *err, size_t errsize)
+{
+  struct tw_snapshot_options defaults;
+  struct tw_snapshot_report local_rep;
+  struct tw_read_options ro;
+  struct tw_out_options oo;
+  struct stat st;
+  tw_reader *r = NULL;
+  tw_out *o = NULL;
+  char msg[2 * PATH_MAX + 256];
+  int rc;
+
+  if (!rep)
+    rep = &local_rep;
+  memset(rep, 0, sizeof *rep);
+  if (err && errsize)
+    err[0] = '\0';
+  if (!opts) {
+    tw_snapshot_options_init(&defaults);
+    opts = &defaults;
+  }
+  if (!in) {
+    if (err && errsize)
+      snprintf(err, errsize, "(null): no input file");
+    return -EINVAL;
+  }
+  memset(&ro, 0, sizeof ro);
+  ro.max_record = opts->max_record;
+  ro.flags = TW_READ_FOLLOW;        /* a record being appended, whole */
+  if ((rc = tw_reader_open(&r, in, &ro, err, errsize)) != 0)
+    return rc;
+  msg[0] = '\0';
+  if (fstat(tw_reader_fd(r), &st) != 0) {
+    rc = -errno;
+    snprintf(msg, sizeof msg, "%s: stat: %s", in, strerror(errno));
+    goto done;
+  }
+  if (out && strcmp(out, "-") != 0 && tw_out_same_file(out, &st)) {
+    rc = -EEXIST;
+    snprintf(msg, sizeof msg, "%s: the copy %s is the trace itself", in,
+             out);
+    goto done;
+  }
+  tw_out_options_init(&oo);
+  if (opts->compress == TW_SNAPSHOT_AS_INPUT)
+    oo.compress = tw_reader_info(r)->gzip ? TW_OUT_GZIP : TW_OUT_PLAIN;
+  else
+    oo.compress = opts->compress;
+  oo.level = opts->gzip_level;
+  oo.tag = "snapshot";
+  if ((rc = tw_out_open(&o, out, &oo, msg, sizeof msg)) != 0)
+    goto done;
+  if ((rc = tw_out_copy_trace(o, r)) == 0)
+    rc = tw_out_commit(o);
+  if (rc != 0)
+    snprintf(msg, sizeof msg, "%s", tw_reader_error(r)[0] ?
+             tw_reader_error(r) : tw_out_error(o));
+  report(r, o, rep);
+
+done:
+  if (rc != 0 && err && errsize)
+    snprintf(err, errsize, "%s", msg);
+  tw_out_close(o);
+  tw_reader_close(r);
+  return rc;
+}
+
+#define plural tw_cli_plural
+
+void tw_snapshot_describe(const char *in, const char *out,
+                          const struct tw_snapshot_report *rep,
+                          char *buf, size_t size)
+{
+  size_t n = 0;
+
+#define ADD(...) tw_cli_append(buf, size, &n, __VA_ARGS__)
+  if (!buf || size == 0)
+    return;
+  buf[0] = '\0';
+  ADD("%s: copied %" PRIu64 " %s to %s", in, rep->records,
+      plural(rep->records, "record", "records"),
+      out && strcmp(out, "-") != 0 ? out : STDOUT_NAME);
+  if (rep->dropped_records)
+    ADD("; dropped %" PRIu64 " cut %s (%" PRIu64 " %s)",
+        rep->dropped_records,
+        plural(rep->dropped_records, "record", "records"),
+        rep->dropped_bytes, plural(rep->dropped_bytes, "byte", "bytes"));
+  if (rep->junk_bytes)
+    ADD("; dropped %" PRIu64 " %s of other data", rep->junk_bytes,
+        plural(rep->junk_bytes, "byte", "bytes"));
+  if (!rep->had_tail)
+    ADD("; the tail was missing");
+  if (rep->gzip_cut)
+    ADD("; the gzip data was cut");
+  if (rep->gzip_corrupt)
+    ADD("; the gzip data was corrupt");
+  if (rep->gzip_discarded)
+    ADD("; %" PRIu64 " inflated %s from the damaged end unused",
+        rep->gzip_discarded, plural(rep->gzip_discarded, "byte", "bytes"));
+#undef ADD
+}
+
+/* ====================================================== the command */
+
+static void snapshot_usage(FILE *out)
+{
+  fprintf(out,
+    "Usage: " PROGRAM " snapshot [-o COPY] [-q] [--max-line SIZE] FILE\n"
+    "\n"
+    "Copy a trace that another process may be writing: every complete\n"
+    "record read, then the tail, strict JSON whatever the writer was\n"
+    "doing (a plain cp can catch a commit half-written).  FILE (.json or\n"
+    ".json.gz) is never modified.\n"
+    "\n"
+    "  -o, --output COPY    write the copy to COPY, gzip if it ends in\n"
+    "                       .gz ('-': standard output, plain); default:\n"
+    "                       standard output, gzip if FILE is gzip\n"
+    "  -q, --quiet          print nothing but errors\n"
+    "  -m, --max-line SIZE  the longest record to copy, in bytes (suffixes\n"
+    "                       k, m, g: KiB, MiB, GiB; default: 64MiB)\n"
+    "  -h, --help           show this help and exit\n"
+    "\n"
+    "The summary goes to standard error.  Exit status: 0 a complete copy,\n"
+    "%d a strict copy without some data of FILE (a record cut by a write\n"
+    "in progress or a crash), 1 an error, 2 a usage error.\n",
+    TW_SNAPSHOT_EXIT_CUT);
+}
+
+int tw_tool_snapshot_main(int argc, char **argv)
+{
+  struct tw_snapshot_options opts;
+  struct tw_snapshot_report rep;
+  struct tw_cli_args a;
+  char message[2 * PATH_MAX + 256], summary[2 * PATH_MAX + 256];
+  int status;
+
+  status = tw_cli_parse_file_args("snapshot", snapshot_usage, 0,
+                                  TW_READ_MIN_MAX_RECORD, "copy", argc, argv,
+                                  &a);
+  if (status >= 0)
+    return status;
+  tw_snapshot_options_init(&opts);
+  if (a.max_line)
+    opts.max_record = a.max_line;
+  /* Without -o: the standard output, compressed as FILE is; "-o -": the
+   * standard output, plain; -o COPY: by COPY's name. */
+  opts.compress = a.output ? TW_OUT_BY_NAME : TW_SNAPSHOT_AS_INPUT;
+
+  /* Compressed bytes on a terminal help no one (gzip refuses too). */
+  if (!a.output && isatty(STDOUT_FILENO)) {
+    tw_reader *r;
+    int gzip = tw_reader_open(&r, a.input, NULL, NULL, 0) == 0 &&
+               tw_reader_info(r)->gzip;
+    tw_reader_close(r);
+    if (gzip) {
+      fprintf(stderr, PROGRAM " snapshot: %s: not writing compressed data "
+              "to a terminal; use -o COPY, or -o - for plain JSON\n",
+              a.input);
+      return TW_CLI_RUNTIME;
+    }
+  }
+  if (tw_snapshot_file(a.input, a.output, &opts, &rep, message,
+                       sizeof message) != 0) {
+    fprintf(stderr, PROGRAM " snapshot: %s\n", message);
+    return TW_CLI_RUNTIME;
+  }
+  if (!a.quiet) {
+    tw_snapshot_describe(a.input, a.output, &rep, summary, sizeof summary);
+    fprintf(stderr, "%s\n", summary);
+  }
+  return rep.complete ? TW_CLI_OK : TW_SNAPSHOT_EXIT_CUT;
+}
