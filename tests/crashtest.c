@@ -18,9 +18,11 @@
  * Usage: crashtest [-n KILLS] [-s SINK[,SINK...]] [-r SEED] [-f EVERY]
  *                  [-o OPTIONS] [-v]
  * KILLS defaults to $TW_CRASH_KILLS or 60 per sink (make check); make
- * crashtest runs thousands.  SEED defaults to $TW_SEED, else the clock:
- * the seed is printed, and -r SEED or TW_SEED=SEED replays a run.  -f: each thread flushes every EVERY events
- * (default 16); -o: options appended to each sink's (e.g. buffer=64KiB).  Ends with "crashtest: N passed, N failed".
+ * crashtest runs thousands.  SEED defaults to $TW_TEST_SEED, else the
+ * clock: the seed is printed, and -r SEED or TW_TEST_SEED=SEED replays a
+ * run.  -f: each thread flushes every EVERY events (default 16); -o:
+ * options appended to each sink's (e.g. buffer=64KiB).  Ends with
+ * "crashtest: N passed, N failed".
  */
 #include <config.h>
 
@@ -408,7 +410,7 @@ int main(int argc, char **argv)
 {
   const char *env = getenv("TW_CRASH_KILLS");
   unsigned kills = env ? (unsigned)atoi(env) : 60;
-  const char *env_seed = getenv("TW_SEED");
+  const char *env_seed = getenv("TW_TEST_SEED");
   unsigned seed = env_seed && *env_seed
                   ? (unsigned)strtoul(env_seed, NULL, 10)
                   : (unsigned)time(NULL) ^ ((unsigned)getpid() << 16);
@@ -447,7 +449,7 @@ int main(int argc, char **argv)
   if (sh == MAP_FAILED)
     return perror("mmap"), 1;
   setvbuf(stdout, NULL, _IOLBF, 0);   /* progress shows as it is made */
-  printf("crashtest: seed %u (TW_SEED=%u replays it), %u kills per sink, "
+  printf("crashtest: seed %u (TW_TEST_SEED=%u replays it), %u kills per sink, "
          "in %s\n", seed, seed, kills, dirbuf);
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     const sink_case *c = &cases[k];

@@ -53,7 +53,7 @@ __attribute__((constructor)) static void tu_arm_deadline(void)
 
 unsigned tu_seed(const char *what)
 {
-  const char *env = getenv("TW_SEED");
+  const char *env = getenv("TW_TEST_SEED");
   unsigned long seed;
 
   if (env && *env) {
@@ -62,7 +62,7 @@ unsigned tu_seed(const char *what)
     seed = strtoul(env, &end, 10);
     if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9' ||
         seed > 0xffffffffUL)
-      fail_msg("TW_SEED=%s: not a decimal number below 2^32", env);
+      fail_msg("TW_TEST_SEED=%s: not a decimal number below 2^32", env);
   } else {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -70,7 +70,7 @@ unsigned tu_seed(const char *what)
            (unsigned long)now.tv_nsec ^ ((unsigned long)getpid() << 16);
     seed &= 0xffffffffUL;
   }
-  print_message("  %s: seed %lu (TW_SEED=%lu replays it)\n", what, seed,
+  print_message("  %s: seed %lu (TW_TEST_SEED=%lu replays it)\n", what, seed,
                 seed);
   return (unsigned)seed;
 }

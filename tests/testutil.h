@@ -27,10 +27,10 @@
  * little later, for every test program and script (tests/deadline.sh). */
 #define TU_DEFAULT_TIMEOUT 900
 
-/* The seed of a randomised test: TW_SEED from the environment when set
+/* The seed of a randomised test: TW_TEST_SEED from the environment when set
  * (a decimal number, to replay a failure), else one drawn from the clock
- * and the pid.  Prints "  WHAT: seed N (TW_SEED=N replays it)" either
- * way; fails the test on a malformed TW_SEED. */
+ * and the pid.  Prints "  WHAT: seed N (TW_TEST_SEED=N replays it)" either
+ * way; fails the test on a malformed TW_TEST_SEED. */
 unsigned tu_seed(const char *what);
 
 /* A new, unique, empty temporary file path ending in suffix (e.g.
