@@ -361,6 +361,16 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
     goto out;
   if (o.sink == TW_SINK_AUTO)
     o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
+  /* A path to anything but a regular file is opened as it is: the kernel
+   * follows /dev/stdout to a pipe that no path names (its link reads
+   * "pipe:[N]"). */
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if ((fd = tw__open_at(AT_FDCWD, path, &o)) >= 0)
+      w = open_fd(fd, 1, &o, path, &rc);
+    else
+      rc = fd;
+    goto out;
+  }
   /* A symbolic link stays: the file it points to is replaced (or made). */
   file = path;
   if ((target = tw__link_target(path)) != NULL)
