@@ -215,8 +215,10 @@ static int deflate_data(gzip_sink *g, const char *data, size_t len, int flush,
     }
     if (g->zs.avail_in != 0)
       return TW_EZLIB;
-    p += n;
-    left -= n;
+    if (n) {                           /* a flush alone has data NULL */
+      p += n;
+      left -= n;
+    }
   } while (left > 0);
   if (len)
     g->crc = crc32_z(g->crc, (const Bytef *)data, len);
