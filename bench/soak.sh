@@ -138,7 +138,7 @@ for run in $RUNS; do
   mkdir "$dir/$run" || exit 99
   : >"$dir/$run.samples"
   echo "soak: $run: -o $path -O $opts"
-  "$tool" demo --threads "$threads" --seconds "$SOAK_SECONDS" \
+  "$tool" demo --threads "$threads" --rate max --seconds "$SOAK_SECONDS" \
     -o "$dir/$run/$path" -O "$opts" >"$dir/$run.out" 2>&1 &
   eval "pid_$run=\$!"
   pids="$pids $!"

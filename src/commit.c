@@ -194,11 +194,6 @@ int tw__slot_get_locked(tw_writer *w, tw__stage *st, int may_drop)
       slot_activate(w, st, s);
       return 0;
     }
-    if (w->nslots < w->pool_slots + w->live_stages) {
-      if ((rc = tw__slot_add(w)) != 0)
-        return rc;
-      continue;
-    }
     if (may_drop)
       return TW_EDROPPED;
     if (w->background) {

@@ -23,10 +23,10 @@ const char *tw__layout_tail(int object_form, size_t *len)
 }
 
 int tw__layout_first_record(const char *name, const tw__fmt_config *cfg,
-                            char *buf, size_t cap, size_t *len)
+                            char *buf, size_t cap, size_t *len,
+                            tw__fmt_notes *notes)
 {
   tw__fmt_defaults def = { 0, tw__pid(), tw__tid() };
-  tw__fmt_notes notes = { 0, 0 };
   tw_arg arg = tw_arg_str("name", name ? name : tw__program_name());
   tw_event ev;
   int rc;
@@ -36,7 +36,8 @@ int tw__layout_first_record(const char *name, const tw__fmt_config *cfg,
   ev.name = "process_name";
   ev.args = &arg;
   ev.nargs = 1;
-  rc = tw__format_event(&ev, &def, cfg, buf, cap, len, &notes);
+  notes->truncated = notes->replaced = 0;
+  rc = tw__format_event(&ev, &def, cfg, buf, cap, len, notes);
   return rc == TW__ENOROOM ? TW_ETOOBIG : rc;
 }
 

@@ -37,10 +37,12 @@ const char *tw__layout_tail(int object_form, size_t *len);
 /* Format the first record of a file, the process_name metadata event of
  * the calling process named name (NULL: the program's short name), into
  * buf[0..cap) with its separator, like any record.  Returns 0 and its
- * length in *len, TW_ETOOBIG if it needs more than cap bytes, or the
- * formatter's error for a bad name. */
+ * length in *len (and in *notes what formatting cut or replaced in the
+ * name, for the stats), TW_ETOOBIG if it needs more than cap bytes, or
+ * the formatter's error for a bad name. */
 int tw__layout_first_record(const char *name, const tw__fmt_config *cfg,
-                            char *buf, size_t cap, size_t *len);
+                            char *buf, size_t cap, size_t *len,
+                            tw__fmt_notes *notes);
 
 /* The clock record that follows the first record of every document: a
  * clock sync event ('c', name "clock_sync", args.sync_id

@@ -111,6 +111,7 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   char first[TW__LAYOUT_HEAD_MAX + 4096 + 256];
   char *rec = first + TW__LAYOUT_HEAD_MAX;
   struct iovec doc;
+  tw__fmt_notes notes;
   tw_writer *w;
   size_t len, clock_len;
   int rc = -ENOMEM, locked = 0, conds = 0;
@@ -173,7 +174,7 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
    * the file is a valid trace from the start. */
   if ((rc = tw__layout_first_record(o->process_name, &w->fmt, rec,
                                     sizeof first - TW__LAYOUT_HEAD_MAX - 256,
-                                    &len)) != 0 ||
+                                    &len, &notes)) != 0 ||
       (rc = tw__layout_clock_record(&w->fmt, rec + len, 256,
                                     &clock_len)) != 0)
     goto fail;
@@ -188,8 +189,11 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
       goto fail;
   }
   /* Counted: the first record; the clock record is the document's own,
-   * like its head: in bytes, not in events. */
+   * like its head: in bytes, not in events.  A process name cut or
+   * repaired counts like any other string. */
   w->own_events = 1;
+  w->strings_truncated = notes.truncated;
+  w->utf8_replaced = notes.replaced;
   /* Every document after the first (rotation, a restart) begins with the
    * metadata records: kept for any output that can be rewritten. */
   if (!(sink->caps & TW__SINK_STREAMING)) {
@@ -357,6 +361,16 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
     goto out;
   if (o.sink == TW_SINK_AUTO)
     o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
+  /* A path to anything but a regular file is opened as it is: the kernel
+   * follows /dev/stdout to a pipe that no path names (its link reads
+   * "pipe:[N]"). */
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if ((fd = tw__open_at(AT_FDCWD, path, &o)) >= 0)
+      w = open_fd(fd, 1, &o, path, &rc);
+    else
+      rc = fd;
+    goto out;
+  }
   /* A symbolic link stays: the file it points to is replaced (or made). */
   file = path;
   if ((target = tw__link_target(path)) != NULL)

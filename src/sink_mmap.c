@@ -129,6 +129,8 @@ typedef struct mmap_sink {
   mmap_window *cur;        /* where new regions go: covers [cur->off,
                               size) */
   mmap_window *windows;    /* every live window */
+  mmap_window *spare;      /* window structs unmapped, for reuse */
+  unsigned structs;        /* window structs allocated, live or spare */
   off_t start;             /* where the trace begins in the file */
   off_t end;               /* everything below is reserved: the next
                               region starts here */
@@ -277,8 +279,36 @@ static void window_unlease(mmap_sink *m, mmap_window *w)
   *p = w->next;
   guard_remove(w);
   (void)munmap(w->map, w->len);
-  free(w);
+  /* Kept for the next window: no allocation per growth. */
+  w->next = m->spare;
+  m->spare = w;
   m->unmapped = 1;
+}
+
+/* Enough window structs that no growth allocates: each region leases
+ * at most one window, and a growth maps the new current window before
+ * the old one goes.  Called as a region holder comes (a thread's first
+ * event): allocation then, not in the growths after.  A failure here
+ * only defers it to window_new, which reports it. */
+static void spares_top_up(mmap_sink *m)
+{
+  while (m->structs < m->regions + 3) {
+    mmap_window *w = malloc(sizeof *w);
+    if (!w)
+      return;
+    w->next = m->spare;
+    m->spare = w;
+    m->structs++;
+  }
+}
+
+static void free_spares(mmap_sink *m)
+{
+  while (m->spare) {
+    mmap_window *w = m->spare;
+    m->spare = w->next;
+    free(w);
+  }
 }
 
 /* Map [off, to) as a new current window (off a page boundary).  Returns
@@ -290,13 +320,18 @@ static int window_new(mmap_sink *m, off_t off, off_t to)
 
   if ((uint64_t)(to - off) > SIZE_MAX)
     return -EFBIG;
-  if (!(w = malloc(sizeof *w)))
+  if ((w = m->spare) != NULL)
+    m->spare = w->next;
+  else if ((w = malloc(sizeof *w)) != NULL)
+    m->structs++;
+  else
     return -ENOMEM;
   p = mmap(NULL, (size_t)(to - off), PROT_READ | PROT_WRITE, MAP_SHARED,
            m->fd, off);
   if (p == MAP_FAILED) {
     int e = errno;
-    free(w);
+    w->next = m->spare;
+    m->spare = w;
     return e == EACCES || e == ENODEV || e == EPERM ? TW_ESINK : -e;
   }
   w->map = p;
@@ -519,6 +554,7 @@ static int destroy(mmap_sink *m)
     (void)munmap(w->map, w->len);
     free(w);
   }
+  free_spares(m);
   pthread_mutex_unlock(&m->lock);
   pthread_mutex_destroy(&m->lock);
   if (m->own_fd && close(m->fd) != 0 && !rc && errno != EINTR)
@@ -644,6 +680,8 @@ static int mmap_reserve(tw__sink *s, tw__region *r, size_t len)
   if (r->sink) {
     prev = r->size;            /* the size r had decides the next one's */
     release_locked(m, r);
+  } else {
+    spares_top_up(m);
   }
   off = m->end;
   rc = reserve_locked(m, r, off, region_size(prev, len));
@@ -742,6 +780,7 @@ static void mmap_abandon(tw__sink *s)
     (void)munmap(w->map, w->len);
     free(w);
   }
+  free_spares(m);
   if (m->own_fd)
     close(m->fd);
   free(m);
@@ -840,6 +879,7 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
    * grows the file. */
   if ((rc = window_new(m, info.start - info.start % page,
                        info.start - info.start % page + page)) != 0) {
+    free_spares(m);
     pthread_mutex_destroy(&m->lock);
     free(m);
     return rc;

@@ -151,6 +151,16 @@ static tw__stage *stage_new(tw_writer *w, int *rc)
   st->refs = 2;
   pthread_mutex_lock(&w->lock);
   w->live_stages++;
+  /* A slot of its own for each live thread, allocated now, at its first
+   * event: then taking a slot never allocates (a thread that exits leaves
+   * its slot to the next). */
+  if (!w->direct && w->nslots < w->pool_slots + w->live_stages &&
+      (*rc = tw__slot_add(w)) != 0) {
+    w->live_stages--;
+    pthread_mutex_unlock(&w->lock);
+    free(st);
+    return NULL;
+  }
   if (!w->direct && (*rc = tw__slot_get_locked(w, st, 0)) != 0 &&
       *rc != TW_EDROPPED) {
     w->live_stages--;

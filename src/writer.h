@@ -232,8 +232,9 @@ int tw__begin_document(tw_writer *w, tw__sink *sink);
  * st a free slot if one is free (else none).  Lock held. */
 void tw__slot_seal_locked(tw_writer *w, tw__stage *st);
 /* Take a free slot for st, waiting for a commit if none is free (or
- * committing itself when no committer will).  Lock held.  Returns 0, the
- * sticky error, or TW_EDROPPED when may_drop and none is free. */
+ * committing itself when no committer will); never allocates (a new
+ * stage adds its slot first).  Lock held.  Returns 0, the sticky error,
+ * or TW_EDROPPED when may_drop and none is free. */
 int tw__slot_get_locked(tw_writer *w, tw__stage *st, int may_drop);
 /* Count the drop of an event and remember to report it.  Lock held. */
 void tw__drop_locked(tw_writer *w);

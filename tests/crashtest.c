@@ -18,8 +18,11 @@
  * Usage: crashtest [-n KILLS] [-s SINK[,SINK...]] [-r SEED] [-f EVERY]
  *                  [-o OPTIONS] [-v]
  * KILLS defaults to $TW_CRASH_KILLS or 60 per sink (make check); make
- * crashtest runs thousands.  -f: each thread flushes every EVERY events
- * (default 16); -o: options appended to each sink's (e.g. buffer=64KiB).  Ends with "crashtest: N passed, N failed".
+ * crashtest runs thousands.  SEED defaults to $TW_TEST_SEED, else the
+ * clock: the seed is printed, and -r SEED or TW_TEST_SEED=SEED replays a
+ * run.  -f: each thread flushes every EVERY events (default 16); -o:
+ * options appended to each sink's (e.g. buffer=64KiB).  Ends with
+ * "crashtest: N passed, N failed".
  */
 #include <config.h>
 
@@ -415,7 +418,10 @@ int main(int argc, char **argv)
 {
   const char *env = getenv("TW_CRASH_KILLS");
   unsigned kills = env ? (unsigned)atoi(env) : 60;
-  unsigned seed = (unsigned)time(NULL);
+  const char *env_seed = getenv("TW_TEST_SEED");
+  unsigned seed = env_seed && *env_seed
+                  ? (unsigned)strtoul(env_seed, NULL, 10)
+                  : (unsigned)time(NULL) ^ ((unsigned)getpid() << 16);
   const char *only = NULL;
   char dir[] = "/tmp/twcrash-XXXXXX";
   const char *tmp = getenv("TMPDIR");
@@ -450,8 +456,9 @@ int main(int argc, char **argv)
             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED)
     return perror("mmap"), 1;
-  printf("crashtest: seed %u, %u kills per sink, in %s\n", seed, kills,
-         dirbuf);
+  setvbuf(stdout, NULL, _IOLBF, 0);   /* progress shows as it is made */
+  printf("crashtest: seed %u (TW_TEST_SEED=%u replays it), %u kills per sink, "
+         "in %s\n", seed, seed, kills, dirbuf);
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     const sink_case *c = &cases[k];
     tally tl = { 0, 0, 0, 0 };

@@ -137,13 +137,13 @@ trace=$tmp/t.json
 expect_status 0 "demo --requests 300 --threads 3 exits 0" \
   "$tool" demo --requests 300 --threads 3 -o "$trace"
 one_summary_line() {
-  [ "$(wc -l < "$tmp/out")" -eq 1 ] &&
-    grep -q "^wrote [0-9][0-9]* events, .* to $1" "$tmp/out"
+  [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
+    grep -q "^wrote [0-9][0-9]* events, .* to $1" "$tmp/err"
 }
-check "... prints one line naming the file and its events" \
+check "... prints one line on stderr naming the file and its events" \
   one_summary_line "$trace"
-check "... prints nothing on stderr (no progress when not a terminal)" \
-  test ! -s "$tmp/err"
+check "... prints nothing on stdout (no progress when not a terminal)" \
+  test ! -s "$tmp/out"
 run "$jsonlint" --check-demo --require-thread-names 4 "$trace"
 if [ "$status" -eq 0 ]; then
   pass "jsonlint --check-demo: $(cat "$tmp/out")"

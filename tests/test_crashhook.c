@@ -682,18 +682,20 @@ static void test_threads_random_deaths(void **state)
     { "sink=gzip,commit=background,buffer=16KiB,crash=commit", 1 },
     { "sink=gzip,commit=inline,buffer=4KiB,crash=commit", 1 },
   };
-  unsigned seed = (unsigned)time(NULL), runs = 16 / scale();
+  unsigned seed = tu_seed("test_threads_random_deaths"), runs = 16 / scale();
   (void)state;
 
   if (runs < 2)
     runs = 2;
-  print_message("  seed %u, %u runs per configuration\n", seed, runs);
+  print_message("  %u runs per configuration\n", runs);
   sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   assert_true(sh != MAP_FAILED);
-  for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++)
+  for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+    print_message("  %s\n", cfg[c].opts);
     for (unsigned r = 0; r < runs; r++)
       run_threads(cfg[c].opts, cfg[c].gz, &seed);
+  }
   munmap(sh, sizeof *sh);
 }
 

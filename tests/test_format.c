@@ -2945,7 +2945,7 @@ static void test_fuzz(void **state)
   size_t ok = 0, bad = 0;
   (void)state;
 
-  rng = 0x9e3779b97f4a7c15ULL;
+  rng = 0x9e3779b97f4a7c15ULL ^ tu_seed("test_fuzz");  /* never 0 */
   assert_int_equal(tw_options_init(&o), 0);
   o.max_string = max_string;
   o.buffer_size = 4096;                 /* many commits on the way */

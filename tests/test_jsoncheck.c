@@ -576,23 +576,34 @@ static void test_numbers_ignore_the_locale(void **state)
    * it: jc_num must still read "1.5" as 1.5. */
   static const char *const names[] = { "de_DE.UTF-8", "fr_FR.UTF-8",
                                        "de_DE.utf8", "fr_FR.utf8" };
-  locale_t comma = (locale_t)0, old;
+  locale_t comma = (locale_t)0, old = (locale_t)0;
   jc_doc *d = parse_ok("[1.5, 2.25e1]");
   size_t i;
   (void)state;
-  for (i = 0; i < NSAMPLES(names) && comma == (locale_t)0; i++)
+  assert_true(jc_num(d, jc_index(d, 0, 0)) == 1.5);
+  assert_true(jc_num(d, jc_index(d, 0, 1)) == 22.5);
+  /* A locale that exists and has the trap: musl takes any name, and
+   * reads "1.5" as 1.5 in all of them. */
+  for (i = 0; i < NSAMPLES(names) && comma == (locale_t)0; i++) {
     comma = newlocale(LC_NUMERIC_MASK, names[i], (locale_t)0);
-  if (comma != (locale_t)0) {
-    old = uselocale(comma);
-    assert_true(strtod("1.5", NULL) != 1.5);       /* the trap is real */
-    assert_true(jc_num(d, jc_index(d, 0, 0)) == 1.5);
-    assert_true(jc_num(d, jc_index(d, 0, 1)) == 22.5);
-    uselocale(old);
-    freelocale(comma);
-  } else {
-    assert_true(jc_num(d, jc_index(d, 0, 0)) == 1.5);
-    assert_true(jc_num(d, jc_index(d, 0, 1)) == 22.5);
+    if (comma != (locale_t)0) {
+      old = uselocale(comma);
+      if (strtod("1.5", NULL) == 1.5) {
+        uselocale(old);
+        freelocale(comma);
+        comma = (locale_t)0;
+      }
+    }
   }
+  if (comma == (locale_t)0) {
+    jc_free(d);
+    print_message("  no locale with a decimal comma (de_DE, fr_FR)\n");
+    skip();
+  }
+  assert_true(jc_num(d, jc_index(d, 0, 0)) == 1.5);
+  assert_true(jc_num(d, jc_index(d, 0, 1)) == 22.5);
+  uselocale(old);
+  freelocale(comma);
   jc_free(d);
 }
 

@@ -865,7 +865,7 @@ static void test_sigkill(void **state)
   size_t chunk = env_chunk ? (size_t)atol(env_chunk) : 4096;
 
   (void)state;
-  srand((unsigned)time(NULL));
+  srand(tu_seed("test_sigkill"));
   for (r = 0; r < rounds; r++) {
     char *path = tu_tmppath(".json");
     char c;

@@ -665,7 +665,7 @@ static void test_meta_random(void **state)
   char r[2048];
   (void)state;
 
-  srand(12345);
+  srand(tu_seed("test_meta_random"));
   for (int round = 0; round < 100; round++) {
     tw__meta m;
     size_t cap = 64 + (size_t)(rand() % 4096);

@@ -809,12 +809,9 @@ static void *cutter_main(void *arg)
 static void test_truncated_under_writer(void **state)
 {
   enum { N = 4, K = 12 };
-  const char *seed_env = getenv("TW_TEST_SEED");
-  unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10)
-                           : (unsigned)time(NULL);
+  unsigned seed = tu_seed("test_truncated_under_writer");
   (void)state;
 
-  print_message("  seed %u (TW_TEST_SEED replays it)\n", seed);
   for (int k = 0; k < 4; k++) {
     int gz = k == 3;
     char *path = tu_tmppath(gz ? ".json.gz" : ".json");

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PNAME "writer-test"
@@ -364,9 +365,48 @@ static void test_commit_background(void **state)
   background_run(TW_DEFAULT_BUFFER_SIZE, 2, FMT_ARRAY);
 }
 
-/* A flush interval adds a committer that commits on a timer; whatever
- * it does and whenever, the events all end up in the file, in order, and
- * every tw_flush still leaves exactly the events emitted so far. */
+/* How long test_flush_interval waits for the timer's commit: far past
+ * any interval it sets, so that only a timer that never fires fails. */
+#define TIMER_DEADLINE_NS (30ull * 1000000000ull)
+
+/* Read the file, without a tw_flush, until it holds the process_name
+ * record and exactly events 0..n-1: the commit of the flush timer.  A
+ * read can catch a commit half-written (not strict JSON yet): read
+ * again.  Returns the commits the writer had counted by then. */
+static uint64_t wait_for_timer_commit(tw_writer *w, const char *path, int n)
+{
+  uint64_t deadline = tw_now_ns() + TIMER_DEADLINE_NS;
+  struct timespec poll = { 0, 1000000 };   /* 1 ms */
+
+  for (;;) {
+    char err[200];
+    size_t len;
+    char *buf = tu_read_file(path, &len);
+    jc_doc *d = jc_parse(buf, len, err, sizeof err);
+
+    if (d) {
+      jc_val ev = jc_trace_events(d);
+      size_t have = ev >= 0 ? jc_len(d, ev) : 0;
+      jc_free(d);
+      if (have == (size_t)n + 1) {
+        check_bytes(buf, len, FMT_ARRAY, n);
+        free(buf);
+        return get_stats(w).commits;
+      }
+    }
+    free(buf);
+    if (tw_now_ns() > deadline)
+      fail_msg("the flush timer did not commit %d events in %llu s", n,
+               (unsigned long long)(TIMER_DEADLINE_NS / 1000000000u));
+    nanosleep(&poll, NULL);
+  }
+}
+
+/* A flush interval adds a committer that commits on a timer: events
+ * emitted and left alone, in a buffer far from full, reach the file with
+ * no tw_flush, and again after more; and whatever the timer does and
+ * whenever, every tw_flush still leaves exactly the events emitted so
+ * far, and tw_close all of them. */
 static void test_flush_interval(void **state)
 {
   static const int commits[] = { TW_COMMIT_INLINE, TW_COMMIT_BACKGROUND };
@@ -374,10 +414,30 @@ static void test_flush_interval(void **state)
   (void)state;
   for (size_t k = 0; k < 2; k++) {
     char *path = tu_tmppath(".json");
-    tw_options o = make_opts(1024, FMT_ARRAY);
+    tw_options o = make_opts(TW_DEFAULT_BUFFER_SIZE, FMT_ARRAY);
+    uint64_t before;
     tw_writer *w;
     int err = 0;
 
+    print_message("  commit=%s\n", k ? "background" : "inline");
+    o.commit = commits[k];
+    o.flush_interval_ns = 2000000;          /* 2 ms */
+    w = tw_open(path, &o, &err);
+    assert_non_null(w);
+    /* A few records, far from filling the 64 KiB buffer: only the timer
+     * can commit them. */
+    before = get_stats(w).commits;
+    for (int i = 0; i < 3; i++)
+      assert_int_equal(emit_i(w, i), 0);
+    assert_true(wait_for_timer_commit(w, path, 3) > before);
+    before = get_stats(w).commits;
+    for (int i = 3; i < 5; i++)
+      assert_int_equal(emit_i(w, i), 0);
+    assert_true(wait_for_timer_commit(w, path, 5) > before);
+
+    /* A timer far shorter than a flush, racing the flushes. */
+    assert_int_equal(tw_close(w), 0);
+    o = make_opts(1024, FMT_ARRAY);
     o.commit = commits[k];
     o.flush_interval_ns = 100000;           /* 100 us */
     w = tw_open(path, &o, &err);

@@ -4,7 +4,81 @@
 #endif
 #include "testutil.h"
 
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
+
+/* ------------------------------------------------------------ deadline */
+
+static char deadline_message[160];
+static size_t deadline_message_len;
+
+/* SIGALRM: say why, then die of the signal (the harness shows a FAIL). */
+static void deadline_passed(int signo)
+{
+  ssize_t k = write(STDERR_FILENO, deadline_message, deadline_message_len);
+
+  (void)k;
+  signal(signo, SIG_DFL);
+  raise(signo);
+}
+
+/* Before main(): arm the deadline of testutil.h.  A bad TW_TEST_TIMEOUT
+ * keeps the default (and says so). */
+__attribute__((constructor)) static void tu_arm_deadline(void)
+{
+  const char *env = getenv("TW_TEST_TIMEOUT");
+  unsigned long seconds = TU_DEFAULT_TIMEOUT;
+  char *end;
+
+  if (env && *env) {
+    errno = 0;
+    seconds = strtoul(env, &end, 10);
+    if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9' ||
+        seconds > 86400 * 7) {
+      fprintf(stderr, "testutil: TW_TEST_TIMEOUT=%s is not a number of "
+              "seconds; %d s it is\n", env, TU_DEFAULT_TIMEOUT);
+      seconds = TU_DEFAULT_TIMEOUT;
+    }
+  }
+  if (seconds == 0)
+    return;
+  snprintf(deadline_message, sizeof deadline_message,
+           "\ntestutil: the test ran for %lu s, past its deadline "
+           "(TW_TEST_TIMEOUT=%lu): stopped\n", seconds, seconds);
+  deadline_message_len = strlen(deadline_message);
+  signal(SIGALRM, deadline_passed);
+  alarm((unsigned)seconds);
+}
+
+/* --------------------------------------------------------------- seeds */
+
+unsigned tu_seed(const char *what)
+{
+  const char *env = getenv("TW_TEST_SEED");
+  unsigned long seed;
+
+  if (env && *env) {
+    char *end;
+    errno = 0;
+    seed = strtoul(env, &end, 10);
+    if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9' ||
+        seed > 0xffffffffUL)
+      fail_msg("TW_TEST_SEED=%s: not a decimal number below 2^32", env);
+  } else {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    seed = ((unsigned long)now.tv_sec * 1000003UL) ^
+           (unsigned long)now.tv_nsec ^ ((unsigned long)getpid() << 16);
+    seed &= 0xffffffffUL;
+  }
+  print_message("  %s: seed %lu (TW_TEST_SEED=%lu replays it)\n", what, seed,
+                seed);
+  return (unsigned)seed;
+}
+
+/* ------------------------------------------------------- files, traces */
 
 char *tu_tmppath(const char *suffix)
 {

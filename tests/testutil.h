@@ -20,6 +20,19 @@
 #include "jsoncheck.h"
 #include "tracewriter.h"
 
+/* Every program linked with testutil.c has a deadline: TW_TEST_TIMEOUT
+ * seconds after it starts (default TU_DEFAULT_TIMEOUT; 0: none), SIGALRM
+ * stops it with a message on stderr, so a test that hangs fails instead,
+ * under make check or run by hand.  make check adds its own deadline, a
+ * little later, for every test program and script (tests/deadline.sh). */
+#define TU_DEFAULT_TIMEOUT 900
+
+/* The seed of a randomised test: TW_TEST_SEED from the environment when set
+ * (a decimal number, to replay a failure), else one drawn from the clock
+ * and the pid.  Prints "  WHAT: seed N (TW_TEST_SEED=N replays it)" either
+ * way; fails the test on a malformed TW_TEST_SEED. */
+unsigned tu_seed(const char *what);
+
 /* A new, unique, empty temporary file path ending in suffix (e.g.
  * ".json"), under $TMPDIR or /tmp.  The file exists (created empty);
  * free() the path, tu_cleanup() removes the file. */

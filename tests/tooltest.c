@@ -437,15 +437,10 @@ size_t tt_complete_in(const tt_records *exp, size_t cut)
   return k;
 }
 
-/* The seed of the random tests: TW_TEST_SEED, or the time; printed. */
+/* The seed of the random tests: tu_seed's (testutil.h). */
 unsigned tt_seed(void)
 {
-  const char *env = getenv("TW_TEST_SEED");
-  unsigned seed = env && *env ? (unsigned)strtoul(env, NULL, 10)
-                              : (unsigned)time(NULL);
-
-  print_message("  seed %u (TW_TEST_SEED=%u to replay)\n", seed, seed);
-  return seed;
+  return tu_seed("tools test");
 }
 
 /* =================================================== commands, time */

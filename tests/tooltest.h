@@ -107,7 +107,8 @@ char *tt_gz_inflate(const unsigned char *gz, size_t len, size_t *out_len,
  * and err_path (NULL: /dev/null); returns what fn returns. */
 int tt_run(int (*fn)(int, char **), int argc, char **argv,
            const char *out_path, const char *err_path);
-/* The seed of the random tests: $TW_TEST_SEED, or the time; printed. */
+/* The seed of the random tests: tu_seed() of testutil.h (TW_TEST_SEED,
+ * or the clock; printed). */
 unsigned tt_seed(void);
 /* Fail the program (exit 1, "timed out: what") if it is still running
  * after seconds. */

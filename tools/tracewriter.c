@@ -1,7 +1,7 @@
 /* tracewriter.c -- the tracewriter command-line tool
  *
- *   tracewriter demo [-o FILE] [-O OPTIONS] [--threads N]
- *                    [--seconds S | --requests N]
+ *   tracewriter demo [-o FILE|-] [-O OPTIONS] [--threads N]
+ *                    [--rate N|max] [--seconds S | --requests N]
  *   tracewriter repair [-o OUT] [-n] [-q] [--max-line SIZE] FILE
  *   tracewriter snapshot [-o COPY] [-q] [--max-line SIZE] FILE
  *   tracewriter cat [-o OUT] [-q] [--no-parts] FILE...
@@ -127,7 +127,16 @@ static void check_pthread(int rc, const char *what)
 #define DEMO_DEFAULT_OUTPUT   "trace.json"
 #define DEMO_DEFAULT_THREADS  4
 #define DEMO_MAX_THREADS      256
-#define DEMO_DEFAULT_REQUESTS 2000
+#define DEMO_DEFAULT_REQUESTS 1000
+/* Requests per second: a busy server, not a stress test, so that a run
+ * of minutes still makes a trace a browser opens (about 1.5 KiB of JSON
+ * per request: 0.6 MiB a second).  --rate max is as fast as it goes. */
+#define DEMO_DEFAULT_RATE     400
+#define DEMO_MAX_RATE         UINT64_C(1000000)
+/* Arrivals come in blocks: a burst of DEMO_BURST requests at the start of
+ * every DEMO_BLOCK, the rest spread over the block. */
+#define DEMO_BLOCK            200u
+#define DEMO_BURST            25u
 #define DEMO_MAX_REQUESTS     UINT64_C(1000000000)
 #define DEMO_MAX_SECONDS      (7 * 86400.0)
 #define DEMO_QUEUE_CAPACITY   64
@@ -432,12 +441,43 @@ static void progress_clear(struct progress *p)
     fprintf(stderr, "\r%60s\r", "");
 }
 
+/* When request id (from 1) arrives, in ns from the start, at rate
+ * requests per second: a burst at the start of each block of DEMO_BLOCK
+ * requests, the others evenly spread over the block, each a little early
+ * or late. */
+static uint64_t arrival_ns(uint64_t id, uint64_t rate)
+{
+  uint64_t block_ns = DEMO_BLOCK * UINT64_C(1000000000) / rate;
+  uint64_t pos = (id - 1) % DEMO_BLOCK;
+  uint64_t at = (id - 1) / DEMO_BLOCK * block_ns;
+  uint64_t gap = block_ns / (DEMO_BLOCK - DEMO_BURST + 1);
+
+  if (pos >= DEMO_BURST)
+    at += (pos - DEMO_BURST + 1) * gap + mix(id + 11) % (gap / 2 + 1);
+  return at;
+}
+
+/* Sleep until tw_now_ns() reaches until_ns, or a stop signal comes. */
+static void sleep_until(uint64_t until_ns)
+{
+  uint64_t now;
+
+  while (!stop_requested && (now = tw_now_ns()) < until_ns) {
+    struct timespec left;
+    left.tv_sec = (time_t)((until_ns - now) / 1000000000u);
+    left.tv_nsec = (long)((until_ns - now) % 1000000000u);
+    (void)nanosleep(&left, NULL);    /* EINTR: look at stop_requested */
+  }
+}
+
 /* The acceptor's loop, on the main thread: make requests until the count
- * or the time is reached, a signal asks to stop, or the writer fails. */
-static void run_acceptor(struct demo *d, uint64_t requests,
+ * or the time is reached, a signal asks to stop, or the writer fails.
+ * rate: requests per second, or 0 for as fast as the workers take them. */
+static void run_acceptor(struct demo *d, uint64_t requests, uint64_t rate,
                          uint64_t deadline_ns)
 {
   unsigned mean_gap_us = DEMO_MEAN_SERVICE_US / d->threads + 1;
+  uint64_t start = tw_now_ns();
   struct progress progress;
   uint64_t id;
 
@@ -452,10 +492,16 @@ static void run_acceptor(struct demo *d, uint64_t requests,
 
     if (requests ? id > requests : tw_now_ns() >= deadline_ns)
       break;
-    /* Idle between arrivals, except in a burst of 25 every 200 requests
-     * that fills the queue. */
-    if (id % 200 >= 25)
+    if (rate) {
+      uint64_t at = start + arrival_ns(id, rate);
+      sleep_until(requests || at < deadline_ns ? at : deadline_ns);
+      if (stop_requested || (!requests && tw_now_ns() >= deadline_ns))
+        break;
+    } else if (id % DEMO_BLOCK >= DEMO_BURST) {
+      /* As fast as it goes: idle between arrivals just long enough for
+       * the workers to keep up, but in the bursts that fill the queue. */
       sleep_us(draw(mix(id), 9, mean_gap_us / 2, mean_gap_us));
+    }
     {
       TW_SCOPE(d->writer, "server", "accept");
       sleep_us(draw(mix(id), 10, 10, 40));
@@ -476,24 +522,29 @@ static void demo_usage(FILE *out)
 {
   fprintf(out,
     "Usage: " PROGRAM " demo [-o FILE] [-O OPTIONS] [--threads N]\n"
-    "                        [--seconds S | --requests N]\n"
+    "                        [--rate N|max] [--seconds S | --requests N]\n"
     "\n"
     "Simulate a small server -- an acceptor thread handing requests to\n"
     "worker threads through a bounded queue -- and trace it.  Open the\n"
     "trace in https://ui.perfetto.dev or chrome://tracing.\n"
     "\n"
     "  -o, --output FILE      write the trace to FILE (default: "
-    DEMO_DEFAULT_OUTPUT "); a name\n"
+    DEMO_DEFAULT_OUTPUT "), or to\n"
+    "                         the standard output if FILE is -; a name\n"
     "                         ending in .gz is gzip-compressed (sink=gzip)\n"
     "  -O, --options OPTIONS  writer options, e.g. 'format=object,buffer=1MiB'\n"
     "  -t, --threads N        worker threads, 1 to %d (default: %d)\n"
+    "  -r, --rate N|max       requests per second, 1 to %" PRIu64 " (default:\n"
+    "                         %d), or max: as fast as the workers take them\n"
     "  -s, --seconds S        accept requests for S seconds\n"
     "  -n, --requests N       accept N requests (default: %d)\n"
     "  -h, --help             show this help and exit\n"
     "\n"
-    "SIGINT or SIGTERM stops accepting; the requests in flight finish and\n"
-    "the trace is closed.\n",
-    DEMO_MAX_THREADS, DEMO_DEFAULT_THREADS, DEMO_DEFAULT_REQUESTS);
+    "The summary, warnings and progress go to the standard error.  SIGINT\n"
+    "or SIGTERM stops accepting; the requests in flight finish and the\n"
+    "trace is closed.\n",
+    DEMO_MAX_THREADS, DEMO_DEFAULT_THREADS, DEMO_MAX_RATE, DEMO_DEFAULT_RATE,
+    DEMO_DEFAULT_REQUESTS);
 }
 
 /* A usage error of demo: the message, then the usage, on stderr. */
@@ -581,7 +632,8 @@ static void demo_destroy(struct demo *d)
 /* Run the simulation on an open writer.  Returns 0, or -1 after printing
  * why the workers could not start. */
 static int run_demo(tw_writer *writer, unsigned threads, uint64_t requests,
-                    uint64_t seconds_ns, int *first_event_error)
+                    uint64_t rate, uint64_t seconds_ns,
+                    int *first_event_error)
 {
   struct demo demo;
   struct worker *workers;
@@ -606,7 +658,7 @@ static int run_demo(tw_writer *writer, unsigned threads, uint64_t requests,
   }
   started = start_workers(&demo, workers, &stop_signals);
   if (started == threads)
-    run_acceptor(&demo, requests, tw_now_ns() + seconds_ns);
+    run_acceptor(&demo, requests, rate, tw_now_ns() + seconds_ns);
   close_queue(&demo);
   for (i = 0; i < started; i++)
     check_pthread(pthread_join(workers[i].thread, NULL), "pthread_join");
@@ -616,12 +668,42 @@ static int run_demo(tw_writer *writer, unsigned threads, uint64_t requests,
   return started == threads ? 0 : -1;
 }
 
+/* Warn when the compression of the trace and its name disagree: the
+ * library writes what the options ask whatever the name, and a viewer
+ * that goes by the name fails silently (Chrome DevTools shows an empty
+ * timeline for gzip named .json). */
+/* 1 if the writer will compress: the sink asked for, or what
+ * TW_SINK_AUTO makes of the name. */
+static int demo_gzips(const char *output, const tw_options *options)
+{
+  return options->sink == TW_SINK_GZIP ||
+         (options->sink == TW_SINK_AUTO && has_suffix(output, ".gz"));
+}
+
+static void warn_sink_name(const char *output, const tw_options *options)
+{
+  int named_gz = has_suffix(output, ".gz");
+  int gzip = demo_gzips(output, options);
+
+  if (gzip && !named_gz)
+    fprintf(stderr, PROGRAM " demo: warning: %s will hold gzip-compressed "
+            "JSON (sink=gzip) but its name does not end in .gz: viewers "
+            "that go by the name show nothing; name it %s.gz\n", output,
+            output);
+  else if (!gzip && named_gz)
+    fprintf(stderr, PROGRAM " demo: warning: %s will hold plain JSON "
+            "(sink=%s) but its name ends in .gz: viewers will try to "
+            "decompress it\n", output,
+            options->sink == TW_SINK_MMAP ? "mmap" : "file");
+}
+
 static int cmd_demo(int argc, char **argv)
 {
   static const struct option long_options[] = {
     { "output",   required_argument, NULL, 'o' },
     { "options",  required_argument, NULL, 'O' },
     { "threads",  required_argument, NULL, 't' },
+    { "rate",     required_argument, NULL, 'r' },
     { "seconds",  required_argument, NULL, 's' },
     { "requests", required_argument, NULL, 'n' },
     { "help",     no_argument,       NULL, 'h' },
@@ -630,6 +712,8 @@ static int cmd_demo(int argc, char **argv)
   const char *output = DEMO_DEFAULT_OUTPUT;
   const char *options_string = NULL;
   uint64_t threads = DEMO_DEFAULT_THREADS, requests = 0, seconds_ns = 0;
+  uint64_t rate = DEMO_DEFAULT_RATE;
+  int to_stdout, gzip;
   char message[256], size[64], dropped[48] = "";
   tw_options options;
   tw_writer *writer;
@@ -637,7 +721,7 @@ static int cmd_demo(int argc, char **argv)
   int opt, rc, event_error = 0, run_failed;
 
   opterr = 0;                       /* our messages name the command */
-  while ((opt = getopt_long(argc, argv, ":o:O:t:s:n:h", long_options,
+  while ((opt = getopt_long(argc, argv, ":o:O:t:r:s:n:h", long_options,
                             NULL)) != -1) {
     switch (opt) {
     case 'o':
@@ -649,6 +733,13 @@ static int cmd_demo(int argc, char **argv)
     case 't':
       if (parse_count(optarg, 1, DEMO_MAX_THREADS, &threads) != 0)
         return demo_usage_error("bad number of threads '%s'", optarg);
+      break;
+    case 'r':
+      if (strcmp(optarg, "max") == 0)
+        rate = 0;
+      else if (parse_count(optarg, 1, DEMO_MAX_RATE, &rate) != 0)
+        return demo_usage_error("bad rate '%s' (requests per second, or "
+                                "max)", optarg);
       break;
     case 's':
       if (parse_seconds(optarg, DEMO_MAX_SECONDS, &seconds_ns) != 0)
@@ -684,6 +775,7 @@ static int cmd_demo(int argc, char **argv)
   }
   /* Set before parsing, so that -O can still change them. */
   options.process_name = PROGRAM " demo";
+  to_stdout = strcmp(output, "-") == 0;
   if (has_suffix(output, ".gz"))
     options.sink = TW_SINK_GZIP;
   if (tw_options_parse(&options, options_string, message,
@@ -691,6 +783,10 @@ static int cmd_demo(int argc, char **argv)
     fprintf(stderr, PROGRAM ": bad options: %s\n", message);
     return EXIT_USAGE;
   }
+  if (!to_stdout)
+    warn_sink_name(output, &options);
+  gzip = to_stdout ? options.sink == TW_SINK_GZIP
+                   : demo_gzips(output, &options);
   /* Past a file size limit, let write(2) fail with EFBIG rather than
    * SIGXFSZ kill us: the writer then keeps its last commit and tw_close
    * says what happened. */
@@ -698,13 +794,21 @@ static int cmd_demo(int argc, char **argv)
     fprintf(stderr, PROGRAM ": cannot ignore SIGXFSZ: %s\n", strerror(errno));
     return EXIT_RUNTIME;
   }
-  if (!(writer = tw_open(output, &options, &rc))) {
+  /* "-": the standard output, which stays open (a pipe streams; a
+   * regular file is committed in place). */
+  if (to_stdout) {
+    output = "standard output";
+    writer = tw_open_fd(STDOUT_FILENO, &options, &rc);
+  } else {
+    writer = tw_open(output, &options, &rc);
+  }
+  if (!writer) {
     fprintf(stderr, PROGRAM ": %s: %s\n", output, tw_strerror(rc));
     return EXIT_RUNTIME;
   }
 
-  run_failed = run_demo(writer, (unsigned)threads, requests, seconds_ns,
-                        &event_error) != 0;
+  run_failed = run_demo(writer, (unsigned)threads, requests, rate,
+                        seconds_ns, &event_error) != 0;
 
   /* The counts are the writer's, so read them before tw_close frees it,
    * after a last commit.  Only a header/library version mismatch fails
@@ -726,7 +830,7 @@ static int cmd_demo(int argc, char **argv)
     return EXIT_RUNTIME;
   tw_format_bytes(stats.bytes, size, sizeof size);
   /* The counts are of JSON bytes; for gzip say what reached the disk. */
-  if (options.sink == TW_SINK_GZIP) {
+  if (gzip) {
     char compressed[32];
     tw_format_bytes(stats.output_bytes, compressed, sizeof compressed);
     snprintf(size + strlen(size), sizeof size - strlen(size),
@@ -738,8 +842,10 @@ static int cmd_demo(int argc, char **argv)
   if (stats.dropped)
     snprintf(dropped, sizeof dropped, " (%" PRIu64 " dropped)",
              stats.dropped);
-  printf("wrote %" PRIu64 " events%s, %s to %s -- open it in "
-         "https://ui.perfetto.dev\n", stats.events, dropped, size, output);
+  /* On stderr, like the progress: stdout may be the trace itself. */
+  fprintf(stderr, "wrote %" PRIu64 " events%s, %s to %s%s\n", stats.events,
+          dropped, size, output,
+          to_stdout ? "" : " -- open it in https://ui.perfetto.dev");
   return EXIT_OK;
 }
 
