@@ -78,13 +78,7 @@ static const char *skip_value(const char *p, const char *e)
   return e;
 }
 
-/* Walk the members of the object obj[0..len): calls fn(arg, key, klen,
- * value span) for each, stopping early when it returns nonzero.  -1 if
- * obj is not an object. */
-typedef int (*member_fn)(void *arg, const char *key, size_t klen,
-                         tw_rec_span value);
-
-static int each_member(const char *obj, size_t len, member_fn fn, void *arg)
+int tw_rec_each(const char *obj, size_t len, tw_rec_member_fn fn, void *arg)
 {
   const char *e = obj + len, *p = skip_ws(obj, e);
 
@@ -163,7 +157,7 @@ int tw_rec_parse(tw_rec *r, const char *text, size_t len)
   memset(r, 0, sizeof *r);
   r->text = text;
   r->len = len;
-  if (each_member(text, len, take_member, r) != 0)
+  if (tw_rec_each(text, len, take_member, r) != 0)
     return -1;
   if (r->ph_v.len >= 3 && text[r->ph_v.off] == '"')
     r->ph = text[r->ph_v.off + 1];
@@ -204,7 +198,7 @@ tw_rec_span tw_rec_member(const char *obj, size_t len, const char *key)
   f.key = key;
   f.klen = strlen(key);
   f.found.off = f.found.len = 0;
-  (void)each_member(obj, len, find_member, &f);
+  (void)tw_rec_each(obj, len, find_member, &f);
   return f.found;
 }
 

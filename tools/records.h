@@ -62,6 +62,14 @@ int tw_rec_parse(tw_rec *r, const char *text, size_t len);
  * JSON), as a span of obj; len 0 if there is none. */
 tw_rec_span tw_rec_member(const char *obj, size_t len, const char *key);
 
+/* Call fn(arg, key, klen, value) for each member of the object
+ * obj[0..len) (valid JSON), in order; key is the raw key without its
+ * quotes.  Stops when fn returns nonzero.  Returns 0, or -1 if obj is not
+ * an object. */
+typedef int (*tw_rec_member_fn)(void *arg, const char *key, size_t klen,
+                                tw_rec_span value);
+int tw_rec_each(const char *obj, size_t len, tw_rec_member_fn fn, void *arg);
+
 /* 1 if the JSON string token tok[0..n) (with its quotes) is exactly s,
  * written without escapes. */
 int tw_rec_str_is(const char *tok, size_t n, const char *s);

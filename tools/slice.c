@@ -60,6 +60,7 @@ struct held {
   unsigned has;            /* ... TW_REC_PID, TW_REC_TID */
   int pass;                /* kept by the filters and the window rules */
   int written;             /* its begin was written */
+  unsigned ends;           /* flows: 1 its s was read, 2 its f */
 };
 
 /* A table slot: a key and what it holds.  B/E and async spans: a stack
@@ -70,6 +71,10 @@ struct slot {
   unsigned depth, cap;
   unsigned lost;           /* spans not held (table full): their ends
                               are dropped */
+  struct held *pend;       /* async spans: ends read before their begin
+                              (another thread's buffer committed first),
+                              oldest first */
+  unsigned npend, pend_cap;
   int flushed;             /* metadata: written already */
 };
 
@@ -167,7 +172,10 @@ static void table_free(struct slice *sl, struct table *t)
   for (size_t i = 0; i < TABLE_SLOTS; i++) {
     for (unsigned k = 0; k < t->s[i].depth; k++)
       held_free(sl, &t->s[i].stack[k]);
+    for (unsigned k = 0; k < t->s[i].npend; k++)
+      held_free(sl, &t->s[i].pend[k]);
     free(t->s[i].stack);
+    free(t->s[i].pend);
   }
   free(t->s);
   t->s = NULL;
@@ -185,6 +193,21 @@ static struct held *push(struct slot *s)
   }
   memset(&s->stack[s->depth], 0, sizeof s->stack[0]);
   return &s->stack[s->depth++];
+}
+
+/* An end read before its begin, remembered in s (NULL: no room). */
+static struct held *push_pending(struct slot *s)
+{
+  if (s->npend == s->pend_cap) {
+    unsigned cap = s->pend_cap ? 2 * s->pend_cap : 2;
+    struct held *h;
+    if (cap > DEPTH_MAX || !(h = realloc(s->pend, cap * sizeof *h)))
+      return NULL;
+    s->pend = h;
+    s->pend_cap = cap;
+  }
+  memset(&s->pend[s->npend], 0, sizeof s->pend[0]);
+  return &s->pend[s->npend++];
 }
 
 /* ============================================================ output */
@@ -385,6 +408,28 @@ static uint64_t key_of(const tw_rec *r, int with_name, uint64_t seed)
   return h;
 }
 
+/* A begin whose end was read first: the pair is complete; both are
+ * written if it overlaps the window, else both dropped. */
+static int begin_after_end(struct slice *sl, struct slot *s,
+                           const tw_rec *r, int pass, const char *text,
+                           size_t len)
+{
+  struct held e = s->pend[0];
+  int rc = 0;
+
+  memmove(s->pend, s->pend + 1, --s->npend * sizeof *s->pend);
+  if (pass && e.pass) {
+    rc = keep(sl, r, text, len);
+    sl->kept++;
+    if (rc == 0)
+      rc = put_held(sl, &e);
+  } else {
+    sl->dropped_pairs++;
+  }
+  held_free(sl, &e);
+  return rc;
+}
+
 /* A span begins (B, b, S): written now, held, or marked dropped. */
 static int span_begin(struct slice *sl, struct table *t, uint64_t key,
                       const tw_rec *r, int64_t ts, const char *text,
@@ -394,6 +439,8 @@ static int span_begin(struct slice *sl, struct table *t, uint64_t key,
   struct held *h;
   int pass = filters_pass(sl, r) && ts < sl->to;
 
+  if (s && s->npend)
+    return begin_after_end(sl, s, r, pass, text, len);
   if (!s || !(h = push(s))) {
     if (s)
       s->lost++;
@@ -432,6 +479,19 @@ static int span_end(struct slice *sl, struct table *t, uint64_t key,
     return 0;
   }
   if (!s || !s->depth) {
+    /* An async end may come before its begin (each thread commits its
+     * own buffer): held until the begin, an orphan if none comes.  A
+     * B/E pair is on one thread, in order: an E alone is an orphan. */
+    if (t == &sl->asyncs && (s || (s = table_find(sl, t, key, 1))) &&
+        (h = push_pending(s)) != NULL) {
+      h->ts = ts;
+      h->pass = ts >= sl->from;
+      if (h->pass && held_add(sl, h, text, len) != 0) {
+        h->pass = 0;
+        sl->dropped_room++;
+      }
+      return 0;
+    }
     sl->orphans++;                /* no begin in the input */
     return 0;
   }
@@ -469,29 +529,37 @@ static int span_step(struct slice *sl, uint64_t key, const tw_rec *r,
   return keep(sl, r, text, len);
 }
 
-/* A flow event: held from s to f, written whole if all in the window. */
+/* A flow event: its events are held, in the order read, until both its
+ * s and its f were read (the f may come first: each thread commits its
+ * own buffer), then written together if all were in the window, else
+ * dropped together. */
 static int flow(struct slice *sl, const tw_rec *r, int64_t ts,
                 const char *text, size_t len)
 {
   uint64_t key = key_of(r, 1, 17);
-  struct slot *s = table_find(sl, &sl->flows, key, r->ph == 's');
+  struct slot *s = table_find(sl, &sl->flows, key, 1);
+  unsigned end = r->ph == 's' ? 1u : r->ph == 'f' ? 2u : 0u;
   struct held *h;
   int ok = filters_pass(sl, r) && in_window(sl, ts);
   int rc = 0;
 
-  if (!s)
-    return 0;                     /* no s (or no room): dropped */
-  if (r->ph == 's') {
-    if (s->depth)
-      held_free(sl, &s->stack[0]);
-    else if (!push(s))
-      return 0;
-    s->depth = 1;
-    memset(&s->stack[0], 0, sizeof s->stack[0]);
-    s->stack[0].pass = ok;
-  }
-  if (!s->depth)
+  if (!s) {
+    sl->dropped_room++;
     return 0;
+  }
+  if (s->depth && (s->stack[0].ends & end)) {
+    held_free(sl, &s->stack[0]);  /* a second s (or f): the first flow
+                                     never completed */
+    s->depth = 0;
+    sl->dropped_flows++;
+  }
+  if (!s->depth) {
+    if (!push(s)) {
+      sl->dropped_room++;
+      return 0;
+    }
+    s->stack[0].pass = 1;
+  }
   h = &s->stack[0];
   if (h->pass && ok && held_add(sl, h, text, len) != 0) {
     sl->dropped_room++;
@@ -499,7 +567,8 @@ static int flow(struct slice *sl, const tw_rec *r, int64_t ts,
   }
   if (!ok)
     h->pass = 0;
-  if (r->ph == 'f') {
+  h->ends |= end;
+  if (h->ends == 3) {
     if (h->pass) {
       if (flush_meta(sl, r) != 0)
         return -1;
@@ -609,6 +678,8 @@ static int finish(struct slice *sl)
   for (size_t i = 0; sl->flows.s && i < TABLE_SLOTS; i++)
     if (sl->flows.s[i].depth && sl->flows.s[i].stack[0].pass)
       sl->dropped_flows++;
+  for (size_t i = 0; sl->asyncs.s && i < TABLE_SLOTS; i++)
+    sl->orphans += sl->asyncs.s[i].npend;
   /* Nothing kept: the names, so that the output is still a trace. */
   if (!sl->any_written)
     for (size_t i = 0; sl->meta.s && i < TABLE_SLOTS; i++)
@@ -681,7 +752,7 @@ static void summary(const struct slice *sl, const tw_tin *in)
           " records (%" PRIu64 " written to %s)", sl->kept, s->records,
           tw_out_records(sl->out), tw_cmd_output_name(sl->c));
   if (sl->dropped_pairs)
-    fprintf(stderr, "; %" PRIu64 " spans ended before the window",
+    fprintf(stderr, "; %" PRIu64 " spans outside the window dropped (both ends)",
             sl->dropped_pairs);
   if (sl->dropped_flows)
     fprintf(stderr, "; %" PRIu64 " %s not all in the window dropped",
