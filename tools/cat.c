@@ -93,8 +93,7 @@ int tw_tool_cat_main(int argc, char **argv)
       status = tw_cmd_output_error(CMD, out);
       goto done;
     }
-    tw_progress_update(&progress, tw_tin_done_bytes(in),
-                       tw_tin_total_bytes(in), tw_tin_stats(in)->json_bytes);
+    tw_cmd_progress(&progress, in);
   }
   tw_progress_end(&progress);
   if (rc < 0) {

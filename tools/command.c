@@ -175,3 +175,9 @@ int tw_cmd_finish_output(const char *command, tw_out *o, int object_form,
     return tw_cmd_output_error(command, o);
   return 0;
 }
+
+void tw_cmd_progress(tw_progress *p, const tw_tin *in)
+{
+  tw_progress_update(p, tw_tin_done_bytes(in), tw_tin_total_bytes(in),
+                     tw_tin_stats(in)->json_bytes);
+}

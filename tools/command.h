@@ -90,6 +90,9 @@ void tw_cmd_buf_free(tw_cmd_buf *b);
 int tw_cmd_finish_output(const char *command, tw_out *o, int object_form,
                          const char *tail, size_t tail_len);
 
+/* Update the progress line with what in has read. */
+void tw_cmd_progress(tw_progress *p, const tw_tin *in);
+
 /* The input's error, printed; returns TW_CLI_RUNTIME. */
 int tw_cmd_input_error(const char *command, const tw_tin *t);
 

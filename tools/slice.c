@@ -752,8 +752,8 @@ static void summary(const struct slice *sl, const tw_tin *in)
           " records (%" PRIu64 " written to %s)", sl->kept, s->records,
           tw_out_records(sl->out), tw_cmd_output_name(sl->c));
   if (sl->dropped_pairs)
-    fprintf(stderr, "; %" PRIu64 " spans outside the window dropped (both ends)",
-            sl->dropped_pairs);
+    fprintf(stderr, "; %" PRIu64 " spans outside the window dropped "
+            "(both ends)", sl->dropped_pairs);
   if (sl->dropped_flows)
     fprintf(stderr, "; %" PRIu64 " %s not all in the window dropped",
             sl->dropped_flows, tw_cli_plural(sl->dropped_flows, "flow",
@@ -852,8 +852,7 @@ int tw_tool_slice_main(int argc, char **argv)
     sl.form = tw_tin_object_form(in);
     if (take(&sl, &rec) != 0)
       break;
-    tw_progress_update(&progress, tw_tin_done_bytes(in),
-                       tw_tin_total_bytes(in), tw_tin_stats(in)->json_bytes);
+    tw_cmd_progress(&progress, in);
   }
   tw_progress_end(&progress);
   if (sl.err) {

@@ -909,8 +909,7 @@ int tw_tool_stats_main(int argc, char **argv)
   tw_progress_init(&progress, CMD);
   while ((rc = tw_tin_next(in, &rec)) > 0) {
     take(st, &rec);
-    tw_progress_update(&progress, tw_tin_done_bytes(in),
-                       tw_tin_total_bytes(in), tw_tin_stats(in)->json_bytes);
+    tw_cmd_progress(&progress, in);
   }
   tw_progress_end(&progress);
   if (rc < 0) {
