@@ -75,6 +75,7 @@ int tw_tool_cat_main(int argc, char **argv)
   }
   if (optind >= argc)
     return tw_cli_usage_error(CMD, cat_usage, "no FILE to join");
+  c.events_unparsed = 1;          /* only shifted records are rewritten */
   if ((status = tw_cmd_open_input(CMD, &c, argv + optind,
                                   (size_t)(argc - optind), &in)) >= 0)
     return status;

@@ -67,6 +67,7 @@ int tw_cmd_open_input(const char *command, const struct tw_cmd_common *c,
   to.no_parts = c->no_parts;
   to.command = command;
   to.quiet = c->quiet;
+  to.events_unparsed = c->events_unparsed;
   if (tw_tin_open(tp, paths, n, &to, msg, sizeof msg) != 0)
     return tw_cmd_error(command, "%s", msg);
   return -1;

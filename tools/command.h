@@ -29,6 +29,7 @@ struct tw_cmd_common {
   int quiet;               /* -q, --quiet: no summary, no warnings */
   int no_parts;            /* --no-parts: no rotated parts looked for */
   size_t max_record;       /* -m, --max-line (0: the reader's default) */
+  int events_unparsed;     /* tw_tin_options.events_unparsed */
 };
 
 /* Their getopt_long entries, and the short options. */

@@ -472,6 +472,16 @@ int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
       t->object_form = tw_reader_info(t->r)->object_form;
     }
     t->stats.records++;
+    if (t->opts.events_unparsed && !t->shift && item.len > 9 &&
+        memcmp(item.text, "{\"ph\":\"", 7) == 0 && item.text[8] == '"' &&
+        item.text[7] != 'M' && item.text[7] != 'c') {
+      memset(&rec->r, 0, sizeof rec->r);
+      rec->r.text = item.text;
+      rec->r.len = item.len;
+      rec->r.ph = item.text[7];
+      rec->kind = TW_TIN_EVENT;
+      goto yield;
+    }
     if (tw_rec_parse(&rec->r, item.text, item.len) != 0)
       return fail(t, TW_READ_ENOTTRACE, "%s: byte %" PRIu64 ": a record "
                   "that is not an object", t->files[t->cur].path,
@@ -486,6 +496,7 @@ int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
         continue;
       rec->kind = TW_TIN_CLOCK;
     }
+  yield:
     rec->shift = t->shift;
     rec->part = (unsigned)t->cur;
     rec->pos = t->base_pos + item.offset;
