@@ -183,7 +183,8 @@ static int find_parts(const char *path, struct part **parts, size_t *n)
     sprintf((*parts)[*n].name, "%s%s", slash ? dir : "", e->d_name);
     (*n)++;
   }
-  qsort(*parts, *n, sizeof **parts, part_cmp);
+  if (*n > 1)
+    qsort(*parts, *n, sizeof **parts, part_cmp);
 done:
   if (d)
     closedir(d);
