@@ -14,10 +14,14 @@
  *  - A NULL writer is a valid, disabled writer: every call on it returns 0
  *    (or does nothing) at once.  tw_global() returns NULL when tracing is
  *    off, so instrumented code needs no "if".
- *  - The library never prints, exits or aborts, and allocates only in
- *    tw_open*, not per event (one per-thread scratch buffer grows, at most
- *    to max_event bytes, the first time a thread emits an event larger than
- *    4 KiB).
+ *  - The library never exits or aborts, and never prints (tw_global()'s
+ *    one line about a bad environment aside).  It allocates in tw_open*,
+ *    at a thread's first event on a writer (its staging area and buffer
+ *    slot, freed when the thread exits or the writer closes), the first
+ *    time a thread emits an event larger than 4 KiB (a scratch buffer
+ *    that grows to at most max_event bytes), and when a file is begun
+ *    again (rotation, a copytruncate: the new file's sink and, gzip,
+ *    zlib's state): never per event.
  *  - All strings are NUL-terminated UTF-8 unless a length is given.
  *
  * Thread safety: any number of threads may emit events on one writer at

@@ -70,6 +70,20 @@ int tw__fd_cut(int fd, const tw__fd_info *info)
   return 0;
 }
 
+int tw__fd_head_lost(int fd, off_t start, char first)
+{
+  char c;
+
+  switch (pread(fd, &c, 1, start)) {
+  case 1:
+    return c != first;
+  case 0:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 int tw__fd_sync(int fd)
 {
   /* Pipes, sockets and terminals have nothing to sync. */

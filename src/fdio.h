@@ -29,6 +29,13 @@ int tw__fd_probe(int fd, tw__fd_info *info);
  * past info->start.  Returns 0 or -errno. */
 int tw__fd_cut(int fd, const tw__fd_info *info);
 
+/* Whether a document that began at start with the byte first was cut
+ * under the writer (logrotate's copytruncate) and written again past the
+ * cut: the byte at start now reads NUL (a hole) or nothing.  0 when it
+ * cannot tell (a descriptor not open for reading, as tw_open_fd may
+ * give). */
+int tw__fd_head_lost(int fd, off_t start, char first);
+
 /* fdatasync, where a descriptor that cannot be synced (pipe, socket,
  * terminal, read-only file system) has nothing to sync.  Returns 0 or
  * -errno.  Async-signal-safe. */

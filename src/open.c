@@ -188,10 +188,11 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
     if (!(w->rot = tw__rotation_new(path, o, &rc)))
       goto fail;
   }
-  /* Counted: the first record; the clock record is the document's own,
-   * like its head: in bytes, not in events.  A process name cut or
-   * repaired counts like any other string. */
-  w->own_events = 1;
+  /* Counted, like every record the writer writes itself: the first
+   * record and the clock record (so that events is what a reader of the
+   * file counts).  A process name cut or repaired counts like any other
+   * string. */
+  w->own_events = 2;
   w->strings_truncated = notes.truncated;
   w->utf8_replaced = notes.replaced;
   /* Every document after the first (rotation, a restart) begins with the

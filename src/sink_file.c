@@ -106,19 +106,11 @@ static int file_commit_tail(file_sink *f, const struct iovec *data, int n,
 static int file_was_cut(file_sink *f, int after)
 {
   struct stat st;
-  char c;
 
   if (!after)
     return fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode) &&
            st.st_size < f->end + (f->committed ? (off_t)f->base.tail_len : 0);
-  switch (pread(f->fd, &c, 1, f->start)) {
-  case 1:
-    return c != f->first;
-  case 0:
-    return 1;
-  default:
-    return 0;          /* not open for reading (tw_open_fd): cannot tell */
-  }
+  return tw__fd_head_lost(f->fd, f->start, f->first);
 }
 
 static int file_commit(tw__sink *s, const struct iovec *iov, int n)

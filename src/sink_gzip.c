@@ -215,8 +215,10 @@ static int deflate_data(gzip_sink *g, const char *data, size_t len, int flush,
     }
     if (g->zs.avail_in != 0)
       return TW_EZLIB;
-    p += n;
-    left -= n;
+    if (n) {                           /* a flush alone has data NULL */
+      p += n;
+      left -= n;
+    }
   } while (left > 0);
   if (len)
     g->crc = crc32_z(g->crc, (const Bytef *)data, len);
@@ -412,22 +414,13 @@ static int gzip_commit(tw__sink *s, const struct iovec *iov, int n)
    * hole; a cut between this check and the write leaves a hole where
    * the member began, seen after it. */
   if (!(s->caps & TW__SINK_STREAMING)) {
-    unsigned char c;
     int rc;
     if (fstat(g->fd, &st) == 0 && S_ISREG(st.st_mode) &&
         st.st_size < g->pos + (g->committed ? (off_t)g->end_len : 0))
       return TW__ETRUNCATED;
     if ((rc = gzip_commit_inplace(g, iov, n)) != 0)
       return rc;
-    /* (Not open for reading, as tw_open_fd may give: cannot tell.) */
-    switch (pread(g->fd, &c, 1, g->start)) {
-    case 1:
-      return c != 0x1f ? TW__ETRUNCATED : 0;
-    case 0:
-      return TW__ETRUNCATED;
-    default:
-      return 0;
-    }
+    return tw__fd_head_lost(g->fd, g->start, 0x1f) ? TW__ETRUNCATED : 0;
   }
   return gzip_commit_stream(g, iov, n);
 }

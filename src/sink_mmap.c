@@ -141,6 +141,7 @@ typedef struct mmap_sink {
   size_t core_len;         /*   tail[core_off .. core_off + core_len) */
   unsigned regions;        /* regions out */
   int has_tail;            /* the first record is in and the core stored */
+  char first;              /* the byte at start, once has_tail */
   int broken;              /* a failed growth could not be undone: the
                               file past end is unknown (finish rewrites
                               it) */
@@ -668,7 +669,12 @@ static int mmap_reserve(tw__sink *s, tw__region *r, size_t len)
    * new document on a new sink (mmap_reopen).  len 0 asks only that. */
   {
     struct stat st;
-    if (m->has_tail && fstat(m->fd, &st) == 0 && st.st_size < m->size) {
+    /* Shorter than it was made, or cut and made longer again (by a
+     * growth, or a store into a page a fault had fixed): a hole where
+     * the document began. */
+    if (m->has_tail &&
+        ((fstat(m->fd, &st) == 0 && st.st_size < m->size) ||
+         tw__fd_head_lost(m->fd, m->start, m->first))) {
       rc = TW__ETRUNCATED;
       goto out;
     }
@@ -718,6 +724,11 @@ static int mmap_commit(tw__sink *s, const struct iovec *iov, int n)
     store(addr_in(m->cur, m->size - (off_t)s->tail_len + (off_t)m->core_off),
           s->tail + m->core_off, m->core_len);
     m->has_tail = 1;
+    for (int i = 0; i < n; i++)
+      if (iov[i].iov_len) {
+        m->first = *(const char *)iov[i].iov_base;
+        break;
+      }
   }
   release_locked(m, &r);
 out:

@@ -15,13 +15,21 @@
  *    tracewriter repair turns it into strict JSON with every committed
  *    event.
  *
+ * One death in four comes at a random moment from the child's start,
+ * before or during tw_open: the path then names nothing, or a complete
+ * trace (never an empty or a headless file).  The "-rot" cases rotate
+ * every few dozen KiB: every finished part is strict as it is, the
+ * parts and the live file hold each thread's events once and in order,
+ * and a "<name>.next" left behind is a strict trace of metadata only.
+ *
  * Usage: crashtest [-n KILLS] [-s SINK[,SINK...]] [-r SEED] [-f EVERY]
- *                  [-o OPTIONS] [-v]
+ *                  [-o OPTIONS] [-e] [-v]
  * KILLS defaults to $TW_CRASH_KILLS or 60 per sink (make check); make
  * crashtest runs thousands.  SEED defaults to $TW_TEST_SEED, else the
  * clock: the seed is printed, and -r SEED or TW_TEST_SEED=SEED replays a
  * run.  -f: each thread flushes every EVERY events (default 16); -o:
- * options appended to each sink's (e.g. buffer=64KiB).  Ends with
+ * options appended to each sink's (e.g. buffer=64KiB); -e: every death
+ * comes at a random moment from the child's start.  Ends with
  * "crashtest: N passed, N failed".
  */
 #include <config.h>
@@ -43,6 +51,7 @@
 
 #include "jsoncheck.h"
 #include "repair.h"
+#include "rotate.h"
 #include "tracewriter.h"
 
 #define THREADS 3
@@ -66,6 +75,9 @@ static const sink_case cases[] = {
   { "mmap", "sink=mmap,chunk=16KiB", 0, 1 },
   { "gzip", "sink=gzip,buffer=4KiB,commit=inline", 0 + 1, 0 },
   { "gzip-bg", "sink=gzip,buffer=4KiB,commit=background", 1, 0 },
+  { "file-rot", "sink=file,buffer=4KiB,rotate=32KiB", 0, 0 },
+  { "mmap-rot", "sink=mmap,chunk=16KiB,rotate=32KiB", 0, 1 },
+  { "gzip-rot", "sink=gzip,buffer=4KiB,rotate=32KiB", 1, 0 },
 };
 
 static shared *sh;
@@ -73,6 +85,7 @@ static tw_writer *child_writer;
 static int child_death;              /* 0: wait for SIGKILL; else how */
 static uint64_t child_death_at;      /* thread 0's seq at which to die */
 static int verbose;
+static int all_early;                /* -e: every death from the start */
 static uint64_t flush_every = 16;    /* events per thread between flushes */
 static const char *extra_options = "";
 
@@ -221,12 +234,14 @@ static char *read_all(const char *path, size_t *len)
   return buf;
 }
 
-/* Check a strictly valid document against what was committed.  Returns
- * NULL if all is well, else a static message. */
-static const char *verify(const jc_doc *d, const uint64_t *committed)
+/* Check a strictly valid document, one part of a trace, against what was
+ * committed: last[] carries each thread's last seq from part to part;
+ * the last part (final) must reach committed[].  Returns NULL if all is
+ * well, else a static message. */
+static const char *verify(const jc_doc *d, const uint64_t *committed,
+                          uint64_t *last, int final)
 {
   static char msg[256];
-  uint64_t last[THREADS] = { 0 };
   jc_val events = jc_trace_events(d), e;
   int first = 1;
 
@@ -279,7 +294,9 @@ static const char *verify(const jc_doc *d, const uint64_t *committed)
           return "string arg corrupted";
     }
   }
-  for (int t = 0; t < THREADS; t++)
+  if (first)
+    return "no process_name record";
+  for (int t = 0; final && t < THREADS; t++)
     if (last[t] < committed[t]) {
       snprintf(msg, sizeof msg, "thread %d: committed up to %llu, file has "
                "%llu", t, (unsigned long long)committed[t],
@@ -289,48 +306,84 @@ static const char *verify(const jc_doc *d, const uint64_t *committed)
   return NULL;
 }
 
-/* Parse text strictly and verify it; NULL if all is well. */
+/* Parse text strictly and verify it; NULL if all is well.  On failure
+ * last[] is left as it was (the caller may repair and verify again). */
 static const char *check_text(const char *text, size_t len,
-                              const uint64_t *committed)
+                              const uint64_t *committed, uint64_t *last,
+                              int final)
 {
   static char msg[300];
   char err[200];
   const char *why;
+  uint64_t tmp[THREADS];
   jc_doc *d = jc_parse(text, len, err, sizeof err);
 
   if (!d) {
     snprintf(msg, sizeof msg, "not strict JSON: %s", err);
     return msg;
   }
-  why = verify(d, committed);
+  memcpy(tmp, last, sizeof tmp);
+  why = verify(d, committed, tmp, final);
+  if (!why)
+    memcpy(last, tmp, sizeof tmp);
   jc_free(d);
   return why;
 }
 
+/* Check a whole file (a gzip file: one complete member) as one part. */
+static const char *check_file(const sink_case *c, const char *path,
+                              const uint64_t *committed, uint64_t *last,
+                              int final)
+{
+  size_t len, jlen;
+  char *buf = read_all(path, &len), *json = NULL;
+  const char *why;
+
+  if (!buf)
+    return "cannot be read";
+  if (c->gzip)
+    why = gunzip_complete(buf, len, &json, &jlen)
+            ? check_text(json, jlen, committed, last, final)
+            : "incomplete gzip member";
+  else
+    why = check_text(buf, len, committed, last, final);
+  free(buf);
+  free(json);
+  return why;
+}
+
 typedef struct tally {
-  unsigned runs, valid, truncated, failed;
+  unsigned runs, valid, truncated, unopened, failed;
 } tally;
 
-/* One life and death.  Returns 0 if the file met every guarantee. */
+static int exists(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* One life and death.  Returns 0 if the files met every guarantee. */
 static int one_run(const sink_case *c, const char *dir, unsigned run,
                    unsigned *seed, tally *tl)
 {
-  char path[700], fixed[760];
-  uint64_t committed[THREADS];
-  const char *why;
-  int object = run % 5 == 4, status;
-  size_t len, jlen;
-  char *buf, *json = NULL;
+  char path[700], fixed[760], next[760], part[760];
+  uint64_t committed[THREADS], last[THREADS] = { 0 };
+  const char *why, *live;
+  int object = run % 5 == 4, early = 0, status, any = 0;
+  unsigned long parts = 0;
   pid_t pid;
 
   snprintf(path, sizeof path, "%s/crash-%s-%u.json%s", dir, c->name, run,
            c->gzip ? ".gz" : "");
   snprintf(fixed, sizeof fixed, "%s.fixed", path);
+  snprintf(next, sizeof next, "%s.next", path);
   memset(sh, 0, sizeof *sh);
   child_death = 0;
-  if (run % 7 == 3) {                 /* the child dies by its own hand */
+  if (run % 7 == 3 && !all_early) {   /* the child dies by its own hand */
     child_death = 1 + (int)(rand_r(seed) % 3);
     child_death_at = 1 + rand_r(seed) % 3000;
+  } else if (run % 4 == 2 || all_early) {
+    early = 1;                        /* killed from its start */
   }
   fflush(NULL);
   if ((pid = fork()) < 0)
@@ -340,18 +393,26 @@ static int one_run(const sink_case *c, const char *dir, unsigned run,
     signal(SIGABRT, SIG_DFL);
     child_main(path, c, object);
   }
-  while (!__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE)) {
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      fprintf(stderr, "crashtest: %s: child died before opening (status "
-              "%d)\n", c->name, status);
-      return -1;
-    }
-    sched_yield();
-  }
-  if (!child_death) {
-    struct timespec ts = { 0, (long)(rand_r(seed) % 6000) * 1000 };
-    nanosleep(&ts, NULL);             /* a random moment to kill at */
+  if (early) {
+    /* A fork and an open take about a millisecond here: up to 3 ms from
+     * the start lands before, in and just after tw_open. */
+    struct timespec ts = { 0, (long)(rand_r(seed) % 3000) * 1000 };
+    nanosleep(&ts, NULL);
     kill(pid, SIGKILL);
+  } else {
+    while (!__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE)) {
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        fprintf(stderr, "crashtest: %s: child died before opening (status "
+                "%d)\n", c->name, status);
+        return -1;
+      }
+      sched_yield();
+    }
+    if (!child_death) {
+      struct timespec ts = { 0, (long)(rand_r(seed) % 6000) * 1000 };
+      nanosleep(&ts, NULL);             /* a random moment to kill at */
+      kill(pid, SIGKILL);
+    }
   }
   waitpid(pid, &status, 0);
   /* 110..121: the child's own failures.  Other statuses are deaths
@@ -363,44 +424,72 @@ static int one_run(const sink_case *c, const char *dir, unsigned run,
     return -1;
   }
   memcpy(committed, sh->committed, sizeof committed);
+  for (int t = 0; t < THREADS; t++)
+    any |= committed[t] != 0;
   tl->runs++;
 
-  if (!(buf = read_all(path, &len)))
-    return perror(path), -1;
-  if (c->gzip) {
-    why = gunzip_complete(buf, len, &json, &jlen)
-            ? check_text(json, jlen, committed) : "incomplete gzip member";
-  } else {
-    why = check_text(buf, len, committed);
-  }
-  if (why) {
-    /* Cut inside a commit: repair must give every committed event. */
-    struct tw_repair_report rep;
-    char err[300];
-    int rc = tw_repair_file(path, fixed, &rep, err, sizeof err);
-    if (verbose)
-      fprintf(stderr, "crashtest: %s run %u: %s; repairing\n", c->name, run,
-              why);
-    free(json);
-    json = NULL;
-    free(buf);
-    if (rc != 0 || !(buf = read_all(fixed, &len))) {
-      fprintf(stderr, "crashtest: %s run %u: repair failed: %s\n", c->name,
-              run, rc ? err : "no output");
+  /* The finished parts, in order: each strict as it is.  A death
+   * between a rotation's link and its rename leaves the live file with
+   * its numbered name too: that one is still the live file. */
+  for (;;) {
+    struct stat ps, ls;
+    if (tw__rotated_name(part, sizeof part, path, parts + 1) != 0 ||
+        stat(part, &ps) != 0 ||
+        (stat(path, &ls) == 0 && ps.st_ino == ls.st_ino &&
+         ps.st_dev == ls.st_dev))
+      break;
+    parts++;
+    if ((why = check_file(c, part, committed, last, 0)) != NULL) {
+      fprintf(stderr, "crashtest: %s run %u: part %s: %s\n", c->name, run,
+              part, why);
       tl->failed++;
       return -1;
     }
-    if (c->gzip && !gunzip_complete(buf, len, &json, &jlen))
-      why = "repaired gzip is not a complete member";
-    else
-      why = c->gzip ? check_text(json, jlen, committed)
-                    : check_text(buf, len, committed);
-    if (why) {
-      fprintf(stderr, "crashtest: %s run %u: after repair: %s (kept file "
-              "%s)\n", c->name, run, why, path);
+  }
+  /* A rotation's next file, left by a death inside the rotation: a
+   * strict trace of metadata only. */
+  if (exists(next)) {
+    uint64_t none[THREADS] = { 0 }, seen[THREADS] = { 0 };
+    if ((why = check_file(c, next, none, seen, 0)) != NULL ||
+        memcmp(seen, none, sizeof seen) != 0) {
+      fprintf(stderr, "crashtest: %s run %u: %s: %s\n", c->name, run, next,
+              why ? why : "holds events");
       tl->failed++;
-      free(buf);
-      free(json);
+      return -1;
+    }
+  }
+  /* The live file; between a rotation's two renames the path names
+   * nothing and the next file is what the trace goes on in. */
+  live = exists(path) ? path : parts && exists(next) ? next : NULL;
+  if (!live) {
+    if (early && !parts && !any) {
+      tl->unopened++;                 /* killed before the path was made */
+      unlink(next);
+      return 0;
+    }
+    fprintf(stderr, "crashtest: %s run %u: no file at %s\n", c->name, run,
+            path);
+    tl->failed++;
+    return -1;
+  }
+  if ((why = check_file(c, live, committed, last, 1)) != NULL) {
+    /* Cut inside a commit: repair must give every committed event. */
+    struct tw_repair_report rep;
+    char err[300];
+    int rc = tw_repair_file(live, fixed, &rep, err, sizeof err);
+    if (verbose)
+      fprintf(stderr, "crashtest: %s run %u: %s; repairing\n", c->name, run,
+              why);
+    if (rc != 0 || !exists(fixed)) {
+      fprintf(stderr, "crashtest: %s run %u: %s (%s); repair failed: %s\n",
+              c->name, run, why, live, rc ? err : "no output");
+      tl->failed++;
+      return -1;
+    }
+    if ((why = check_file(c, fixed, committed, last, 1)) != NULL) {
+      fprintf(stderr, "crashtest: %s run %u: after repair: %s (kept file "
+              "%s)\n", c->name, run, why, live);
+      tl->failed++;
       return -1;
     }
     tl->truncated++;
@@ -408,9 +497,11 @@ static int one_run(const sink_case *c, const char *dir, unsigned run,
   } else {
     tl->valid++;
   }
-  free(buf);
-  free(json);
   unlink(path);
+  unlink(next);
+  for (unsigned long n = 1; n <= parts + 1; n++)
+    if (tw__rotated_name(part, sizeof part, path, n) == 0)
+      unlink(part);
   return 0;
 }
 
@@ -429,17 +520,18 @@ int main(int argc, char **argv)
   unsigned passed = 0, failed = 0;
   int opt;
 
-  while ((opt = getopt(argc, argv, "n:s:r:f:o:v")) != -1) {
+  while ((opt = getopt(argc, argv, "n:s:r:f:o:ev")) != -1) {
     switch (opt) {
     case 'n': kills = (unsigned)atoi(optarg); break;
     case 's': only = optarg; break;
     case 'r': seed = (unsigned)strtoul(optarg, NULL, 10); break;
     case 'f': flush_every = strtoull(optarg, NULL, 10); break;
     case 'o': extra_options = optarg; break;
+    case 'e': all_early = 1; break;
     case 'v': verbose = 1; break;
     default:
       fprintf(stderr, "usage: crashtest [-n KILLS] [-s SINKS] [-r SEED] "
-              "[-f EVERY] [-o OPTIONS] [-v]\n");
+              "[-f EVERY] [-o OPTIONS] [-e] [-v]\n");
       return 2;
     }
   }
@@ -461,7 +553,7 @@ int main(int argc, char **argv)
          "in %s\n", seed, seed, kills, dirbuf);
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     const sink_case *c = &cases[k];
-    tally tl = { 0, 0, 0, 0 };
+    tally tl = { 0, 0, 0, 0, 0 };
     unsigned s = seed + (unsigned)k;
     int ok = 1;
 
@@ -471,8 +563,8 @@ int main(int argc, char **argv)
       if (one_run(c, dirbuf, run, &s, &tl) != 0)
         ok = 0;
     printf("crashtest: %-8s %u deaths: %u valid as left, %u cut inside a "
-           "commit and repaired, %u failed\n", c->name, tl.runs, tl.valid,
-           tl.truncated, tl.failed);
+           "commit and repaired, %u before the path was made, %u failed\n",
+           c->name, tl.runs, tl.valid, tl.truncated, tl.unopened, tl.failed);
     if (ok && tl.runs == kills)
       passed++;
     else

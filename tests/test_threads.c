@@ -285,7 +285,7 @@ static void run(const tw_options *base, int nthreads, int n, int big_every,
                ps[t].failures, ps[t].first_rc, tw_err_name(ps[t].first_rc));
 
   assert_int_equal(tw_get_stats(w, &s), 0);
-  assert_int_equal(s.events, (uint64_t)nthreads * (uint64_t)n + 1);
+  assert_int_equal(s.events, (uint64_t)nthreads * (uint64_t)n + 2);
   assert_int_equal(s.rejected, 0);
   assert_int_equal(s.error, 0);
   assert_int_equal(tw_close(w), 0);

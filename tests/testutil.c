@@ -42,6 +42,9 @@ __attribute__((constructor)) static void tu_arm_deadline(void)
       seconds = TU_DEFAULT_TIMEOUT;
     }
   }
+  /* TW_TEST_ONLY=GLOB runs only the tests whose names match. */
+  if ((env = getenv("TW_TEST_ONLY")) && *env)
+    cmocka_set_test_filter(env);
   if (seconds == 0)
     return;
   snprintf(deadline_message, sizeof deadline_message,

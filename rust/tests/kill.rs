@@ -214,11 +214,18 @@ fn a_cut_trace_is_repaired() {
     let (all, was_cut) = read_or_repair(&path);
     assert!(was_cut);
     let ev = events_after_head(&all);
+    // One record per line: the events whose line ends before the cut.
+    let lines: Vec<&[u8]> = bytes[..at].split(|&b| b == b'\n').collect();
+    let whole = lines[..lines.len() - 1]
+        .iter()
+        .filter(|l| l.windows(6).any(|x| x == b"\"seq\":"))
+        .count();
     assert!(
-        ev.len() >= 49 && ev.len() < 100,
-        "{} events after the cut at {}",
+        ev.len() == whole && ev.len() < 100,
+        "{} events after the cut at {}, {} whole records before it",
         ev.len(),
-        at
+        at,
+        whole
     );
     for (i, e) in ev.iter().enumerate() {
         assert_eq!(e.at("args").at("seq").u64(), i as u64);
