@@ -214,6 +214,38 @@ static void test_cat_rotated(void **state)
   assert_int_equal(threads, 1);
   assert_int_equal(clocks, 1);
   jc_free(d);
+  /* Killed inside a rotation, between its link and its rename: the live
+   * file has its numbered name too.  Read once. */
+  {
+    char name[64];
+    char *linked;
+    snprintf(name, sizeof name, "run.%06llu.json",
+             (unsigned long long)st.rotations + 1);
+    linked = tt_in_dir(dir, name);
+    assert_int_equal(link(live, linked), 0);
+    assert_int_equal(run(tw_tool_cat_main, argv, NULL, err), 0);
+    d = load_out(out);
+    next = 0;
+    ev = tu_events(d);
+    for (v = jc_first(d, ev); v >= 0; v = jc_next(d, v))
+      if (is_ph(d, v, "X"))
+        assert_int_equal(arg_int(d, v, "i"), next++);
+    assert_int_equal(next, CAT_N);
+    jc_free(d);
+    /* And with no hard links, for an instant no live file at all. */
+    assert_int_equal(unlink(live), 0);
+    assert_int_equal(run(tw_tool_cat_main, argv, NULL, err), 0);
+    d = load_out(out);
+    next = 0;
+    ev = tu_events(d);
+    for (v = jc_first(d, ev); v >= 0; v = jc_next(d, v))
+      if (is_ph(d, v, "X"))
+        assert_int_equal(arg_int(d, v, "i"), next++);
+    assert_int_equal(next, CAT_N);
+    jc_free(d);
+    assert_int_equal(rename(linked, live), 0);
+    free(linked);
+  }
   /* --no-parts: the live file alone, a part of the events. */
   {
     char *a2[] = { "cat", "--no-parts", "-o", out, live, NULL };

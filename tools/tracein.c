@@ -241,7 +241,19 @@ static int add_path(tw_tin *t, const char *path, size_t *cap)
   for (i = 0; i < n; i++)
     free(parts[i].name);
   free(parts);
-  return rc ? rc : add_file(t, path, cap);
+  if (rc)
+    return rc;
+  /* A writer killed inside a rotation (tracewriter(7), ROTATION) leaves
+   * the live file with its numbered name as well, or (no hard links)
+   * for an instant no live file: the parts are then the whole trace. */
+  if (n > 0) {
+    struct stat st;
+    const struct file *last = &t->files[t->nfiles - 1];
+    if (stat(path, &st) != 0 ? errno == ENOENT
+                             : st.st_dev == last->dev && st.st_ino == last->ino)
+      return 0;
+  }
+  return add_file(t, path, cap);
 }
 
 /* ============================================================== API */
