@@ -23,7 +23,12 @@ use std::process::Command;
 
 fn link_dir(dir: &str) {
     println!("cargo:rustc-link-search=native={}", dir);
-    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir);
+    // -Xlinker, not -Wl,-rpath,DIR: -Wl splits at commas, which a
+    // directory name may hold (a build directory such as
+    // _build-address,undefined).
+    for arg in ["-Xlinker", "-rpath", "-Xlinker", dir] {
+        println!("cargo:rustc-link-arg={}", arg);
+    }
 }
 
 /// Apply the output of `pkg-config --libs tracewriter`; false if
