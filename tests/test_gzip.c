@@ -132,7 +132,7 @@ static jc_doc *load_gz(const char *path, int object_form)
 {
   size_t n;
   char *json = gunzip_file(path, 0, &n);
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
+  const char *tail = TU_TAIL(object_form);
   jc_doc *d;
 
   assert_true(n >= strlen(tail));
@@ -394,7 +394,7 @@ static void test_every_commit_background(void **state)
   every_commit(TW_COMMIT_BACKGROUND);
 }
 
-/* The object form's tail "\n]}\n" works the same. */
+/* The object form's tail "\n]}" works the same. */
 static void test_object_form(void **state)
 {
   char *path = tu_tmppath(".json.gz");
@@ -682,11 +682,11 @@ static void test_pipe_prompt(void **state)
   assert_true(got > 10);
   json = gunzip_partial(buf, got, &n, &complete);
   assert_false(complete);
-  full = malloc(n + 4);
+  full = malloc(n + strlen(TU_TAIL(0)) + 1);
   assert_non_null(full);
   memcpy(full, json, n);
-  memcpy(full + n, "\n]\n", 3);
-  d = tu_load_mem(full, n + 3);
+  memcpy(full + n, TU_TAIL(0), strlen(TU_TAIL(0)));
+  d = tu_load_mem(full, n + strlen(TU_TAIL(0)));
   check_trace(d, 20);
   jc_free(d);
   free(full);

@@ -1048,7 +1048,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
   }
 
-  tail = o.format == TW_FORMAT_OBJECT ? "\n]}\n" : "\n]\n";
+  tail = o.format == TW_FORMAT_OBJECT ? "\n]}" : "\n]";
   check_committed(fd, tail, 2, 2);     /* process_name, the clock */
   for (unsigned i = 0; i < nevents; i++) {
     unsigned k;
@@ -1108,6 +1108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     lines++;
   }
+  lines++;                         /* the tail's, with no newline after it */
   FZ_CHECK(lines == ok + 4, "%zu lines for %u events (one record per line)",
            lines, ok + 2);
 
