@@ -466,15 +466,21 @@ static inline tw_arg tw_arg_json(const char *name, const char *json)
  *       draw
  *   'C' counter: name; at least one arg, numbers only (the series)
  *   'b','n','e' async: name, an id (TW_HAS_ID); viewers key async ids
- *       by cat too, so give one
+ *       by cat too, so give one (NULL: written "default", as
+ *       chrome://tracing drops async events without a cat)
  *   's','t','f' flow: name, an id (cat, as above); 'f'/'t' may set
- *       TW_EV_BP_ENCLOSING
- *   'M' metadata: name.  Viewers know process_name, thread_name (arg
- *       "name"), process_sort_index, thread_sort_index (arg "sort_index")
- *       and process_labels (arg "labels"): the helpers below build these
- *   'N','O','D' object created/snapshot/destroyed: name, an id
- *   'R' mark: name      'c' clock sync: name (viewers expect "clock_sync"
- *       with arg sync_id, and issue_ts when the sync was issued earlier)
+ *       TW_EV_BP_ENCLOSING; an 'f' needs a cat or TW_EV_BP_ENCLOSING
+ *   'M' metadata: name.  Perfetto and chrome://tracing know
+ *       process_name, thread_name (arg "name"), process_sort_index,
+ *       thread_sort_index (arg "sort_index"); only chrome://tracing
+ *       process_labels (arg "labels"): the helpers below build these
+ *   'N','O','D' object created/snapshot/destroyed: name, an id (only
+ *       chrome://tracing shows them)
+ *   'R' mark: name (DevTools does not draw it; tw_mark writes 'I')
+ *   'c' clock sync: name and an arg sync_id (only chrome://tracing reads
+ *       it; "clock_sync", and issue_ts when the sync was issued earlier)
+ * cname must be one of chrome://tracing's reserved color names (see
+ * tw_emit(3)): it fails the whole import on any other.
  * Other fields are written whenever set, whatever the phase.
  */
 typedef struct tw_event {
@@ -557,7 +563,7 @@ TW_EXTERN int tw_process_sort_index(tw_writer *w, int64_t index);
 TW_EXTERN int tw_thread_sort_index(tw_writer *w, int64_t index);
 /* Labels shown beside the process name ("labels": "a,b"). */
 TW_EXTERN int tw_process_labels(tw_writer *w, const char *labels);
-/* Mark ('R') at now. */
+/* A global instant ('I', scope 'g') at now: DevTools draws no 'R'. */
 TW_EXTERN int tw_mark(tw_writer *w, const char *cat, const char *name);
 
 /* ------------------------------------------------------------------------

@@ -1141,6 +1141,56 @@ static int sort_index_fits(const tw_event *ev)
   return 1;
 }
 
+/* The category of an async event ('b', 'n', 'e') given without one. */
+#define TW__ASYNC_DEFAULT_CAT "default"
+
+/* The color names chrome://tracing knows (Catapult's
+ * base/color_scheme.html, reservedColorsByName, its spelling kept): it
+ * fails the whole import on any other cname.  Perfetto and DevTools
+ * ignore cname. */
+static const char *const reserved_colors[] = {
+  "thread_state_uninterruptible", "thread_state_iowait",
+  "thread_state_running", "thread_state_runnable", "thread_state_sleeping",
+  "thread_state_unknown", "background_memory_dump", "light_memory_dump",
+  "detailed_memory_dump", "vsync_highlight_color", "generic_work", "good",
+  "bad", "terrible", "black", "grey", "white", "yellow", "olive",
+  "rail_response", "rail_animation", "rail_idle", "rail_load", "startup",
+  "heap_dump_stack_frame", "heap_dump_object_type",
+  "heap_dump_child_node_arrow", "cq_build_running", "cq_build_passed",
+  "cq_build_failed", "cq_build_abandoned", "cq_build_attempt_runnig",
+  "cq_build_attempt_passed", "cq_build_attempt_failed",
+};
+
+static int reserved_color(const char *name)
+{
+  for (size_t i = 0; i < sizeof reserved_colors / sizeof *reserved_colors;
+       i++)
+    if (strcmp(name, reserved_colors[i]) == 0)
+      return 1;
+  return 0;
+}
+
+/* 1 if ev has an argument named key. */
+static int has_arg(const tw_event *ev, const char *key)
+{
+  for (size_t i = 0; i < ev->nargs; i++)
+    if (ev->args[i].name && strcmp(ev->args[i].name, key) == 0)
+      return 1;
+  return 0;
+}
+
+/* Shapes that make chrome://tracing fail the whole import (Catapult's
+ * trace_event_importer.html): a cname outside its list; a clock sync 'c'
+ * without args.sync_id (none at all throws; without the key it is
+ * ignored); an 'f' with neither cat nor bp (reading the cat of an 'f'
+ * without bp throws). */
+static int breaks_catapult(const tw_event *ev)
+{
+  return (ev->cname && !reserved_color(ev->cname)) ||
+         (ev->ph == 'c' && !has_arg(ev, "sync_id")) ||
+         (ev->ph == 'f' && !ev->cat && !(ev->flags & TW_EV_BP_ENCLOSING));
+}
+
 int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                      const tw__fmt_config *cfg, char *buf, size_t cap,
                      size_t *len, tw__fmt_notes *notes)
@@ -1174,6 +1224,13 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
     return TW_EEVENT;
   if (!numbers_fit(ev, def) || (ev->ph == 'M' && !sort_index_fits(ev)))
     return TW_EEVENT;
+  /* chrome://tracing drops an async event without a category. */
+  if (TW__UNLIKELY(!ev->cat && (ev->ph == 'b' || ev->ph == 'n' ||
+                                ev->ph == 'e'))) {
+    tw_event with_cat = *ev;
+    with_cat.cat = TW__ASYNC_DEFAULT_CAT;
+    return tw__format_event(&with_cat, def, cfg, buf, cap, len, notes);
+  }
 
   /* With the lengths of name and cat known, one check of room covers the
    * whole head. */
@@ -1192,6 +1249,10 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
   if (ev->nargs && (rc = put_args(&o, ev, rules, cfg, notes)) != 0)
     return rc;
   PUTLIT(&o, "}");
+  /* After the strings, so that their own errors come first. */
+  if (TW__UNLIKELY(ev->cname || ev->ph == 'c' || ev->ph == 'f') &&
+      breaks_catapult(ev))
+    return TW_EEVENT;
 
   *len = o.over ? o.need : (size_t)(o.p - buf);
   return o.over ? TW__ENOROOM : 0;

@@ -521,7 +521,8 @@ void test_every_phase_read_back()
   e = t[i++];
   CHECK(is_event(e, "E", "cat", "b"));
   e = t[i++];
-  CHECK(is_event(e, "R", "cat", "mark"));
+  CHECK(is_event(e, "I", "cat", "mark"));   // a global instant
+  CHECK(is_str(e.at("s"), "g"));
 
   e = t[i++];
   CHECK(is_event(e, "N", "obj", "model"));

@@ -1103,9 +1103,13 @@ static void test_phase_mark(void **state)
   (void)state;
 
   s_open(&s, NULL);
-  ev = mkev('R', "blink.user_timing", "navigationStart");
+  /* tw_mark writes a global instant, which DevTools draws; 'R' only
+   * through tw_emit. */
+  ev = mkev('I', "blink.user_timing", "navigationStart");
+  ev.instant_scope = 'g';
   S_CALL(&s, &ev, tw_mark(s.w, "blink.user_timing", "navigationStart"));
-  ev = mkev('R', NULL, "nocat");
+  ev = mkev('I', NULL, "nocat");
+  ev.instant_scope = 'g';
   S_CALL(&s, &ev, tw_mark(s.w, NULL, "nocat"));
   ev = mkev_ts('R', "c", "explicit", 77);
   s_emit(&s, &ev);
@@ -1273,7 +1277,8 @@ static void test_helpers(void **state)
   ev.flags |= TW_EV_BP_ENCLOSING;
   S_CALL(&s, &ev, tw_flow_end(s.w, "flow", "fl", UINT64_MAX));
   /* Mark. */
-  ev = mkev('R', "m", "mark");
+  ev = mkev('I', "m", "mark");
+  ev.instant_scope = 'g';
   S_CALL(&s, &ev, tw_mark(s.w, "m", "mark"));
   s_finish(&s);
 }
@@ -2134,17 +2139,16 @@ static void test_utf8_replace(void **state)
     exp_args[i] = tw_arg_str(out, out);
     ev.has |= TW_HAS_ID;
     ev.id_scope = in;
-    ev.cname = in;
     ev.args = &args[i];
     ev.nargs = 1;
     ex.has = ev.has;
     ex.id_scope = out;
-    ex.cname = out;
     ex.args = &exp_args[i];
     ex.nargs = 1;
     s_emit_as(&s, &ev, &ex);
-    /* name, cat, scope, cname, key and value: six strings replaced. */
-    replaced += bad ? 6 : 0;
+    /* name, cat, scope, key and value: five strings replaced (a cname is
+     * one of the reserved names). */
+    replaced += bad ? 5 : 0;
     s_stats(&s, &st);
     assert_int_equal(st.utf8_replaced, replaced);
   }
@@ -2252,7 +2256,6 @@ static void test_escapes_roundtrip(void **state)
   ev = mkev_ts('b', controls, controls, 1);
   ev.has |= TW_HAS_ID;
   ev.id_scope = controls;
-  ev.cname = controls;
   ev.args = &ctrl_arg;
   ev.nargs = 1;
   s_emit(&s, &ev);
@@ -2264,7 +2267,6 @@ static void test_escapes_roundtrip(void **state)
   for (size_t i = 0; i < NT; i++) {
     text_args[i] = tw_arg_str(texts[i], texts[i]);
     ev = mkev_ts('I', texts[i], texts[i], 3 + i);
-    ev.cname = texts[i];
     ev.args = &text_args[i];
     ev.nargs = 1;
     s_emit(&s, &ev);
@@ -2344,15 +2346,14 @@ static void test_strings_every_length(void **state)
         a[1] = tw_arg_str(sout, sout);
         ev = mkev_ts('X', sin, sin, ts++);
         ev.id_scope = sin;
-        ev.cname = sin;
         ev.args = &a[0];
         ev.nargs = 1;
         ex = ev;
-        ex.cat = ex.name = ex.id_scope = ex.cname = sout;
+        ex.cat = ex.name = ex.id_scope = sout;
         ex.args = &a[1];
         s_emit_as(&s, &ev, &ex);
         if (ni != no || memcmp(in, out, ni) != 0)
-          replaced += 6;
+          replaced += 5;
       }
     }
   }
@@ -2515,17 +2516,15 @@ static void test_long_strings_truncate(void **state)
     keep_exp[i][1] = tw_arg_str("n", out);
     ev.has |= TW_HAS_ID;
     ev.id_scope = in;
-    ev.cname = in;
     ev.args = keep_args[i];
     ev.nargs = 2;
     ex.has = ev.has;
     ex.id_scope = out;
-    ex.cname = out;
     ex.args = keep_exp[i];
     ex.nargs = 2;
     s_emit_as(&s, &ev, &ex);
-    /* name, cat, scope, cname, key, two values */
-    truncated += cut ? 7 : 0;
+    /* name, cat, scope, key, two values */
+    truncated += cut ? 6 : 0;
     s_stats(&s, &st);
     assert_int_equal(st.strings_truncated, truncated);
   }
@@ -2831,6 +2830,36 @@ static int numbers_refused(const tw_event *ev, uint64_t now)
   return 0;
 }
 
+/* The color names of Catapult's base/color_scheme.html. */
+static const char *const catapult_colors[] = {
+  "thread_state_uninterruptible", "thread_state_iowait",
+  "thread_state_running", "thread_state_runnable", "thread_state_sleeping",
+  "thread_state_unknown", "background_memory_dump", "light_memory_dump",
+  "detailed_memory_dump", "vsync_highlight_color", "generic_work", "good",
+  "bad", "terrible", "black", "grey", "white", "yellow", "olive",
+  "rail_response", "rail_animation", "rail_idle", "rail_load", "startup",
+  "heap_dump_stack_frame", "heap_dump_object_type",
+  "heap_dump_child_node_arrow", "cq_build_running", "cq_build_passed",
+  "cq_build_failed", "cq_build_abandoned", "cq_build_attempt_runnig",
+  "cq_build_attempt_passed", "cq_build_attempt_failed",
+};
+
+/* 1 if ev would make chrome://tracing fail its import, which the
+ * formatter refuses after checking the strings: a cname not in its list,
+ * a 'c' without a "sync_id" argument, an 'f' with neither cat nor bp. */
+static int catapult_refuses(const tw_event *ev)
+{
+  int known = ev->cname == NULL, sync = 0;
+
+  for (size_t i = 0; !known &&
+       i < sizeof catapult_colors / sizeof *catapult_colors; i++)
+    known = strcmp(ev->cname, catapult_colors[i]) == 0;
+  for (size_t i = 0; i < ev->nargs; i++)
+    sync |= ev->args[i].name && strcmp(ev->args[i].name, "sync_id") == 0;
+  return !known || (ev->ph == 'c' && !sync) ||
+         (ev->ph == 'f' && !ev->cat && !(ev->flags & TW_EV_BP_ENCLOSING));
+}
+
 static uint64_t rnd(void)
 {
   /* xorshift64* */
@@ -3049,25 +3078,25 @@ static void test_fuzz(void **state)
     /* Numbers mostly in range, sometimes not (numbers_refused). */
     if (rn(100) < 70) {
       ev.has |= TW_HAS_TS;
-      ev.ts = rnd() >> (rn(8) ? 2 : 0);
+      ev.ts = rnd() >> (rn(32) ? 2 : 0);
     }
-    ev.dur = rnd() >> (rn(8) ? 2 + rn(62) : 0);
+    ev.dur = rnd() >> (rn(32) ? 2 + rn(62) : 0);
     if (rn(100) < 30) {
       ev.has |= TW_HAS_PID;
-      ev.pid = rn(4) ? (int64_t)(rnd() >> (32 + rn(32))) : (int64_t)rnd();
+      ev.pid = rn(16) ? (int64_t)(rnd() >> (32 + rn(32))) : (int64_t)rnd();
     }
     if (rn(100) < 30) {
       ev.has |= TW_HAS_TID;
-      ev.tid = rn(4) ? (int64_t)(rnd() >> (32 + rn(32)))
-                     : (int64_t)rnd() >> rn(64);
+      ev.tid = rn(16) ? (int64_t)(rnd() >> (32 + rn(32)))
+                      : (int64_t)rnd() >> rn(64);
     }
     if (rn(100) < 20) {
       ev.has |= TW_HAS_TTS;
-      ev.tts = rnd() >> (rn(8) ? 2 : 0);
+      ev.tts = rnd() >> (rn(32) ? 2 : 0);
     }
     if (rn(100) < 20) {
       ev.has |= TW_HAS_TDUR;
-      ev.tdur = rnd() >> (rn(8) ? 2 : 0);
+      ev.tdur = rnd() >> (rn(32) ? 2 : 0);
     }
     r = rn(100);
     if (needs_id ? r >= 8 : r >= 75) {
@@ -3095,7 +3124,9 @@ static void test_fuzz(void **state)
     if (rn(100) < 15)
       ev.id_scope = fz_string(&n, 0);
     if (rn(100) < 10)
-      ev.cname = fz_string(&n, 0);
+      ev.cname = rn(4) ? catapult_colors[rn(sizeof catapult_colors /
+                                           sizeof *catapult_colors)]
+                       : fz_string(&n, 0);
     ev.nargs = counter ? rn(5) : rn(7);
     if (ev.nargs || rn(4) == 0) {
       tw_arg *args = pool_alloc((ev.nargs + 1) * sizeof *args);
@@ -3190,6 +3221,8 @@ static void test_fuzz(void **state)
                 want = TW_EJSON;
           }
         }
+        if (!want && catapult_refuses(&ev))
+          want = TW_EEVENT;
       }
     }
 
@@ -3213,6 +3246,8 @@ static void test_fuzz(void **state)
       ex.name = ref_string(ev.name, strlen(ev.name), max_string, &on, &ec);
     if (ev.cat)
       ex.cat = ref_string(ev.cat, strlen(ev.cat), max_string, &on, &ec);
+    else if (ph == 'b' || ph == 'n' || ph == 'e')
+      ex.cat = "default";             /* chrome://tracing needs one */
     if (ev.id_scope)
       ex.id_scope = ref_string(ev.id_scope, strlen(ev.id_scope), max_string,
                                &on, &ec);
@@ -3243,6 +3278,7 @@ static void test_fuzz(void **state)
   assert_int_equal(st.strings_truncated, c.truncated);
   assert_int_equal(st.utf8_replaced, c.replaced);
   /* Enough of both kinds to mean something. */
+  print_message("  %zu written, %zu refused\n", ok, bad);
   assert_true(ok > 1000);
   assert_true(bad > 100);
   assert_true(c.truncated > 50);
@@ -3253,9 +3289,9 @@ static void test_fuzz(void **state)
 
 /* ------------------------------------------- contract vs implementation */
 
-/* tracewriter.h: 'M' and 'c' require a name only; the args viewers
- * expect are the caller's (or the helpers') to give, and are written as
- * given. */
+/* tracewriter.h: 'M' requires a name only; the args viewers expect are
+ * the caller's (or the helpers') to give, and are written as given.  A
+ * 'c' requires a "sync_id" argument too. */
 static void test_required_args(void **state)
 {
   static sess s;
@@ -3264,11 +3300,13 @@ static void test_required_args(void **state)
   (void)state;
 
   s_open(&s, NULL);
-  ev = mkev_ts('c', NULL, "clock_sync", 1);        /* no sync_id */
-  s_emit(&s, &ev);
+  /* chrome://tracing fails its import on a 'c' without args, and ignores
+   * one without sync_id: refused. */
+  ev = mkev_ts('c', NULL, "clock_sync", 1);
+  s_bad(&s, &ev, TW_EEVENT);
   ev.args = &other;
   ev.nargs = 1;
-  s_emit(&s, &ev);
+  s_bad(&s, &ev, TW_EEVENT);
   ev = mkev('M', NULL, "process_name");            /* no "name" arg */
   s_emit(&s, &ev);
   ev = mkev('M', NULL, "thread_sort_index");       /* no "sort_index" */
@@ -3460,6 +3498,66 @@ static void test_numbers_viewer_limits(void **state)
   s_done(&s, d);
 }
 
+/* Shapes that chrome://tracing cannot import are refused; an async event
+ * without a category gets "default", which it needs to show it. */
+static void test_shapes_every_viewer(void **state)
+{
+  static sess s;
+  tw_event ev, ex;
+  tw_arg sync = tw_arg_str("sync_id", "s1");
+  (void)state;
+
+  s_open(&s, NULL);
+  /* cname: only Catapult's reserved names, spelled as it does. */
+  ev = mkev_ts('X', "c", "colored", 1);
+  ev.cname = "red";
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.cname = "Good";
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.cname = "cq_build_attempt_runnig";
+  s_emit(&s, &ev);
+  /* 'c': a sync_id argument. */
+  ev = mkev_ts('c', NULL, "clock_sync", 2);
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.args = &sync;
+  ev.nargs = 1;
+  s_emit(&s, &ev);
+  /* 'f': a category or bp. */
+  ev = mkev_ts('f', NULL, "flow", 3);
+  ev.has |= TW_HAS_ID;
+  ev.id = 5;
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.flags = TW_EV_BP_ENCLOSING;
+  s_emit(&s, &ev);
+  ev.flags = 0;
+  ev.cat = "c";
+  s_emit(&s, &ev);
+  ev = mkev('f', NULL, "flow");
+  ev.has = TW_HAS_ID;
+  ev.id = 6;
+  ev.flags = TW_EV_BP_ENCLOSING;
+  S_CALL(&s, &ev, tw_flow_end(s.w, NULL, "flow", 6));
+  /* Async without a category: "default", the same for b, n and e. */
+  for (const char *p = "bne"; *p; p++) {
+    ev = mkev_ts(*p, NULL, "req", 4);
+    ev.has |= TW_HAS_ID;
+    ev.id = 7;
+    ex = ev;
+    ex.cat = "default";
+    s_emit_as(&s, &ev, &ex);
+  }
+  ev = mkev('b', "default", "helper");
+  ev.has = TW_HAS_ID;
+  ev.id = 8;
+  S_CALL(&s, &ev, tw_async_begin(s.w, NULL, "helper", 8, NULL, 0));
+  ev.ph = 'e';
+  S_CALL(&s, &ev, tw_async_end(s.w, NULL, "helper", 8, NULL, 0));
+  /* Other phases keep no category. */
+  ev = mkev_ts('I', NULL, "nocat", 5);
+  s_emit(&s, &ev);
+  s_finish(&s);
+}
+
 /* A double is never written with more than 19 digits after the decimal
  * point (Perfetto divides them by 10^n in a uint64_t): exponent form
  * instead.  Every one reads back exactly. */
@@ -3625,6 +3723,7 @@ int main(void)
     cmocka_unit_test_teardown(test_fuzz, teardown),
     cmocka_unit_test_teardown(test_numbers_viewer_limits, teardown),
     cmocka_unit_test_teardown(test_doubles_fraction_digits, teardown),
+    cmocka_unit_test_teardown(test_shapes_every_viewer, teardown),
     cmocka_unit_test_teardown(test_required_args, teardown),
     cmocka_unit_test_teardown(test_event_under_max_event, teardown),
     cmocka_unit_test_teardown(test_library_names_not_cut, teardown),

@@ -302,7 +302,8 @@ fn every_phase_reads_back_field_by_field() {
         );
     }
     let e = next();
-    assert_common(e, "R", "mark", Some("c"));
+    assert_common(e, "I", "mark", Some("c")); // a global instant
+    assert_eq!(e.at("s").str(), "g");
     assert_now(e, before, after);
 
     let e = next();

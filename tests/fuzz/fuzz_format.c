@@ -541,6 +541,35 @@ static int numbers_refused(const tw_event *ev, uint64_t now)
   return 0;
 }
 
+/* 1 if ev would make chrome://tracing fail its whole import, which the
+ * library refuses: a cname not among Catapult's reserved color names
+ * (base/color_scheme.html), a clock sync 'c' without a "sync_id"
+ * argument, an 'f' with neither cat nor bp. */
+static int catapult_refuses(const tw_event *ev)
+{
+  static const char *const colors[] = {
+    "thread_state_uninterruptible", "thread_state_iowait",
+    "thread_state_running", "thread_state_runnable",
+    "thread_state_sleeping", "thread_state_unknown",
+    "background_memory_dump", "light_memory_dump", "detailed_memory_dump",
+    "vsync_highlight_color", "generic_work", "good", "bad", "terrible",
+    "black", "grey", "white", "yellow", "olive", "rail_response",
+    "rail_animation", "rail_idle", "rail_load", "startup",
+    "heap_dump_stack_frame", "heap_dump_object_type",
+    "heap_dump_child_node_arrow", "cq_build_running", "cq_build_passed",
+    "cq_build_failed", "cq_build_abandoned", "cq_build_attempt_runnig",
+    "cq_build_attempt_passed", "cq_build_attempt_failed",
+  };
+  int known = ev->cname == NULL, sync = 0;
+
+  for (size_t i = 0; !known && i < sizeof colors / sizeof *colors; i++)
+    known = strcmp(ev->cname, colors[i]) == 0;
+  for (size_t i = 0; ev->args && i < ev->nargs; i++)
+    sync |= ev->args[i].name && strcmp(ev->args[i].name, "sync_id") == 0;
+  return !known || (ev->ph == 'c' && !sync) ||
+         (ev->ph == 'f' && !ev->cat && !(ev->flags & TW_EV_BP_ENCLOSING));
+}
+
 /* Fill m->must, m->may and m->size for ev. */
 static void model_event(model *m, const tw_event *ev)
 {
@@ -576,7 +605,7 @@ static void model_event(model *m, const tw_event *ev)
     m->must |= K_EVENT;
   /* The default ts is read at the call, a little later than now: a dur
    * that ends within an hour of 2^63 ns may go either way. */
-  if (numbers_refused(ev, tw_now_ns()))
+  if (numbers_refused(ev, tw_now_ns()) || catapult_refuses(ev))
     m->must |= K_EVENT;
   else if (numbers_refused(ev, tw_now_ns() + UINT64_C(3600000000000)))
     m->may |= K_EVENT;
@@ -913,6 +942,9 @@ static void check_event(expect *x, const jc_doc *d, jc_val obj,
     FZ_CHECK(jc_get(d, obj, "name") < 0, "\"name\" written for a NULL name");
   if (ev->cat)
     check_str_val(x, d, jc_get(d, obj, "cat"), "cat", ev->cat, TW_NUL_TERMINATED);
+  else if (ev->ph == 'b' || ev->ph == 'n' || ev->ph == 'e')
+    FZ_CHECK(jc_streq(d, jc_get(d, obj, "cat"), "default"),
+             "an async event without cat did not get \"default\"");
   else
     FZ_CHECK(jc_get(d, obj, "cat") < 0, "\"cat\" written for a NULL cat");
 
