@@ -7,6 +7,7 @@
  * numbers exactly, timestamps as exact integer nanoseconds.
  */
 #include "testutil.h"
+#include "viewer_rules.h"
 
 #include <errno.h>
 #include <float.h>
@@ -2798,68 +2799,6 @@ static void test_null_writer(void **state)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
-/* 1 if the formatter must refuse ev for a number no viewer reads right:
- * a time (ts, ts + dur on X, tts, tts + tdur) from 2^63 ns, a pid or tid
- * outside 0..4294967295, a sort index outside int32_t.  now: the default
- * ts. */
-static int numbers_refused(const tw_event *ev, uint64_t now)
-{
-  const uint64_t end = UINT64_C(1) << 63;
-  uint64_t ts = (ev->has & TW_HAS_TS) ? ev->ts : now;
-  uint64_t tts = (ev->has & TW_HAS_TTS) ? ev->tts : 0;
-
-  if (ts >= end || (ev->ph == 'X' && ev->dur >= end - ts) || tts >= end ||
-      ((ev->has & TW_HAS_TDUR) && ev->tdur >= end - tts) ||
-      ((ev->has & TW_HAS_PID) && (uint64_t)ev->pid > UINT32_MAX) ||
-      ((ev->has & TW_HAS_TID) && (uint64_t)ev->tid > UINT32_MAX))
-    return 1;
-  if (ev->ph != 'M' || !ev->name ||
-      (strcmp(ev->name, "process_sort_index") != 0 &&
-       strcmp(ev->name, "thread_sort_index") != 0))
-    return 0;
-  for (size_t i = 0; i < ev->nargs; i++) {
-    const tw_arg *a = &ev->args[i];
-    if (a->name && strcmp(a->name, "sort_index") == 0 &&
-        ((a->type == TW_ARG_INT && (a->v.i < INT32_MIN ||
-                                    a->v.i > INT32_MAX)) ||
-         (a->type == TW_ARG_UINT && a->v.u > INT32_MAX) ||
-         (a->type == TW_ARG_DOUBLE && isfinite(a->v.d) &&
-          (a->v.d < INT32_MIN || a->v.d > INT32_MAX))))
-      return 1;
-  }
-  return 0;
-}
-
-/* The color names of Catapult's base/color_scheme.html. */
-static const char *const catapult_colors[] = {
-  "thread_state_uninterruptible", "thread_state_iowait",
-  "thread_state_running", "thread_state_runnable", "thread_state_sleeping",
-  "thread_state_unknown", "background_memory_dump", "light_memory_dump",
-  "detailed_memory_dump", "vsync_highlight_color", "generic_work", "good",
-  "bad", "terrible", "black", "grey", "white", "yellow", "olive",
-  "rail_response", "rail_animation", "rail_idle", "rail_load", "startup",
-  "heap_dump_stack_frame", "heap_dump_object_type",
-  "heap_dump_child_node_arrow", "cq_build_running", "cq_build_passed",
-  "cq_build_failed", "cq_build_abandoned", "cq_build_attempt_runnig",
-  "cq_build_attempt_passed", "cq_build_attempt_failed",
-};
-
-/* 1 if ev would make chrome://tracing fail its import, which the
- * formatter refuses after checking the strings: a cname not in its list,
- * a 'c' without a "sync_id" argument, an 'f' with neither cat nor bp. */
-static int catapult_refuses(const tw_event *ev)
-{
-  int known = ev->cname == NULL, sync = 0;
-
-  for (size_t i = 0; !known &&
-       i < sizeof catapult_colors / sizeof *catapult_colors; i++)
-    known = strcmp(ev->cname, catapult_colors[i]) == 0;
-  for (size_t i = 0; i < ev->nargs; i++)
-    sync |= ev->args[i].name && strcmp(ev->args[i].name, "sync_id") == 0;
-  return !known || (ev->ph == 'c' && !sync) ||
-         (ev->ph == 'f' && !ev->cat && !(ev->flags & TW_EV_BP_ENCLOSING));
-}
-
 static uint64_t rnd(void)
 {
   /* xorshift64* */
@@ -3075,7 +3014,7 @@ static void test_fuzz(void **state)
       ev.name = fz_string(&n, 0);
     if (rn(100) < 60)
       ev.cat = fz_string(&n, 0);
-    /* Numbers mostly in range, sometimes not (numbers_refused). */
+    /* Numbers mostly in range, sometimes not (vr_numbers_refused). */
     if (rn(100) < 70) {
       ev.has |= TW_HAS_TS;
       ev.ts = rnd() >> (rn(32) ? 2 : 0);
@@ -3124,9 +3063,7 @@ static void test_fuzz(void **state)
     if (rn(100) < 15)
       ev.id_scope = fz_string(&n, 0);
     if (rn(100) < 10)
-      ev.cname = rn(4) ? catapult_colors[rn(sizeof catapult_colors /
-                                           sizeof *catapult_colors)]
-                       : fz_string(&n, 0);
+      ev.cname = rn(4) ? vr_colors[rn(VR_NCOLORS)] : fz_string(&n, 0);
     ev.nargs = counter ? rn(5) : rn(7);
     if (ev.nargs || rn(4) == 0) {
       tw_arg *args = pool_alloc((ev.nargs + 1) * sizeof *args);
@@ -3203,7 +3140,7 @@ static void test_fuzz(void **state)
         want = TW_EEVENT;
       else if (ev.nargs && !ev.args)
         want = TW_EEVENT;
-      else if (numbers_refused(&ev, tw_now_ns()))
+      else if (vr_numbers_refused(&ev, tw_now_ns()))
         want = TW_EEVENT;
       else {
         for (size_t i = 0; i < ev.nargs && !want; i++) {
@@ -3221,7 +3158,7 @@ static void test_fuzz(void **state)
                 want = TW_EJSON;
           }
         }
-        if (!want && catapult_refuses(&ev))
+        if (!want && vr_catapult_refuses(&ev))
           want = TW_EEVENT;
       }
     }

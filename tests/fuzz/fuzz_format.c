@@ -47,6 +47,7 @@
 #include <sys/syscall.h>
 
 #include "jsoncheck.h"
+#include "viewer_rules.h"
 #include "tracewriter.h"
 
 #define MAX_EVENTS 8
@@ -508,68 +509,6 @@ static int is_numeric(int type)
   return type == TW_ARG_INT || type == TW_ARG_UINT || type == TW_ARG_DOUBLE;
 }
 
-/* 1 if ev has a number no viewer reads right, which the library refuses
- * (tracewriter(7), WHAT EACH VIEWER SHOWS): a time from 2^63 ns (ts,
- * ts + dur on 'X', tts, tts + tdur), a pid or tid outside 0..4294967295,
- * a numeric "sort_index" outside int32_t on process_sort_index or
- * thread_sort_index.  now: the default ts. */
-static int numbers_refused(const tw_event *ev, uint64_t now)
-{
-  const uint64_t end = UINT64_C(1) << 63;
-  uint64_t ts = (ev->has & TW_HAS_TS) ? ev->ts : now;
-  uint64_t tts = (ev->has & TW_HAS_TTS) ? ev->tts : 0;
-
-  if (ts >= end || (ev->ph == 'X' && ev->dur >= end - ts) || tts >= end ||
-      ((ev->has & TW_HAS_TDUR) && ev->tdur >= end - tts) ||
-      ((ev->has & TW_HAS_PID) && (uint64_t)ev->pid > UINT32_MAX) ||
-      ((ev->has & TW_HAS_TID) && (uint64_t)ev->tid > UINT32_MAX))
-    return 1;
-  if (ev->ph != 'M' || !ev->name ||
-      (strcmp(ev->name, "process_sort_index") != 0 &&
-       strcmp(ev->name, "thread_sort_index") != 0))
-    return 0;
-  for (size_t i = 0; ev->args && i < ev->nargs; i++) {
-    const tw_arg *a = &ev->args[i];
-    if (a->name && strcmp(a->name, "sort_index") == 0 &&
-        ((a->type == TW_ARG_INT && (a->v.i < INT32_MIN ||
-                                    a->v.i > INT32_MAX)) ||
-         (a->type == TW_ARG_UINT && a->v.u > INT32_MAX) ||
-         (a->type == TW_ARG_DOUBLE && isfinite(a->v.d) &&
-          (a->v.d < INT32_MIN || a->v.d > INT32_MAX))))
-      return 1;
-  }
-  return 0;
-}
-
-/* 1 if ev would make chrome://tracing fail its whole import, which the
- * library refuses: a cname not among Catapult's reserved color names
- * (base/color_scheme.html), a clock sync 'c' without a "sync_id"
- * argument, an 'f' with neither cat nor bp. */
-static int catapult_refuses(const tw_event *ev)
-{
-  static const char *const colors[] = {
-    "thread_state_uninterruptible", "thread_state_iowait",
-    "thread_state_running", "thread_state_runnable",
-    "thread_state_sleeping", "thread_state_unknown",
-    "background_memory_dump", "light_memory_dump", "detailed_memory_dump",
-    "vsync_highlight_color", "generic_work", "good", "bad", "terrible",
-    "black", "grey", "white", "yellow", "olive", "rail_response",
-    "rail_animation", "rail_idle", "rail_load", "startup",
-    "heap_dump_stack_frame", "heap_dump_object_type",
-    "heap_dump_child_node_arrow", "cq_build_running", "cq_build_passed",
-    "cq_build_failed", "cq_build_abandoned", "cq_build_attempt_runnig",
-    "cq_build_attempt_passed", "cq_build_attempt_failed",
-  };
-  int known = ev->cname == NULL, sync = 0;
-
-  for (size_t i = 0; !known && i < sizeof colors / sizeof *colors; i++)
-    known = strcmp(ev->cname, colors[i]) == 0;
-  for (size_t i = 0; ev->args && i < ev->nargs; i++)
-    sync |= ev->args[i].name && strcmp(ev->args[i].name, "sync_id") == 0;
-  return !known || (ev->ph == 'c' && !sync) ||
-         (ev->ph == 'f' && !ev->cat && !(ev->flags & TW_EV_BP_ENCLOSING));
-}
-
 /* Fill m->must, m->may and m->size for ev. */
 static void model_event(model *m, const tw_event *ev)
 {
@@ -605,9 +544,10 @@ static void model_event(model *m, const tw_event *ev)
     m->must |= K_EVENT;
   /* The default ts is read at the call, a little later than now: a dur
    * that ends within an hour of 2^63 ns may go either way. */
-  if (numbers_refused(ev, tw_now_ns()) || catapult_refuses(ev))
+  if (vr_numbers_refused(ev, tw_now_ns()) || vr_catapult_refuses(ev))
     m->must |= K_EVENT;
-  else if (numbers_refused(ev, tw_now_ns() + UINT64_C(3600000000000)))
+  else if (vr_numbers_refused(ev,
+                              tw_now_ns() + UINT64_C(3600000000000)))
     m->may |= K_EVENT;
 
   if (ev->name)
