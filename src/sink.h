@@ -70,7 +70,8 @@ typedef struct tw__sink_ops {
    * committed.  r may be zeroed (a thread's first region) or from an
    * older sink (after a rotation), which it then releases.  len 0 only
    * checks whether the file was cut (TW__ETRUNCATED), r untouched.
-   * Thread-safe.  Returns 0 or a negative error (sticky). */
+   * Thread-safe.  Returns 0, TW__ETRUNCATED (a cut seen, also while the
+   * file grew) or a negative error (sticky). */
   int (*reserve)(tw__sink *s, tw__region *r, size_t len);
   /* Direct sinks: reserve returned TW__ETRUNCATED (the file was cut
    * under the writer).  Make *next, a new sink on the same file from its

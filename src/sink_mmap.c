@@ -441,6 +441,13 @@ static int grow(mmap_sink *m, off_t need)
     return rc;
   }
   m->size = new_size;
+  /* A cut (copytruncate) between two of the fill's writes leaves a hole
+   * below what the last one wrote, and a file of the right size: the
+   * head (or, before the first record, the fill's first space) reads
+   * NUL.  Seen now, since nothing later would see it. */
+  if (tw__fd_head_lost(m->fd, m->has_tail ? m->start : from,
+                       m->has_tail ? m->first : ' '))
+    return TW__ETRUNCATED;
 #ifdef MADV_POPULATE_WRITE
   /* 4. Map the new pages writable now, in one call, rather than taking a
    *    page fault every 4 KiB of records (Linux 5.14; best effort). */
@@ -619,7 +626,7 @@ static int reserve_locked(mmap_sink *m, tw__region *r, off_t off,
   need = off + (off_t)size;
   if (need + (off_t)m->base.tail_len > m->size &&
       (rc = grow(m, need)) != 0)
-    return tw__sink_fail(&m->base, rc);
+    return rc == TW__ETRUNCATED ? rc : tw__sink_fail(&m->base, rc);
   /* A region given back moves the end back, maybe below the current
    * window: a window from there. */
   if (off < m->cur->off &&

@@ -58,13 +58,14 @@ then
   exit 99
 fi
 
-# check_trace: app's trace.json, strict, with the example's 6 events.
+# check_trace: app's trace.json, strict, with the example's 5 events after
+# the library's process name and clock record.
 check_trace() {
   "$jsonlint" --events "$tmp/trace.json" > "$tmp/log" 2>&1 &&
-    grep -q ': ok, 6 events$' "$tmp/log" || return 1
+    grep -q ': ok, 7 events$' "$tmp/log" || return 1
   [ -z "${JQ:-}" ] && return 0
   [ "$("$JQ" -c '[.[] | [.ph, .name]]' "$tmp/trace.json")" = \
-    '[["M","process_name"],["M","thread_name"],["X","step"],["I","ready"],["X","startup"],["C","queue"]]' ]
+    '[["M","process_name"],["c","clock_sync"],["M","thread_name"],["X","step"],["I","ready"],["X","startup"],["C","queue"]]' ]
 }
 
 if grep -q -e '-Wl,-rpath,' "$tmp/commands"; then

@@ -7,7 +7,7 @@
 // clang++ by tests/test_cxx_clang.sh; every build is -Werror.
 //
 // Environment: top_builddir (for tools/tracewriter, which repairs the
-// files of killed children), TMPDIR, TW_SEED (replays the random kill
+// files of killed children), TMPDIR, TW_TEST_SEED (replays the random kill
 // points; the seed used is printed).  Exit status: 0 all passed, 1 a check
 // failed.
 
@@ -1126,9 +1126,9 @@ void kill_once(const char *options, unsigned *seed, unsigned *repairs)
 void test_sigkill_child()
 {
   unsigned seed = static_cast<unsigned>(std::time(nullptr)), repairs = 0;
-  if (const char *s = std::getenv("TW_SEED"))
+  if (const char *s = std::getenv("TW_TEST_SEED"))
     seed = static_cast<unsigned>(std::strtoul(s, nullptr, 10));
-  std::printf("  seed %u (TW_SEED=%u replays it)\n", seed, seed);
+  std::printf("  seed %u (TW_TEST_SEED=%u replays it)\n", seed, seed);
   const char *sinks[] = {"buffer=4KiB", "mmap,chunk=4KiB"};
   for (const char *options : sinks)
     for (int k = 0; k < 4; k++)

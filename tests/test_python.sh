@@ -10,7 +10,7 @@
 # exit) for the interpreter and its Python children only; the tests run
 # the project's tools without it.  Environment (set by make check):
 # top_builddir, top_srcdir, PYTHON3 (empty when configure found none);
-# TW_SEED replays the random tests.  Exit status: 0 all passed, 1 a test
+# TW_TEST_SEED replays the random tests.  Exit status: 0 all passed, 1 a test
 # failed, 77 (SKIP) without python3 >= 3.9 or its ctypes module, 99 the
 # test could not run.
 

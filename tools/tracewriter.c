@@ -4,6 +4,12 @@
  *                    [--rate N|max] [--seconds S | --requests N]
  *   tracewriter repair [-o OUT] [-n] [-q] [--max-line SIZE] FILE
  *   tracewriter snapshot [-o COPY] [-q] [--max-line SIZE] FILE
+ *   tracewriter cat [-o OUT] [-q] [--no-parts] FILE...
+ *   tracewriter merge [-o OUT] [-q] [--offset FILE=DURATION]...
+ *                     [--window SIZE] FILE...
+ *   tracewriter slice [-o OUT] [--from T] [--to T] [--pid P] [--tid T]
+ *                     [--name GLOB] [--cat GLOB] FILE...
+ *   tracewriter stats [--json] [--top N] FILE...
  *   tracewriter --help | --version
  *
  * Each subcommand is one entry of the commands[] table: a name, a one-line
@@ -15,8 +21,10 @@
 #include "config.h"
 
 #include "tracewriter.h"
+#include "command.h"      /* cat, merge, slice, stats */
 #include "repair.h"
 #include "snapshot.h"
+#include "tracein.h"      /* tw_format_bytes */
 
 #include <errno.h>
 #include <getopt.h>
@@ -107,25 +115,6 @@ static void check_pthread(int rc, const char *what)
     fprintf(stderr, PROGRAM ": %s: %s\n", what, strerror(rc));
     abort();
   }
-}
-
-/* Format a byte count for people: "512 bytes", "3.4 KiB", "2.3 MiB". */
-static void format_size(uint64_t bytes, char *out, size_t outsize)
-{
-  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-  double value = (double)bytes;
-  size_t unit = 0;
-
-  if (bytes < 1024) {
-    snprintf(out, outsize, "%" PRIu64 " bytes", bytes);
-    return;
-  }
-  value /= 1024;
-  while (value >= 1024 && unit + 1 < sizeof units / sizeof units[0]) {
-    value /= 1024;
-    unit++;
-  }
-  snprintf(out, outsize, "%.1f %s", value, units[unit]);
 }
 
 /* ==================================================== the demo command */
@@ -839,11 +828,11 @@ static int cmd_demo(int argc, char **argv)
   }
   if (run_failed)
     return EXIT_RUNTIME;
-  format_size(stats.bytes, size, sizeof size);
+  tw_format_bytes(stats.bytes, size, sizeof size);
   /* The counts are of JSON bytes; for gzip say what reached the disk. */
   if (gzip) {
     char compressed[32];
-    format_size(stats.output_bytes, compressed, sizeof compressed);
+    tw_format_bytes(stats.output_bytes, compressed, sizeof compressed);
     snprintf(size + strlen(size), sizeof size - strlen(size),
              " (%s compressed)", compressed);
   }
@@ -875,6 +864,14 @@ static const struct command commands[] = {
     tw_tool_repair_main },
   { "snapshot", "copy a trace that a process is writing, consistently",
     tw_tool_snapshot_main },
+  { "cat", "join the rotated parts of a trace into one trace",
+    tw_tool_cat_main },
+  { "merge", "merge traces of several processes onto one timeline",
+    tw_tool_merge_main },
+  { "slice", "the part of a trace in a time window, or of some threads",
+    tw_tool_slice_main },
+  { "stats", "what a trace holds, and what it takes to open it",
+    tw_tool_stats_main },
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 

@@ -95,8 +95,8 @@ class TestKill(TraceTest):
         return repaired
 
     def kills(self, name, options, every, sig=signal.SIGKILL, n=4):
-        base = int(os.environ.get("TW_SEED", time.time_ns() % 2**32))
-        print("\n%s: seeds %d.. (TW_SEED=%d to replay)" % (
+        base = int(os.environ.get("TW_TEST_SEED", time.time_ns() % 2**32))
+        print("\n%s: seeds %d.. (TW_TEST_SEED=%d to replay)" % (
             self.id(), base, base))
         repaired = 0
         for k in range(n):
@@ -110,7 +110,7 @@ class TestKill(TraceTest):
     def test_cut_trace_is_repaired(self):
         # What a kill inside a commit leaves, made on purpose: the branch
         # of check_valid_or_repaired that the kills above rarely reach.
-        seed = int(os.environ.get("TW_SEED", time.time_ns() % 2**32))
+        seed = int(os.environ.get("TW_TEST_SEED", time.time_ns() % 2**32))
         print("\n%s: seed %d" % (self.id(), seed))
         rng = random.Random(seed)
         for name in ("cut.json", "cut.json.gz"):

@@ -13,8 +13,8 @@ class TestThreads(TraceTest):
 
     def run_threads(self, nthreads, per_thread, name="trace.json",
                     **options):
-        seed = int(os.environ.get("TW_SEED", time.time_ns() % 2**32))
-        print("\ntest_threads seed %d (TW_SEED=%d to replay)" % (seed, seed))
+        seed = int(os.environ.get("TW_TEST_SEED", time.time_ns() % 2**32))
+        print("\ntest_threads seed %d (TW_TEST_SEED=%d to replay)" % (seed, seed))
         tids = {}
         start = threading.Barrier(nthreads)
         errors = []

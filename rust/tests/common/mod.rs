@@ -446,13 +446,13 @@ impl Drop for TempDir {
     }
 }
 
-/// xorshift64*, seeded from TW_RUST_SEED or the clock; the seed is
+/// xorshift64*, seeded from TW_TEST_SEED or the clock; the seed is
 /// printed so that a failure can be replayed.
 pub struct Rng(u64);
 
 impl Rng {
     pub fn new(test: &str) -> Rng {
-        let seed = env::var("TW_RUST_SEED")
+        let seed = env::var("TW_TEST_SEED")
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| {
@@ -462,7 +462,7 @@ impl Rng {
                     .as_nanos() as u64
             });
         println!(
-            "{}: seed {} (replay with TW_RUST_SEED={})",
+            "{}: seed {} (replay with TW_TEST_SEED={})",
             test, seed, seed
         );
         Rng(seed | 1)

@@ -1,0 +1,164 @@
+#!/bin/sh
+# bench_commands.sh -- speed and memory of tracewriter cat, merge, slice
+# and stats on a large generated trace (make bench-tools; not part of
+# make check).
+#
+# Generates a trace of BENCH_CMD_MIB MiB (default 256; 2048 for the
+# figures of issue 15) in the library's layout: 8 threads of one process,
+# X, B/E, counter and instant events about 150 bytes each, in ts order;
+# a second one of a quarter of the size (to show that peak RSS does not
+# grow with the input), and the .json.gz of each (gzip -6).  Then, in
+# BENCH_REPS interleaved rounds, times with bench/runstat (wall time and
+# the child's peak RSS from getrusage):
+#   cat FILE, gzip -dc FILE.gz            the references
+#   tracewriter cat | slice | stats       on FILE and on FILE.gz
+#   tracewriter merge FILE OTHER          two inputs (OTHER a quarter of
+#                                         the size), a colliding pid
+# every output to /dev/null.  Prints medians as MB/s (10^6 bytes of the
+# input file read per second, compressed bytes for .gz) and the ratio to
+# the reference of the same bytes (cat for plain, gzip -dc for .gz), and
+# the peak RSS on both sizes.
+#
+# Usage: bench_commands.sh PROGRAM RUNSTAT
+# Environment: BENCH_DIR (default /dev/shm, or $TMPDIR, or /tmp),
+# BENCH_CMD_MIB, BENCH_REPS (default 5).  Exit status: 0, 1 a run failed,
+# 99 cannot run.
+
+tool=$1
+runstat=$2
+mib=${BENCH_CMD_MIB:-256}
+reps=${BENCH_REPS:-5}
+if [ -z "${BENCH_DIR:-}" ]; then
+  if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    BENCH_DIR=/dev/shm
+  else
+    BENCH_DIR=${TMPDIR:-/tmp}
+  fi
+fi
+if [ ! -x "$tool" ] || [ ! -x "$runstat" ]; then
+  echo "bench_commands: usage: bench_commands.sh PROGRAM RUNSTAT" >&2
+  exit 99
+fi
+case $mib$reps in
+  *[!0-9]*) echo "bench_commands: BENCH_CMD_MIB and BENCH_REPS are" \
+                 "numbers" >&2
+            exit 99 ;;
+esac
+command -v gzip > /dev/null || { echo "bench_commands: no gzip" >&2; exit 99; }
+
+dir=$(mktemp -d "$BENCH_DIR/bench_commands.XXXXXX") || exit 99
+trap 'rm -rf "$dir"' EXIT
+trap 'exit 1' HUP INT TERM
+
+# gen FILE MIB PID: a trace of about MIB MiB.
+gen() {
+  awk -v bytes=$(($2 * 1048576)) -v pid="$3" 'BEGIN {
+    print "["
+    printf "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"bench\"}}", pid, pid
+    printf ",\n{\"ph\":\"c\",\"name\":\"clock_sync\",\"ts\":1000.000,\"pid\":%d,\"tid\":%d,\"args\":{\"sync_id\":\"tracewriter.realtime\",\"monotonic_ns\":1000000,\"realtime_ns\":1700000000000000000}}", pid, pid
+    size = 400; ts = 2000000; n = 0
+    while (size < bytes) {
+      tid = pid + 1 + n % 8; k = n % 5
+      if (k == 0)
+        s = sprintf("{\"ph\":\"X\",\"name\":\"db.query\",\"cat\":\"db\",\"ts\":%d.%03d,\"dur\":12.250,\"pid\":%d,\"tid\":%d,\"args\":{\"rows\":%d,\"table\":\"orders\"}}", ts / 1000, ts % 1000, pid, tid, n % 97)
+      else if (k == 1)
+        s = sprintf("{\"ph\":\"B\",\"name\":\"handle\",\"cat\":\"http\",\"ts\":%d.%03d,\"pid\":%d,\"tid\":%d,\"args\":{\"path\":\"/api/users/%d\"}}", ts / 1000, ts % 1000, pid, tid, n)
+      else if (k == 2)
+        s = sprintf("{\"ph\":\"E\",\"ts\":%d.%03d,\"pid\":%d,\"tid\":%d}", ts / 1000, ts % 1000, pid, pid + 1 + (n - 1) % 8)
+      else if (k == 3)
+        s = sprintf("{\"ph\":\"C\",\"name\":\"queue\",\"ts\":%d.%03d,\"pid\":%d,\"tid\":%d,\"args\":{\"depth\":%d}}", ts / 1000, ts % 1000, pid, tid, n % 64)
+      else
+        s = sprintf("{\"ph\":\"i\",\"name\":\"tick\",\"cat\":\"sched\",\"s\":\"t\",\"ts\":%d.%03d,\"pid\":%d,\"tid\":%d}", ts / 1000, ts % 1000, pid, tid)
+      printf ",\n%s", s
+      size += length(s) + 2; ts += 1500; n++
+    }
+    printf "\n]"
+  }' > "$1"
+}
+
+small=$((mib / 4))
+[ "$small" -ge 1 ] || small=1
+gen "$dir/big.json" "$mib" 100
+gen "$dir/small.json" "$small" 100
+gen "$dir/other.json" "$small" 100
+gzip -6 -c "$dir/big.json" > "$dir/big.json.gz"
+gzip -6 -c "$dir/small.json" > "$dir/small.json.gz"
+size_of() { wc -c < "$1" | tr -d ' '; }
+big=$(size_of "$dir/big.json")
+bigz=$(size_of "$dir/big.json.gz")
+othersz=$(size_of "$dir/other.json")
+
+# The slice window: the middle tenth of the trace's time (1.5 us a
+# record, about 150 bytes a record).
+span_ms=$((big / 150 * 3 / 2 / 1000))
+from=$((span_ms * 45 / 100))ms
+to=$((span_ms * 55 / 100))ms
+
+# case NAME SIZE_BASE COMMAND...: one run, appended to NAME.t and NAME.rss.
+one() {
+  name=$1
+  shift
+  out=$("$runstat" "$@") || { echo "bench_commands: failed: $*" >&2; exit 1; }
+  echo "${out% *}" >> "$dir/$name.t"
+  echo "${out#* }" >> "$dir/$name.rss"
+}
+
+# run_all SIZE (big or small): every command once.
+run_all() {
+  f=$dir/$1.json
+  s=$1
+  one "$s.cat" cat "$f"
+  one "$s.tw_cat" "$tool" cat -q -o /dev/null "$f"
+  one "$s.slice" "$tool" slice -q --from "$from" --to "$to" -o /dev/null "$f"
+  one "$s.stats" "$tool" stats -q -o /dev/null "$f"
+  one "$s.merge" "$tool" merge -q -o /dev/null "$f" "$dir/other.json"
+  one "$s.gzip" gzip -dc "$f.gz"
+  one "$s.gz_cat" "$tool" cat -q -o /dev/null "$f.gz"
+  one "$s.gz_slice" "$tool" slice -q --from "$from" --to "$to" \
+    -o /dev/null "$f.gz"
+  one "$s.gz_stats" "$tool" stats -q -o /dev/null "$f.gz"
+}
+
+for r in $(seq "$reps"); do
+  run_all big
+done
+run_all small
+
+median() {
+  sort -n | awk '{ v[NR] = $1 } END {
+    if (NR % 2) print v[(NR + 1) / 2]; else print int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+maxof() { sort -n | tail -n 1; }
+
+echo "tracewriter cat, merge, slice, stats on a generated trace"
+echo "($big bytes, .gz $bigz bytes; $reps interleaved rounds, medians;" \
+  "in $BENCH_DIR; slice --from $from --to $to)"
+echo "program: $tool"
+echo
+printf '%-22s %10s %10s %8s %12s %12s\n' command "ms" "MB/s" "x ref" \
+  "RSS KiB" "RSS small"
+row() {
+  name=$1 bytes=$2 ref=$3 label=$4
+  t=$(median < "$dir/big.$name.t")
+  r=$(median < "$dir/big.$ref.t")
+  rss=$(maxof < "$dir/big.$name.rss")
+  rss_s=$(maxof < "$dir/small.$name.rss")
+  awk -v l="$label" -v b="$bytes" -v t="$t" -v r="$r" -v m="$rss" \
+      -v s="$rss_s" 'BEGIN {
+    printf "%-22s %10.1f %10.0f %8.2f %12d %12d\n", l, t / 1e6,
+      b / (t / 1e9) / 1e6, t / r, m, s }'
+}
+row cat "$big" cat "cat"
+row tw_cat "$big" cat "tracewriter cat"
+row slice "$big" cat "tracewriter slice"
+row stats "$big" cat "tracewriter stats"
+row merge $((big + othersz)) cat "tracewriter merge (2)"
+row gzip "$bigz" gzip "gzip -dc (.gz)"
+row gz_cat "$bigz" gzip "tracewriter cat .gz"
+row gz_slice "$bigz" gzip "tracewriter slice .gz"
+row gz_stats "$bigz" gzip "tracewriter stats .gz"
+echo
+echo "x ref: the time over that of cat (plain) or gzip -dc (.gz) of the same"
+echo "file; merge reads the file and another of a quarter of its size (its"
+echo "MB/s counts both; its x ref is over cat of the first only).  RSS: the peak of the"
+echo "runs on the big file, and on the file of a quarter of its size."

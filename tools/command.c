@@ -1,0 +1,184 @@
+/* command.c -- what the trace commands share (see command.h) */
+#include "config.h"
+
+#include "command.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MSG_MAX (2 * PATH_MAX + 256)
+
+int tw_cmd_error(const char *command, const char *fmt, ...)
+{
+  va_list ap;
+
+  fprintf(stderr, TW_CLI_PROGRAM " %s: ", command);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return TW_CLI_RUNTIME;
+}
+
+int tw_cmd_option(const char *command, void (*usage)(FILE *), int opt,
+                  const char *arg, char **argv, struct tw_cmd_common *c)
+{
+  switch (opt) {
+  case 'o':
+    if (arg[0] == '\0')
+      return tw_cli_usage_error(command, usage, "empty output name");
+    c->output = arg;
+    return TW_CMD_TAKEN;
+  case 'q':
+    c->quiet = 1;
+    return TW_CMD_TAKEN;
+  case 'm':
+    if (tw_cli_parse_size(arg, &c->max_record) != 0 ||
+        c->max_record < TW_READ_MIN_MAX_RECORD)
+      return tw_cli_usage_error(command, usage, "bad --max-line '%s' (at "
+                                "least %zu)", arg,
+                                (size_t)TW_READ_MIN_MAX_RECORD);
+    return TW_CMD_TAKEN;
+  case TW_CMD_OPT_NO_PARTS:
+    c->no_parts = 1;
+    return TW_CMD_TAKEN;
+  case 'h':
+    usage(stdout);
+    return TW_CLI_OK;
+  case ':':
+  case '?':
+    return tw_cli_option_error(command, usage, opt, argv);
+  default:
+    return TW_CMD_OTHER;
+  }
+}
+
+int tw_cmd_open_input(const char *command, const struct tw_cmd_common *c,
+                      char *const *paths, size_t n, tw_tin **tp)
+{
+  struct tw_tin_options to;
+  char msg[MSG_MAX];
+
+  memset(&to, 0, sizeof to);
+  to.max_record = c->max_record;
+  to.no_parts = c->no_parts;
+  to.command = command;
+  to.quiet = c->quiet;
+  to.events_unparsed = c->events_unparsed;
+  if (tw_tin_open(tp, paths, n, &to, msg, sizeof msg) != 0)
+    return tw_cmd_error(command, "%s", msg);
+  return -1;
+}
+
+int tw_cmd_open_output(const char *command, const struct tw_cmd_common *c,
+                       tw_tin *const *ins, size_t n, tw_out **op)
+{
+  struct tw_out_options oo;
+  char msg[MSG_MAX];
+
+  *op = NULL;
+  if (c->output && strcmp(c->output, "-") != 0) {
+    for (size_t i = 0; i < n; i++)
+      if (tw_tin_has_file(ins[i], c->output))
+        return tw_cmd_error(command, "%s: the output is one of the "
+                            "inputs", c->output);
+  }
+  tw_out_options_init(&oo);
+  oo.compress = TW_OUT_BY_NAME;
+  oo.tag = command;
+  if (tw_out_open(op, c->output, &oo, msg, sizeof msg) != 0)
+    return tw_cmd_error(command, "%s", msg);
+  return -1;
+}
+
+const char *tw_cmd_output_name(const struct tw_cmd_common *c)
+{
+  return c->output && strcmp(c->output, "-") != 0 ? c->output
+                                                  : "standard output";
+}
+
+int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
+                   int64_t pid, tw_cmd_buf *b, const char **text,
+                   size_t *len)
+{
+  char ts[TW_REC_US_MAX], pidtext[24];
+  struct { tw_rec_span at; const char *with; size_t n; } edit[2], tmp;
+  size_t ne = 0, need, w = 0, from = 0;
+
+  if (shift && (r->has & TW_REC_TS)) {
+    edit[ne].at = r->ts_v;
+    edit[ne].with = ts;
+    edit[ne++].n = tw_rec_us_text(r->ts + shift, ts);
+  }
+  if (set_pid && (r->has & TW_REC_PID) && pid != r->pid) {
+    edit[ne].at = r->pid_v;
+    edit[ne].with = pidtext;
+    edit[ne++].n = (size_t)snprintf(pidtext, sizeof pidtext, "%lld",
+                                    (long long)pid);
+  }
+  if (ne == 0) {
+    *text = r->text;
+    *len = r->len;
+    return 0;
+  }
+  if (ne == 2 && edit[1].at.off < edit[0].at.off) {
+    tmp = edit[0];
+    edit[0] = edit[1];
+    edit[1] = tmp;
+  }
+  need = r->len + TW_REC_US_MAX + sizeof pidtext;
+  if (need > b->cap) {
+    char *p = realloc(b->p, need);
+    if (!p)
+      return -ENOMEM;
+    b->p = p;
+    b->cap = need;
+  }
+  for (size_t i = 0; i < ne; i++) {
+    memcpy(b->p + w, r->text + from, edit[i].at.off - from);
+    w += edit[i].at.off - from;
+    memcpy(b->p + w, edit[i].with, edit[i].n);
+    w += edit[i].n;
+    from = edit[i].at.off + edit[i].at.len;
+  }
+  memcpy(b->p + w, r->text + from, r->len - from);
+  w += r->len - from;
+  *text = b->p;
+  *len = w;
+  return 0;
+}
+
+void tw_cmd_buf_free(tw_cmd_buf *b)
+{
+  free(b->p);
+  b->p = NULL;
+  b->cap = 0;
+}
+
+int tw_cmd_output_error(const char *command, const tw_out *o)
+{
+  return tw_cmd_error(command, "%s", tw_out_error(o));
+}
+
+int tw_cmd_input_error(const char *command, const tw_tin *t)
+{
+  return tw_cmd_error(command, "%s", tw_tin_error(t));
+}
+
+int tw_cmd_finish_output(const char *command, tw_out *o, int object_form,
+                         const char *tail, size_t tail_len)
+{
+  if (tw_out_end(o, object_form, tail, tail_len) != 0 ||
+      tw_out_commit(o) != 0)
+    return tw_cmd_output_error(command, o);
+  return 0;
+}
+
+void tw_cmd_progress(tw_progress *p, const tw_tin *in)
+{
+  tw_progress_update(p, tw_tin_done_bytes(in), tw_tin_total_bytes(in),
+                     tw_tin_stats(in)->json_bytes);
+}

@@ -1,0 +1,694 @@
+/* merge.c -- "tracewriter merge": traces of several processes on one
+ * timeline
+ *
+ * Each FILE argument is one input: a trace and its rotated parts
+ * (tools/tracein.h).  How the output is made:
+ *
+ * Clocks.  The first input that has a clock record is the reference: the
+ * output is on its trace clock, so its timestamps are not changed.  Each
+ * clock record gives delta = realtime_ns - monotonic_ns; an input whose
+ * delta is d has its timestamps moved by d - d_ref, which puts an event
+ * that happened at wall time W at W - d_ref on either input.  The input
+ * moves a later part on another clock onto its first part's, so each
+ * record moves by the input's shift plus its own.  --offset FILE=D moves
+ * an input by D instead.  An input without a clock record is merged as
+ * it is, with a warning.  The output has one clock record, the
+ * reference's (moved with it), so that it can be merged again.
+ *
+ * Pids.  A pid belongs to the first input read that uses it; the same
+ * pid met in another input is written as the next pid from 2^22 up
+ * that no input has used so far (2^22 is above Linux's PID_MAX_LIMIT,
+ * so no real pid of a Linux process is ever taken), everywhere in that
+ * input, metadata records included: every (input, pid) pair gets an
+ * output pid of its own.  Inputs are begun in the order given, so the
+ * first input keeps its pids.
+ *
+ * Order.  Records are merged by their moved ts with a min-heap.  Each
+ * input is read ahead into a window: its records are held until those
+ * held span at least --window bytes of its JSON (from the first record
+ * held to the end of the last one read), or it ends; the record with
+ * the least ts among all held is written whenever every input's window
+ * is full (or that input ended).  So the output is in ts order (ties:
+ * the input given first, then the order read), except for a record that
+ * some record at least --window bytes before it in its input has a
+ * greater ts than: such a record is written as soon as it is read, and
+ * counted.  Records without a ts (metadata) are written as they are
+ * read: before every event of their input, for those at its start.
+ *
+ * Memory: each input's window (and a header per record held), the pid
+ * tables (TW_MERGE_PIDS_MAX pairs), one reader per input.
+ */
+#include "config.h"
+
+#include "command.h"
+#include "internal.h"     /* tw__format_event */
+#include "layout.h"       /* TW__LAYOUT_CLOCK_SYNC_ID, TW__LAYOUT_SEP_LEN */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define CMD "merge"
+#define DEFAULT_WINDOW ((size_t)8 * 1024 * 1024)
+#define MIN_WINDOW ((size_t)4096)
+#define REMAP_BASE ((int64_t)1 << 22)    /* above PID_MAX_LIMIT */
+#define TW_MERGE_PIDS_MAX 65536u
+#define PID_SLOTS (2 * TW_MERGE_PIDS_MAX)  /* a power of two */
+
+/* A record held in an input's window. */
+struct entry {
+  int64_t ts;              /* moved */
+  uint64_t seq;            /* order read, for ties */
+  uint64_t pos;            /* where it began in its input */
+  unsigned input;
+  int released;            /* written: freed when it leaves the fifo */
+  size_t len;
+  char text[];             /* moved and remapped */
+};
+
+struct input {
+  tw_tin *tin;
+  const char *name;        /* as given */
+  int has_offset;          /* --offset given */
+  int64_t offset;
+  int shift_known;         /* shift decided (at its first event) */
+  int64_t shift;           /* ns added to its timestamps */
+  int no_clock;            /* merged as it is */
+  int eof;
+  struct entry **fifo;     /* held records in the order read (a ring) */
+  size_t fifo_cap, fifo_head, fifo_len;
+  uint64_t end_pos;        /* end of the last record read */
+};
+
+struct pid_slot {
+  int used;
+  unsigned input;
+  int64_t pid, out;
+};
+
+struct out_slot {
+  int used;
+  int64_t pid;
+};
+
+struct merge {
+  const struct tw_cmd_common *c;
+  struct input *in;
+  size_t n;
+  size_t window;
+  struct entry **heap;
+  size_t heap_len, heap_cap;
+  uint64_t seq;
+  int ref;                 /* the reference input, or -1 */
+  int64_t out_delta;       /* realtime - trace clock of the output */
+  struct pid_slot *pids;   /* (input, pid) -> output pid */
+  struct out_slot *used;   /* the output pids taken */
+  size_t npids;
+  int64_t next_free;
+  tw_out *out;
+  tw_cmd_buf buf;
+  int64_t last_ts;
+  int any_ts;
+  uint64_t late;
+  int64_t max_lag;
+  uint64_t remapped;
+  int err;                 /* an exit status to return, or 0 */
+};
+
+/* ============================================================ pids */
+
+static uint64_t pid_hash(unsigned input, int64_t pid)
+{
+  uint64_t key[2] = { input, (uint64_t)pid };
+  return tw_rec_hash(key, sizeof key, 3);
+}
+
+/* 1 if out is an output pid taken already; with take, take it. */
+static int out_taken(struct merge *m, int64_t out, int take)
+{
+  uint64_t h = tw_rec_hash(&out, sizeof out, 5);
+  size_t i;
+
+  for (i = h & (PID_SLOTS - 1); m->used[i].used;
+       i = (i + 1) & (PID_SLOTS - 1))
+    if (m->used[i].pid == out)
+      return 1;
+  if (take) {
+    m->used[i].used = 1;
+    m->used[i].pid = out;
+  }
+  return 0;
+}
+
+/* The output pid of (input, pid); -1 on error (m->err set). */
+static int map_pid(struct merge *m, unsigned input, int64_t pid,
+                   int64_t *out)
+{
+  size_t i;
+
+  if (!m->pids) {
+    m->pids = calloc(PID_SLOTS, sizeof *m->pids);
+    m->used = calloc(PID_SLOTS, sizeof *m->used);
+    if (!m->pids || !m->used) {
+      m->err = tw_cmd_error(CMD, "out of memory");
+      return -1;
+    }
+  }
+  for (i = pid_hash(input, pid) & (PID_SLOTS - 1); m->pids[i].used;
+       i = (i + 1) & (PID_SLOTS - 1)) {
+    if (m->pids[i].input == input && m->pids[i].pid == pid) {
+      *out = m->pids[i].out;
+      return 0;
+    }
+  }
+  if (m->npids >= TW_MERGE_PIDS_MAX || pid == INT64_MAX ||
+      m->next_free == INT64_MAX) {
+    m->err = tw_cmd_error(CMD, "%s: more than %u processes (pids) in the "
+                          "inputs, or a pid too large: cannot keep them "
+                          "apart", m->in[input].name, TW_MERGE_PIDS_MAX);
+    return -1;
+  }
+  *out = pid;
+  if (out_taken(m, pid, 0)) {
+    *out = m->next_free;
+    while (out_taken(m, *out, 0))
+      (*out)++;
+    m->next_free = *out + 1;
+    m->remapped++;
+    if (!m->c->quiet)
+      fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %s: pid %" PRId64 " is "
+              "another input's too: written as pid %" PRId64 "\n",
+              m->in[input].name, pid, *out);
+  }
+  (void)out_taken(m, *out, 1);
+  m->pids[i].used = 1;
+  m->pids[i].input = input;
+  m->pids[i].pid = pid;
+  m->pids[i].out = *out;
+  m->npids++;
+  return 0;
+}
+
+/* ============================================================ heap */
+
+static int entry_less(const struct entry *a, const struct entry *b)
+{
+  if (a->ts != b->ts)
+    return a->ts < b->ts;
+  if (a->input != b->input)
+    return a->input < b->input;
+  return a->seq < b->seq;
+}
+
+static int heap_push(struct merge *m, struct entry *e)
+{
+  size_t i;
+
+  if (m->heap_len == m->heap_cap) {
+    size_t cap = m->heap_cap ? 2 * m->heap_cap : 1024;
+    struct entry **h = realloc(m->heap, cap * sizeof *h);
+    if (!h)
+      return -1;
+    m->heap = h;
+    m->heap_cap = cap;
+  }
+  for (i = m->heap_len++; i > 0; i = (i - 1) / 2) {
+    struct entry *parent = m->heap[(i - 1) / 2];
+    if (!entry_less(e, parent))
+      break;
+    m->heap[i] = parent;
+  }
+  m->heap[i] = e;
+  return 0;
+}
+
+static struct entry *heap_pop(struct merge *m)
+{
+  struct entry *top = m->heap[0], *last = m->heap[--m->heap_len];
+  size_t i = 0, n = m->heap_len;
+
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && entry_less(m->heap[c + 1], m->heap[c]))
+      c++;
+    if (!entry_less(m->heap[c], last))
+      break;
+    m->heap[i] = m->heap[c];
+    i = c;
+  }
+  if (n)
+    m->heap[i] = last;
+  return top;
+}
+
+/* ========================================================== windows */
+
+/* Bytes of the input's JSON the held records span. */
+static uint64_t span(const struct input *in)
+{
+  return in->fifo_len ? in->end_pos - in->fifo[in->fifo_head]->pos : 0;
+}
+
+static int fifo_push(struct input *in, struct entry *e)
+{
+  if (in->fifo_len == in->fifo_cap) {
+    size_t cap = in->fifo_cap ? 2 * in->fifo_cap : 1024;
+    struct entry **f = malloc(cap * sizeof *f);
+    if (!f)
+      return -1;
+    for (size_t k = 0; k < in->fifo_len; k++)
+      f[k] = in->fifo[(in->fifo_head + k) % in->fifo_cap];
+    free(in->fifo);
+    in->fifo = f;
+    in->fifo_cap = cap;
+    in->fifo_head = 0;
+  }
+  in->fifo[(in->fifo_head + in->fifo_len++) % in->fifo_cap] = e;
+  return 0;
+}
+
+/* Free the written records at the head of the input's fifo. */
+static void fifo_release(struct input *in)
+{
+  while (in->fifo_len && in->fifo[in->fifo_head]->released) {
+    free(in->fifo[in->fifo_head]);
+    in->fifo_head = (in->fifo_head + 1) % in->fifo_cap;
+    in->fifo_len--;
+  }
+}
+
+/* ========================================================== records */
+
+static int write_text(struct merge *m, const char *text, size_t len)
+{
+  if (tw_out_record(m->out, 0, text, len) != 0) {
+    m->err = tw_cmd_output_error(CMD, m->out);
+    return -1;
+  }
+  return 0;
+}
+
+/* The output's clock record: the reference's, moved by its offset. */
+static int write_clock(struct merge *m, unsigned input,
+                       const struct tw_tin_clock *ck, int64_t offset)
+{
+  tw__fmt_defaults def = { 0, 0, 0 };
+  tw__fmt_config cfg = { 0, 4096 };
+  tw__fmt_notes notes = { 0, 0 };
+  char rec[512];
+  tw_arg args[3];
+  tw_event ev;
+  int64_t mono = ck->mono + offset, pid = ck->pid;
+  size_t len;
+
+  m->out_delta = ck->real - mono;
+  if (mono < 0) {
+    if (!m->c->quiet)
+      fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %s: its clock record "
+              "moved before 0: the output has no clock record\n",
+              m->in[input].name);
+    return 0;
+  }
+  if (map_pid(m, input, ck->pid, &pid) != 0)
+    return -1;
+  args[0] = tw_arg_str("sync_id", TW__LAYOUT_CLOCK_SYNC_ID);
+  args[1] = tw_arg_uint("monotonic_ns", (uint64_t)mono);
+  args[2] = tw_arg_uint("realtime_ns", (uint64_t)ck->real);
+  memset(&ev, 0, sizeof ev);
+  ev.ph = 'c';
+  ev.name = "clock_sync";
+  ev.has = TW_HAS_TS | TW_HAS_PID | TW_HAS_TID;
+  ev.ts = (uint64_t)mono;
+  ev.pid = pid;
+  ev.tid = ck->tid;
+  ev.args = args;
+  ev.nargs = 3;
+  if (tw__format_event(&ev, &def, &cfg, rec, sizeof rec, &len,
+                       &notes) != 0) {
+    m->err = tw_cmd_error(CMD, "cannot format the clock record");
+    return -1;
+  }
+  return write_text(m, rec + TW__LAYOUT_SEP_LEN, len - TW__LAYOUT_SEP_LEN);
+}
+
+/* Decide the input's shift, at its first event. */
+static void decide_shift(struct merge *m, unsigned i)
+{
+  struct input *in = &m->in[i];
+  const struct tw_tin_clock *ck = tw_tin_clock(in->tin);
+
+  in->shift_known = 1;
+  if (in->has_offset) {
+    in->shift = in->offset;
+  } else if (ck->known && m->ref >= 0) {
+    in->shift = (ck->real - ck->mono) - m->out_delta;
+  } else {
+    in->shift = 0;
+    in->no_clock = 1;
+    if (!m->c->quiet)
+      fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %s: no clock record before "
+              "its first event: merged as it is (--offset %s=DURATION "
+              "moves it)\n", in->name, in->name);
+  }
+}
+
+/* Read one record of input i: written at once, or held.  1, 0 at its
+ * end, -1 on error (m->err set). */
+static int pull(struct merge *m, unsigned i)
+{
+  struct input *in = &m->in[i];
+  tw_tin_rec rec;
+  const char *text;
+  struct entry *e;
+  int64_t pid = 0, shift;
+  size_t len;
+  int rc;
+
+  if ((rc = tw_tin_next(in->tin, &rec)) <= 0) {
+    if (rc < 0) {
+      m->err = tw_cmd_input_error(CMD, in->tin);
+      return -1;
+    }
+    in->eof = 1;
+    return 0;
+  }
+  if (rec.kind == TW_TIN_CLOCK) {
+    if (m->ref < 0) {
+      m->ref = (int)i;
+      return write_clock(m, i, tw_tin_clock(in->tin),
+                         in->has_offset ? in->offset : 0) ? -1 : 1;
+    }
+    return 1;                     /* one clock record in the output */
+  }
+  if (rec.kind == TW_TIN_EVENT && !in->shift_known)
+    decide_shift(m, i);
+  shift = in->shift_known ? in->shift + rec.shift : rec.shift;
+  if ((rec.r.has & TW_REC_PID) && map_pid(m, i, rec.r.pid, &pid) != 0)
+    return -1;
+  if (tw_cmd_rewrite(&rec.r, shift, 1, pid, &m->buf, &text, &len) != 0) {
+    m->err = tw_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  if (!(rec.r.has & TW_REC_TS) || rec.kind != TW_TIN_EVENT)
+    return write_text(m, text, len) ? -1 : 1;
+  if (!(e = malloc(sizeof *e + len))) {
+    m->err = tw_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  e->ts = rec.r.ts + shift;
+  e->seq = m->seq++;
+  e->pos = rec.pos;
+  e->input = i;
+  e->released = 0;
+  e->len = len;
+  memcpy(e->text, text, len);
+  in->end_pos = rec.pos + rec.r.len;
+  if (fifo_push(in, e) != 0) {
+    free(e);
+    m->err = tw_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  if (heap_push(m, e) != 0) {
+    e->released = 1;              /* freed with the fifo */
+    m->err = tw_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  return 1;
+}
+
+/* Read input i until its window is full or it ends. */
+static int fill(struct merge *m, unsigned i)
+{
+  struct input *in = &m->in[i];
+  int rc;
+
+  while (!in->eof && span(in) < m->window)
+    if ((rc = pull(m, i)) < 0)
+      return -1;
+  return 0;
+}
+
+/* Write the held record with the least ts. */
+static int write_least(struct merge *m)
+{
+  struct entry *e = heap_pop(m);
+  unsigned input = e->input;
+
+  if (m->any_ts && e->ts < m->last_ts) {
+    m->late++;
+    if (m->last_ts - e->ts > m->max_lag)
+      m->max_lag = m->last_ts - e->ts;
+  } else {
+    m->last_ts = e->ts;
+    m->any_ts = 1;
+  }
+  if (write_text(m, e->text, e->len) != 0)
+    return -1;
+  e->released = 1;
+  fifo_release(&m->in[input]);     /* may free e */
+  return fill(m, input);
+}
+
+/* ========================================================== the run */
+
+static uint64_t done_bytes(const struct merge *m, uint64_t *total,
+                           uint64_t *json)
+{
+  uint64_t done = 0;
+
+  *total = *json = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    done += tw_tin_done_bytes(m->in[i].tin);
+    *total += tw_tin_total_bytes(m->in[i].tin);
+    *json += tw_tin_stats(m->in[i].tin)->json_bytes;
+  }
+  return done;
+}
+
+static int run(struct merge *m)
+{
+  tw_progress progress;
+  uint64_t total, json, done;
+
+  tw_progress_init(&progress, CMD);
+  for (unsigned i = 0; i < m->n; i++)
+    if (fill(m, i) != 0)
+      return -1;
+  while (m->heap_len) {
+    if (write_least(m) != 0)
+      return -1;
+    if ((m->seq & 1023) == 0) {
+      done = done_bytes(m, &total, &json);
+      tw_progress_update(&progress, done, total, json);
+    }
+  }
+  tw_progress_end(&progress);
+  return 0;
+}
+
+static void summary(const struct merge *m)
+{
+  char d[TW_REC_US_MAX + 1], w[32];
+
+  fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %zu inputs, %" PRIu64 " %s to "
+          "%s", m->n, tw_out_records(m->out),
+          tw_cli_plural(tw_out_records(m->out), "record", "records"),
+          tw_cmd_output_name(m->c));
+  if (m->ref >= 0)
+    fprintf(stderr, ", on the clock of %s", m->in[m->ref].name);
+  fputc('\n', stderr);
+  for (size_t i = 0; i < m->n; i++) {
+    const struct input *in = &m->in[i];
+    d[tw_rec_us_text(in->shift, d)] = '\0';
+    if (in->has_offset)
+      fprintf(stderr, "  %s: moved by %s us (--offset)\n", in->name, d);
+    else if (in->no_clock || !in->shift_known)
+      fprintf(stderr, "  %s: as it is (no clock record)\n", in->name);
+    else
+      fprintf(stderr, "  %s: moved by %s us (its clock record)\n",
+              in->name, d);
+  }
+  if (m->late) {
+    d[tw_rec_us_text(m->max_lag, d)] = '\0';
+    tw_format_bytes(m->window, w, sizeof w);
+    fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %" PRIu64 " %s out of ts "
+            "order, up to %s us back (more than --window %s behind a "
+            "later record in their input)\n", m->late,
+            tw_cli_plural(m->late, "record", "records"), d, w);
+  }
+}
+
+/* "FILE=DURATION": the input named FILE (as given, or the same file). */
+static int take_offset(struct merge *m, const char *arg, void (*usage)(FILE *))
+{
+  const char *eq = strrchr(arg, '=');
+  int64_t ns;
+  size_t i;
+
+  if (!eq || eq == arg || tw_rec_parse_duration(eq + 1, &ns) != 0)
+    return tw_cli_usage_error(CMD, usage, "bad --offset '%s' (FILE="
+                              "DURATION, e.g. b.json=-1.5s)", arg);
+  for (i = 0; i < m->n; i++) {
+    const char *name = m->in[i].name;
+    if (strlen(name) == (size_t)(eq - arg) &&
+        memcmp(name, arg, (size_t)(eq - arg)) == 0)
+      break;
+  }
+  if (i == m->n) {
+    char *file = strndup(arg, (size_t)(eq - arg));
+    for (i = 0; file && i < m->n; i++)
+      if (tw_tin_has_file(m->in[i].tin, file))
+        break;
+    free(file);
+  }
+  if (i == m->n)
+    return tw_cli_usage_error(CMD, usage, "--offset '%s': no input FILE "
+                              "named so", arg);
+  m->in[i].has_offset = 1;
+  m->in[i].offset = ns;
+  return -1;
+}
+
+static void merge_usage(FILE *out)
+{
+  fprintf(out,
+    "Usage: " TW_CLI_PROGRAM " merge [-o OUT] [-q] [--offset FILE=DURATION]"
+    "...\n"
+    "                         [--window SIZE] [--no-parts] [-m SIZE] "
+    "FILE...\n"
+    "\n"
+    "Merge the traces of several processes or machines into one trace, on\n"
+    "one timeline.  Each FILE is one input (.json or .json.gz, with the\n"
+    "rotated parts beside it).  The first input with a clock record sets\n"
+    "the clock: every other one is moved by the difference of their\n"
+    "realtime - monotonic clock records.  A pid that an earlier input has\n"
+    "is written as a new pid from 4194304 (2^22) up, names included.\n"
+    "Records are written in ts order: exactly, unless a record comes more\n"
+    "than --window bytes after a later one in its input (then it is\n"
+    "written when read, and counted).\n"
+    "\n"
+    "  -o, --output OUT          write to OUT, gzip if it ends in .gz\n"
+    "                            (default: the standard output)\n"
+    "      --offset FILE=DURATION  move FILE's timestamps by DURATION\n"
+    "                            (e.g. -1.5s, 250us) instead of by its clock\n"
+    "                            record\n"
+    "  -w, --window SIZE         bytes of each input read ahead to order\n"
+    "                            records (default: 8MiB)\n"
+    "  -q, --quiet               print nothing but errors\n"
+    "      --no-parts            read only the files named\n"
+    "  -m, --max-line SIZE       the longest record (default: 64MiB)\n"
+    "  -h, --help                show this help and exit\n"
+    "\n"
+    "Exit status: 0 written, 1 an error, 2 a usage error.\n");
+}
+
+#define OPT_OFFSET 0x101
+
+int tw_tool_merge_main(int argc, char **argv)
+{
+  static const struct option long_options[] = {
+    TW_CMD_LONG,
+    { "offset", required_argument, NULL, OPT_OFFSET },
+    { "window", required_argument, NULL, 'w' },
+    { NULL, 0, NULL, 0 }
+  };
+  struct tw_cmd_common c;
+  struct merge m;
+  tw_tin **tins = NULL;
+  const char **offsets = NULL;
+  size_t noffsets = 0;
+  int opt, status;
+
+  memset(&c, 0, sizeof c);
+  memset(&m, 0, sizeof m);
+  m.c = &c;
+  m.window = DEFAULT_WINDOW;
+  m.ref = -1;
+  m.next_free = REMAP_BASE;
+  if (!(offsets = calloc((size_t)argc + 1, sizeof *offsets)))
+    return tw_cmd_error(CMD, "out of memory");
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, TW_CMD_SHORT "w:", long_options,
+                            NULL)) != -1) {
+    if (opt == OPT_OFFSET) {
+      offsets[noffsets++] = optarg;
+      continue;
+    }
+    if (opt == 'w') {
+      if (tw_cli_parse_size(optarg, &m.window) != 0 ||
+          m.window < MIN_WINDOW) {
+        free(offsets);
+        return tw_cli_usage_error(CMD, merge_usage, "bad --window '%s' (a "
+                                  "size, at least 4KiB)", optarg);
+      }
+      continue;
+    }
+    status = tw_cmd_option(CMD, merge_usage, opt, optarg, argv, &c);
+    if (status == TW_CMD_OTHER)
+      status = tw_cli_option_error(CMD, merge_usage, '?', argv);
+    if (status != TW_CMD_TAKEN) {
+      free(offsets);
+      return status;
+    }
+  }
+  if (optind >= argc) {
+    free(offsets);
+    return tw_cli_usage_error(CMD, merge_usage, "no FILE to merge");
+  }
+  m.n = (size_t)(argc - optind);
+  if (!(m.in = calloc(m.n, sizeof *m.in)) ||
+      !(tins = calloc(m.n, sizeof *tins))) {
+    status = tw_cmd_error(CMD, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < m.n; i++) {
+    m.in[i].name = argv[optind + (int)i];
+    if ((status = tw_cmd_open_input(CMD, &c, &argv[optind + (int)i], 1,
+                                    &m.in[i].tin)) >= 0)
+      goto done;
+    tins[i] = m.in[i].tin;
+    for (size_t j = 0; j < i; j++)
+      if (tw_tin_overlaps(tins[i], tins[j])) {
+        status = tw_cmd_error(CMD, "%s and %s share a file: give each "
+                              "trace once", m.in[j].name, m.in[i].name);
+        goto done;
+      }
+  }
+  for (size_t k = 0; k < noffsets; k++)
+    if ((status = take_offset(&m, offsets[k], merge_usage)) >= 0)
+      goto done;
+  if ((status = tw_cmd_open_output(CMD, &c, tins, m.n, &m.out)) >= 0)
+    goto done;
+  status = TW_CLI_OK;
+  if (run(&m) != 0) {
+    status = m.err ? m.err : TW_CLI_RUNTIME;
+    goto done;
+  }
+  if ((status = tw_cmd_finish_output(CMD, m.out, 0, NULL, 0)) != 0)
+    goto done;
+  if (!c.quiet)
+    summary(&m);
+done:
+  /* Every record held is in its input's fifo. */
+  for (size_t i = 0; m.in && i < m.n; i++) {
+    struct input *in = &m.in[i];
+    for (size_t k = 0; k < in->fifo_len; k++)
+      free(in->fifo[(in->fifo_head + k) % in->fifo_cap]);
+    free(in->fifo);
+    tw_tin_close(m.in[i].tin);
+  }
+  free(m.heap);
+  free(m.pids);
+  free(m.used);
+  free(m.in);
+  free(tins);
+  free(offsets);
+  tw_cmd_buf_free(&m.buf);
+  tw_out_close(m.out);
+  return status;
+}

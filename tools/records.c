@@ -1,0 +1,515 @@
+/* records.c -- the fields of one record (see records.h)
+ *
+ * The input is always valid JSON (the reader checked it), so the scan
+ * only has to find where each value ends: strings end at the first quote
+ * not escaped (memchr finds the candidates), containers at the bracket
+ * that brings the depth back to zero, numbers and literals at the first
+ * delimiter.
+ */
+#include "config.h"
+
+#include "records.h"
+#include "internal.h"     /* tw__parse_duration: the options' units */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define I64_MAX_NS ((uint64_t)INT64_MAX)
+
+static int is_ws(char c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static const char *skip_ws(const char *p, const char *e)
+{
+  while (p < e && is_ws(*p))
+    p++;
+  return p;
+}
+
+/* The end of the string token at p (its opening quote): just after its
+ * closing quote. */
+static const char *skip_string(const char *p, const char *e)
+{
+  const char *q = p + 1;
+
+  for (;;) {
+    const char *b;
+    q = memchr(q, '"', (size_t)(e - q));
+    if (!q)
+      return e;
+    /* Escaped if an odd number of backslashes come before it. */
+    for (b = q; b > p + 1 && b[-1] == '\\'; b--)
+      continue;
+    if (((q - b) & 1) == 0)
+      return q + 1;
+    q++;
+  }
+}
+
+/* The end of the value at p. */
+static const char *skip_value(const char *p, const char *e)
+{
+  int depth = 0;
+
+  if (*p == '"')
+    return skip_string(p, e);
+  if (*p != '{' && *p != '[') {
+    while (p < e && *p != ',' && *p != '}' && *p != ']' && !is_ws(*p))
+      p++;
+    return p;
+  }
+  while (p < e) {
+    char c = *p;
+    if (c == '"') {
+      p = skip_string(p, e);
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      depth++;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0)
+        return p + 1;
+    }
+    p++;
+  }
+  return e;
+}
+
+int tw_rec_each(const char *obj, size_t len, tw_rec_member_fn fn, void *arg)
+{
+  const char *e = obj + len, *p = skip_ws(obj, e);
+
+  if (p >= e || *p != '{')
+    return -1;
+  p = skip_ws(p + 1, e);
+  while (p < e && *p == '"') {
+    const char *key = p + 1, *kend = skip_string(p, e) - 1, *v;
+    tw_rec_span span;
+    p = skip_ws(kend + 1, e);
+    if (p >= e || *p != ':')
+      return -1;
+    v = skip_ws(p + 1, e);
+    if (v >= e)
+      return -1;
+    p = skip_value(v, e);
+    span.off = (size_t)(v - obj);
+    span.len = (size_t)(p - v);
+    if (fn(arg, key, (size_t)(kend - key), span))
+      return 0;
+    p = skip_ws(p, e);
+    if (p < e && *p == ',')
+      p = skip_ws(p + 1, e);
+  }
+  return 0;
+}
+
+#define KEY_IS(k, n, lit) ((n) == sizeof lit - 1 && \
+                           memcmp((k), lit, sizeof lit - 1) == 0)
+
+static int take_member(void *arg, const char *k, size_t n, tw_rec_span v)
+{
+  tw_rec *r = arg;
+
+  switch (n) {
+  case 1:
+    break;
+  case 2:
+    if (KEY_IS(k, n, "ph"))
+      r->ph_v = v;
+    else if (KEY_IS(k, n, "ts"))
+      r->ts_v = v;
+    else if (KEY_IS(k, n, "id"))
+      r->id = v;
+    break;
+  case 3:
+    if (KEY_IS(k, n, "pid"))
+      r->pid_v = v;
+    else if (KEY_IS(k, n, "tid"))
+      r->tid_v = v;
+    else if (KEY_IS(k, n, "cat"))
+      r->cat = v;
+    else if (KEY_IS(k, n, "dur"))
+      r->dur_v = v;
+    else if (KEY_IS(k, n, "id2"))
+      r->id2 = v;
+    break;
+  case 4:
+    if (KEY_IS(k, n, "name"))
+      r->name = v;
+    else if (KEY_IS(k, n, "args"))
+      r->args = v;
+    break;
+  case 5:
+    if (KEY_IS(k, n, "scope"))
+      r->scope = v;
+    break;
+  default:
+    break;
+  }
+  return 0;
+}
+
+int tw_rec_parse(tw_rec *r, const char *text, size_t len)
+{
+  memset(r, 0, sizeof *r);
+  r->text = text;
+  r->len = len;
+  if (tw_rec_each(text, len, take_member, r) != 0)
+    return -1;
+  if (r->ph_v.len >= 3 && text[r->ph_v.off] == '"')
+    r->ph = text[r->ph_v.off + 1];
+  if (r->ts_v.len && tw_rec_us_to_ns(text + r->ts_v.off, r->ts_v.len,
+                                     &r->ts) == 0)
+    r->has |= TW_REC_TS;
+  if (r->dur_v.len && tw_rec_us_to_ns(text + r->dur_v.off, r->dur_v.len,
+                                      &r->dur) == 0)
+    r->has |= TW_REC_DUR;
+  if (r->pid_v.len && tw_rec_int(text + r->pid_v.off, r->pid_v.len,
+                                 &r->pid) == 0)
+    r->has |= TW_REC_PID;
+  if (r->tid_v.len && tw_rec_int(text + r->tid_v.off, r->tid_v.len,
+                                 &r->tid) == 0)
+    r->has |= TW_REC_TID;
+  return 0;
+}
+
+struct find {
+  const char *key;
+  size_t klen;
+  tw_rec_span found;
+};
+
+static int find_member(void *arg, const char *k, size_t n, tw_rec_span v)
+{
+  struct find *f = arg;
+
+  if (n == f->klen && memcmp(k, f->key, n) == 0)
+    f->found = v;               /* the last one counts: go on */
+  return 0;
+}
+
+tw_rec_span tw_rec_member(const char *obj, size_t len, const char *key)
+{
+  struct find f;
+
+  f.key = key;
+  f.klen = strlen(key);
+  f.found.off = f.found.len = 0;
+  (void)tw_rec_each(obj, len, find_member, &f);
+  return f.found;
+}
+
+int tw_rec_str_is(const char *tok, size_t n, const char *s)
+{
+  size_t sl = strlen(s);
+
+  return n == sl + 2 && tok[0] == '"' && memcmp(tok + 1, s, sl) == 0;
+}
+
+int tw_rec_int(const char *tok, size_t n, int64_t *out)
+{
+  const char *p = tok, *e = tok + n;
+  uint64_t v = 0, limit;
+  int neg = 0;
+
+  if (p < e && *p == '-') {
+    neg = 1;
+    p++;
+  }
+  if (p >= e)
+    return -1;
+  limit = neg ? I64_MAX_NS + 1 : I64_MAX_NS;
+  for (; p < e; p++) {
+    unsigned d = (unsigned)(*p - '0');
+    if (d > 9 || v > (limit - d) / 10)
+      return -1;                /* a fraction, an exponent, or too big */
+    v = v * 10 + d;
+  }
+  *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+  return 0;
+}
+
+/* A number with an exponent, or too long: strtod. */
+static int us_to_ns_slow(const char *tok, size_t n, int64_t *ns)
+{
+  char buf[64], *end;
+  double v;
+
+  if (n >= sizeof buf)
+    return -1;
+  memcpy(buf, tok, n);
+  buf[n] = '\0';
+  errno = 0;
+  v = strtod(buf, &end) * 1000.0;
+  if (errno != 0 || end != buf + n || !(v > -9.2e18 && v < 9.2e18))
+    return -1;
+  *ns = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
+  return 0;
+}
+
+int tw_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
+{
+  const char *p = tok, *e = tok + n;
+  uint64_t us = 0, frac = 0, total;
+  unsigned scale = 100, round = 0;
+  int neg = 0;
+
+  if (p < e && *p == '-') {
+    neg = 1;
+    p++;
+  }
+  for (; p < e && *p >= '0' && *p <= '9'; p++) {
+    if (us > I64_MAX_NS / 10000)
+      return us_to_ns_slow(tok, n, ns);
+    us = us * 10 + (uint64_t)(*p - '0');
+  }
+  if (p < e && *p == '.') {
+    for (p++; p < e && *p >= '0' && *p <= '9'; p++) {
+      if (scale) {
+        frac += (uint64_t)(*p - '0') * scale;
+        scale /= 10;
+      } else if (round == 0) {
+        round = *p >= '5' ? 1 : 2;  /* the fourth decimal rounds */
+      }
+    }
+  }
+  if (p != e)                       /* an exponent */
+    return us_to_ns_slow(tok, n, ns);
+  total = us * 1000 + frac + (round == 1);
+  if (total > I64_MAX_NS)
+    return -1;
+  *ns = neg ? -(int64_t)total : (int64_t)total;
+  return 0;
+}
+
+size_t tw_rec_us_text(int64_t ns, char *buf)
+{
+  uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns, whole = a / 1000;
+  unsigned frac = (unsigned)(a % 1000);
+  char digits[24];
+  size_t n = 0, k = 0;
+
+  if (ns < 0)
+    buf[n++] = '-';
+  do {
+    digits[k++] = (char)('0' + whole % 10);
+    whole /= 10;
+  } while (whole);
+  while (k)
+    buf[n++] = digits[--k];
+  buf[n++] = '.';
+  buf[n++] = (char)('0' + frac / 100);
+  buf[n++] = (char)('0' + frac / 10 % 10);
+  buf[n++] = (char)('0' + frac % 10);
+  return n;
+}
+
+static unsigned hex_value(const char *p)
+{
+  unsigned v = 0;
+
+  for (int i = 0; i < 4; i++) {
+    char c = p[i];
+    v = v * 16 + (unsigned)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+  }
+  return v;
+}
+
+/* Append code point cp as UTF-8 at out + *n if it fits in cap - 1. */
+static int put_utf8(char *out, size_t cap, size_t *n, size_t *len,
+                    unsigned cp)
+{
+  char b[4];
+  size_t k;
+
+  if (cp < 0x80) {
+    b[0] = (char)cp;
+    k = 1;
+  } else if (cp < 0x800) {
+    b[0] = (char)(0xc0 | cp >> 6);
+    b[1] = (char)(0x80 | (cp & 0x3f));
+    k = 2;
+  } else if (cp < 0x10000) {
+    b[0] = (char)(0xe0 | cp >> 12);
+    b[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+    b[2] = (char)(0x80 | (cp & 0x3f));
+    k = 3;
+  } else {
+    b[0] = (char)(0xf0 | cp >> 18);
+    b[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+    b[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+    b[3] = (char)(0x80 | (cp & 0x3f));
+    k = 4;
+  }
+  *len += k;
+  if (*n + k >= cap)
+    return -1;
+  memcpy(out + *n, b, k);
+  *n += k;
+  return 0;
+}
+
+size_t tw_rec_str_decode(const char *tok, size_t n, char *out, size_t cap)
+{
+  const char *p = tok + 1, *e = tok + n - 1;
+  size_t len = 0, w = 0;
+  int full = cap == 0;
+
+  while (p < e) {
+    if (*p != '\\') {
+      /* A run of plain bytes, copied whole or up to a character. */
+      const char *q = p;
+      while (q < e && *q != '\\')
+        q++;
+      len += (size_t)(q - p);
+      if (!full) {
+        size_t k = (size_t)(q - p);
+        if (w + k >= cap) {
+          k = cap - 1 - w;
+          while (k > 0 && ((unsigned char)p[k] & 0xc0) == 0x80)
+            k--;              /* not inside a UTF-8 sequence */
+          full = 1;
+        }
+        memcpy(out + w, p, k);
+        w += k;
+      }
+      p = q;
+      continue;
+    }
+    p++;
+    {
+      unsigned cp;
+      switch (*p) {
+      case 'b': cp = '\b'; break;
+      case 'f': cp = '\f'; break;
+      case 'n': cp = '\n'; break;
+      case 'r': cp = '\r'; break;
+      case 't': cp = '\t'; break;
+      case 'u':
+        cp = hex_value(p + 1);
+        p += 4;
+        if (cp >= 0xd800 && cp <= 0xdbff && p + 6 < e && p[1] == '\\') {
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (hex_value(p + 3) - 0xdc00);
+          p += 6;
+        }
+        break;
+      default: cp = (unsigned char)*p; break;   /* \" \\ \/ */
+      }
+      p++;
+      if (full)
+        len += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      else if (put_utf8(out, cap, &w, &len, cp) != 0)
+        full = 1;
+    }
+  }
+  if (cap)
+    out[w] = '\0';
+  return len;
+}
+
+size_t tw_rec_str_cut(const char *tok, size_t n, size_t max)
+{
+  size_t i = 1, good = 1;
+
+  if (n > 0)
+    n--;                        /* the closing quote */
+  while (i < n) {
+    size_t k = 1;
+    unsigned char c = (unsigned char)tok[i];
+    if (c == '\\')
+      k = tok[i + 1] == 'u' ? 6 : 2;
+    else if (c >= 0xf0)
+      k = 4;
+    else if (c >= 0xe0)
+      k = 3;
+    else if (c >= 0xc0)
+      k = 2;
+    /* A surrogate pair is one character. */
+    if (k == 6 && i + 12 <= n && tok[i + 6] == '\\' &&
+        (tok[i + 2] | 0x20) == 'd' && tok[i + 3] >= '8' &&
+        (tok[i + 3] <= '9' || (tok[i + 3] | 0x20) <= 'b'))
+      k = 12;
+    if (i + k > max)
+      break;
+    i += k;
+    good = i;
+  }
+  return good;
+}
+
+uint64_t tw_rec_hash(const void *data, size_t n, uint64_t seed)
+{
+  const unsigned char *p = data;
+  uint64_t h = seed ^ (n * UINT64_C(0x9E3779B97F4A7C15));
+
+  /* FNV-1a over 8-byte words, then a final mix (splitmix64's). */
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * UINT64_C(0x100000001B3);
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  while (n--)
+    h = (h ^ *p++) * UINT64_C(0x100000001B3);
+  h ^= h >> 30;
+  h *= UINT64_C(0xBF58476D1CE4E5B9);
+  h ^= h >> 27;
+  h *= UINT64_C(0x94D049BB133111EB);
+  return h ^ (h >> 31);
+}
+
+int tw_rec_parse_duration(const char *text, int64_t *ns)
+{
+  const char *p = text, *unit;
+  uint64_t whole = 0, scale, step, frac = 0, total;
+  char one[8];
+  int neg = 0;
+
+  if (*p == '+' || *p == '-')
+    neg = *p++ == '-';
+  if (*p < '0' || *p > '9')
+    return -1;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (whole > (UINT64_MAX - 9) / 10)
+      return -1;
+    whole = whole * 10 + (uint64_t)(*p - '0');
+  }
+  unit = p;
+  if (*p == '.') {
+    if (p[1] < '0' || p[1] > '9')
+      return -1;
+    for (unit = p + 1; *unit >= '0' && *unit <= '9'; unit++)
+      continue;
+  }
+  if (*unit == '\0') {
+    if (whole != 0 || unit != p)  /* only a bare 0 */
+      return -1;
+    *ns = 0;
+    return 0;
+  }
+  /* The unit's scale, by the options' own parser: "1" and the unit. */
+  if (strlen(unit) > 3)
+    return -1;
+  snprintf(one, sizeof one, "1%s", unit);
+  if (tw__parse_duration(one, strlen(one), &scale) != 0)
+    return -1;
+  if (*p == '.') {
+    step = scale;
+    for (p++; *p >= '0' && *p <= '9'; p++) {
+      if (step % 10 != 0)
+        break;                  /* below the nanosecond */
+      step /= 10;
+      frac += (uint64_t)(*p - '0') * step;
+    }
+  }
+  if (whole > (I64_MAX_NS - frac) / scale)
+    return -1;
+  total = whole * scale + frac;
+  *ns = neg ? -(int64_t)total : (int64_t)total;
+  return 0;
+}

@@ -1,0 +1,886 @@
+/* slice.c -- "tracewriter slice": the part of a trace in a time window,
+ * of some processes, threads, names or categories
+ *
+ * One pass over the input (tools/tracein.h), to its end: a complete
+ * event ('X') is written when it ends, so one that overlaps the window
+ * can come anywhere after it.  What is kept (see tracewriter(1)):
+ *
+ *   - the window is [from, to): an event at a point in time (instants,
+ *     counters, marks, samples, objects...) is kept if its ts is in it;
+ *     a complete event if it overlaps it, whole (not clipped: its
+ *     duration and its nesting stay true);
+ *   - a B/E pair, and an async span (b/n/e, S/T/F), is kept whole, both
+ *     ends, when it overlaps the window, and dropped whole otherwise:
+ *     never one end alone.  A B (b) before the window is held until its
+ *     E (e): written then, before it, if the span reached the window;
+ *     one still open at the end of the input is written (it lasts past
+ *     the window).  An E (e) that has no B (b) in the input is dropped.
+ *     An async step (n) is kept if in the window;
+ *   - a flow (s, t..., f, one key) is kept only if all its events are in
+ *     the window: held from its s until its f, then written or dropped
+ *     whole: no arrow without its two ends;
+ *   - the filters apply to every event by its own pid, tid, name and
+ *     category (one of the comma-separated categories, or all of them),
+ *     and an E, e or n to its span as its B or b was;
+ *   - a metadata record (process and thread names, sort indexes) is
+ *     kept if its pid (and tid) passes --pid and --tid, and written just
+ *     before the first event kept of its process (thread); the clock
+ *     record is kept, after the first record written.
+ *
+ * Memory is bounded: what is held (spans and flows open, metadata not
+ * yet written) is in tables of at most TABLE_MAX keys and HELD_MAX bytes
+ * in all; a pair or flow that finds them full is dropped (both ends),
+ * and counted.
+ */
+#include "config.h"
+
+#include "command.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "slice"
+#define TABLE_MAX 65536u          /* keys of each table */
+#define TABLE_SLOTS (2 * TABLE_MAX)
+#define HELD_MAX ((size_t)64 * 1024 * 1024)
+#define DEPTH_MAX 1024u           /* open spans of one key */
+#define FILTER_MAX 64             /* --pid, --tid values */
+#define TEXT_MAX 1024             /* a name or category decoded */
+
+/* A span or flow begun: what is held of it. */
+struct held {
+  char *text;              /* records held (s, t..., or a B/b), each
+                              followed by a NUL, or NULL */
+  size_t len;              /* bytes of text */
+  int64_t ts;
+  int64_t pid, tid;        /* of its begin, for its metadata */
+  unsigned has;            /* ... TW_REC_PID, TW_REC_TID */
+  int pass;                /* kept by the filters and the window rules */
+  int written;             /* its begin was written */
+  unsigned ends;           /* flows: 1 its s was read, 2 its f */
+};
+
+/* A table slot: a key and what it holds.  B/E and async spans: a stack
+ * of open spans; flows: one entry; metadata: the texts not yet written. */
+struct slot {
+  uint64_t key;            /* 0: empty */
+  struct held *stack;
+  unsigned depth, cap;
+  unsigned lost;           /* spans not held (table full): their ends
+                              are dropped */
+  struct held *pend;       /* async spans: ends read before their begin
+                              (another thread's buffer committed first),
+                              oldest first */
+  unsigned npend, pend_cap;
+  int flushed;             /* metadata: written already */
+};
+
+struct table {
+  struct slot *s;          /* TABLE_SLOTS, allocated when first used */
+  size_t used;
+};
+
+struct slice {
+  const struct tw_cmd_common *c;
+  int64_t from, to;        /* the window, once start is known */
+  const char *from_text, *to_text;
+  int from_abs, to_abs;    /* given with '@' */
+  int64_t from_rel, to_rel;
+  int have_from, have_to;
+  int start_known;
+  int64_t start;
+  int64_t pids[FILTER_MAX], tids[FILTER_MAX];
+  int npids, ntids;
+  const char *name_glob, *cat_glob;
+
+  tw_out *out;
+  int form;
+  tw_cmd_buf buf;
+  char *clock;             /* the clock record, until the first write */
+  size_t clock_len;
+  int any_written;
+
+  struct table spans;      /* B/E: per pid and tid */
+  struct table asyncs;     /* b/n/e */
+  struct table flows;      /* s/t/f */
+  struct table meta;       /* metadata by pid (process) or pid and tid */
+  size_t held_bytes;
+
+  uint64_t kept, dropped_pairs, dropped_flows, dropped_room, orphans;
+  int err;
+};
+
+/* ============================================================ tables */
+
+static struct slot *table_find(struct slice *sl, struct table *t,
+                               uint64_t key, int create)
+{
+  size_t i;
+
+  key |= key == 0;
+  if (!t->s) {
+    if (!create)
+      return NULL;
+    if (!(t->s = calloc(TABLE_SLOTS, sizeof *t->s)))
+      return NULL;
+  }
+  for (i = key & (TABLE_SLOTS - 1); t->s[i].key;
+       i = (i + 1) & (TABLE_SLOTS - 1))
+    if (t->s[i].key == key)
+      return &t->s[i];
+  if (!create || t->used >= TABLE_MAX)
+    return NULL;
+  (void)sl;
+  t->s[i].key = key;
+  t->used++;
+  return &t->s[i];
+}
+
+static void held_free(struct slice *sl, struct held *h)
+{
+  sl->held_bytes -= h->len;
+  free(h->text);
+  h->text = NULL;
+  h->len = 0;
+}
+
+/* Append text[0..len) (and a NUL) to what h holds: 0, or -1 if there is
+ * no room left. */
+static int held_add(struct slice *sl, struct held *h, const char *text,
+                    size_t len)
+{
+  char *p;
+
+  if (sl->held_bytes + len + 1 > HELD_MAX ||
+      !(p = realloc(h->text, h->len + len + 1)))
+    return -1;
+  memcpy(p + h->len, text, len);
+  p[h->len + len] = '\0';
+  h->text = p;
+  h->len += len + 1;
+  sl->held_bytes += len + 1;
+  return 0;
+}
+
+static void table_free(struct slice *sl, struct table *t)
+{
+  if (!t->s)
+    return;
+  for (size_t i = 0; i < TABLE_SLOTS; i++) {
+    for (unsigned k = 0; k < t->s[i].depth; k++)
+      held_free(sl, &t->s[i].stack[k]);
+    for (unsigned k = 0; k < t->s[i].npend; k++)
+      held_free(sl, &t->s[i].pend[k]);
+    free(t->s[i].stack);
+    free(t->s[i].pend);
+  }
+  free(t->s);
+  t->s = NULL;
+}
+
+static struct held *push(struct slot *s)
+{
+  if (s->depth == s->cap) {
+    unsigned cap = s->cap ? 2 * s->cap : 4;
+    struct held *h;
+    if (cap > DEPTH_MAX || !(h = realloc(s->stack, cap * sizeof *h)))
+      return NULL;
+    s->stack = h;
+    s->cap = cap;
+  }
+  memset(&s->stack[s->depth], 0, sizeof s->stack[0]);
+  return &s->stack[s->depth++];
+}
+
+/* An end read before its begin, remembered in s (NULL: no room). */
+static struct held *push_pending(struct slot *s)
+{
+  if (s->npend == s->pend_cap) {
+    unsigned cap = s->pend_cap ? 2 * s->pend_cap : 2;
+    struct held *h;
+    if (cap > DEPTH_MAX || !(h = realloc(s->pend, cap * sizeof *h)))
+      return NULL;
+    s->pend = h;
+    s->pend_cap = cap;
+  }
+  memset(&s->pend[s->npend], 0, sizeof s->pend[0]);
+  return &s->pend[s->npend++];
+}
+
+/* ============================================================ output */
+
+static int put(struct slice *sl, const char *text, size_t len)
+{
+  if (tw_out_record(sl->out, sl->form, text, len) != 0) {
+    sl->err = tw_cmd_output_error(CMD, sl->out);
+    return -1;
+  }
+  if (!sl->any_written && sl->clock) {
+    sl->any_written = 1;
+    if (tw_out_record(sl->out, sl->form, sl->clock, sl->clock_len) != 0) {
+      sl->err = tw_cmd_output_error(CMD, sl->out);
+      return -1;
+    }
+    free(sl->clock);
+    sl->clock = NULL;
+  }
+  sl->any_written = 1;
+  return 0;
+}
+
+/* Write the records held in h (each followed by a NUL). */
+static int put_held(struct slice *sl, struct held *h)
+{
+  const char *p = h->text, *e = h->text + h->len;
+
+  while (p < e) {
+    size_t n = strlen(p);
+    if (put(sl, p, n) != 0)
+      return -1;
+    p += n + 1;
+  }
+  held_free(sl, h);
+  return 0;
+}
+
+/* ========================================================== metadata */
+
+static uint64_t meta_key(int64_t pid, int64_t tid, int thread)
+{
+  int64_t k[3] = { pid, thread ? tid : 0, thread };
+  return tw_rec_hash(k, sizeof k, 11);
+}
+
+/* Write the metadata held for a process (and thread) about to have an
+ * event written. */
+static int flush_meta_of(struct slice *sl, unsigned has, int64_t pid,
+                         int64_t tid)
+{
+  pid = (has & TW_REC_PID) ? pid : 0;
+  tid = (has & TW_REC_TID) ? tid : 0;
+  for (int thread = 0; thread < 2; thread++) {
+    struct slot *s = table_find(sl, &sl->meta, meta_key(pid, tid, thread),
+                                1);
+    if (!s || s->flushed)
+      continue;
+    s->flushed = 1;
+    if (s->depth && put_held(sl, &s->stack[0]) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int flush_meta(struct slice *sl, const tw_rec *r)
+{
+  return flush_meta_of(sl, r->has, r->pid, r->tid);
+}
+
+static int is_thread_meta(const tw_rec *r)
+{
+  return r->name.len > 8 && memcmp(r->text + r->name.off, "\"thread_", 8)
+                            == 0;
+}
+
+static int take_meta(struct slice *sl, const tw_rec *r, const char *text,
+                     size_t len)
+{
+  int64_t pid = (r->has & TW_REC_PID) ? r->pid : 0;
+  int64_t tid = (r->has & TW_REC_TID) ? r->tid : 0;
+  struct slot *s = table_find(sl, &sl->meta,
+                              meta_key(pid, tid, is_thread_meta(r)), 1);
+
+  if (!s || s->flushed)
+    return put(sl, text, len);    /* no room to hold: write it now */
+  if (!s->depth && !push(s))
+    return put(sl, text, len);
+  if (held_add(sl, &s->stack[0], text, len) != 0)
+    return put(sl, text, len);
+  return 0;
+}
+
+/* ============================================================ filters */
+
+static int glob_match(const char *glob, const char *text, size_t n,
+                      int list)
+{
+  char s[TEXT_MAX];
+
+  tw_rec_str_decode(text, n, s, sizeof s);
+  if (fnmatch(glob, s, 0) == 0)
+    return 1;
+  if (list && strchr(s, ',')) {
+    for (char *save = NULL, *c = strtok_r(s, ",", &save); c;
+         c = strtok_r(NULL, ",", &save))
+      if (fnmatch(glob, c, 0) == 0)
+        return 1;
+  }
+  return 0;
+}
+
+static int in_list(const int64_t *v, int n, int64_t x)
+{
+  for (int i = 0; i < n; i++)
+    if (v[i] == x)
+      return 1;
+  return 0;
+}
+
+/* The pid and tid filters. */
+static int ids_pass(const struct slice *sl, const tw_rec *r)
+{
+  if (sl->npids && (!(r->has & TW_REC_PID) ||
+                    !in_list(sl->pids, sl->npids, r->pid)))
+    return 0;
+  if (sl->ntids && (!(r->has & TW_REC_TID) ||
+                    !in_list(sl->tids, sl->ntids, r->tid)))
+    return 0;
+  return 1;
+}
+
+/* A process's metadata by its pid, a thread's by its pid and tid. */
+static int meta_pass(const struct slice *sl, const tw_rec *r)
+{
+  if (is_thread_meta(r))
+    return ids_pass(sl, r);
+  return !sl->npids || ((r->has & TW_REC_PID) &&
+                        in_list(sl->pids, sl->npids, r->pid));
+}
+
+static int filters_pass(const struct slice *sl, const tw_rec *r)
+{
+  if (!ids_pass(sl, r))
+    return 0;
+  if (sl->name_glob && (!r->name.len || r->text[r->name.off] != '"' ||
+                        !glob_match(sl->name_glob, r->text + r->name.off,
+                                    r->name.len, 0)))
+    return 0;
+  if (sl->cat_glob && (!r->cat.len || r->text[r->cat.off] != '"' ||
+                       !glob_match(sl->cat_glob, r->text + r->cat.off,
+                                   r->cat.len, 1)))
+    return 0;
+  return 1;
+}
+
+static int in_window(const struct slice *sl, int64_t ts)
+{
+  return ts >= sl->from && ts < sl->to;
+}
+
+/* ============================================================ events */
+
+/* Write an event kept, after the metadata of its process and thread. */
+static int keep(struct slice *sl, const tw_rec *r, const char *text,
+                size_t len)
+{
+  if (flush_meta(sl, r) != 0)
+    return -1;
+  sl->kept++;
+  return put(sl, text, len);
+}
+
+/* The key of a B/E pair: its thread. */
+static uint64_t thread_key(const tw_rec *r)
+{
+  int64_t k[2] = { (r->has & TW_REC_PID) ? r->pid : 0,
+                   (r->has & TW_REC_TID) ? r->tid : 0 };
+
+  return tw_rec_hash(k, sizeof k, 13);
+}
+
+/* The key of an async span (cat and id; with_name: a flow's, and its
+ * name), with the pid for a process-local id. */
+static uint64_t key_of(const tw_rec *r, int with_name, uint64_t seed)
+{
+  uint64_t h = seed;
+  const tw_rec_span *parts[5] = { &r->cat, &r->id, &r->id2, &r->scope,
+                              &r->name };
+
+  for (int i = 0; i < (with_name ? 5 : 4); i++)
+    h = tw_rec_hash(r->text + parts[i]->off, parts[i]->len, h);
+  if (r->id2.len && memmem(r->text + r->id2.off, r->id2.len,
+                           "\"local\"", 7)) {
+    int64_t pid = (r->has & TW_REC_PID) ? r->pid : 0;
+    h = tw_rec_hash(&pid, sizeof pid, h);   /* a process-local id */
+  }
+  return h;
+}
+
+/* A begin whose end was read first: the pair is complete; both are
+ * written if it overlaps the window, else both dropped. */
+static int begin_after_end(struct slice *sl, struct slot *s,
+                           const tw_rec *r, int pass, const char *text,
+                           size_t len)
+{
+  struct held e = s->pend[0];
+  int rc = 0;
+
+  memmove(s->pend, s->pend + 1, --s->npend * sizeof *s->pend);
+  if (pass && e.pass) {
+    rc = keep(sl, r, text, len);
+    sl->kept++;
+    if (rc == 0)
+      rc = put_held(sl, &e);
+  } else {
+    sl->dropped_pairs++;
+  }
+  held_free(sl, &e);
+  return rc;
+}
+
+/* A span begins (B, b, S): written now, held, or marked dropped. */
+static int span_begin(struct slice *sl, struct table *t, uint64_t key,
+                      const tw_rec *r, int64_t ts, const char *text,
+                      size_t len)
+{
+  struct slot *s = table_find(sl, t, key, 1);
+  struct held *h;
+  int pass = filters_pass(sl, r) && ts < sl->to;
+
+  if (s && s->npend)
+    return begin_after_end(sl, s, r, pass, text, len);
+  if (!s || !(h = push(s))) {
+    if (s)
+      s->lost++;
+    sl->dropped_room++;
+    return 0;
+  }
+  h->ts = ts;
+  h->pid = r->pid;
+  h->tid = r->tid;
+  h->has = r->has;
+  h->pass = pass;
+  if (!pass)
+    return 0;
+  if (ts >= sl->from) {
+    h->written = 1;
+    return keep(sl, r, text, len);
+  }
+  if (held_add(sl, h, text, len) != 0) {
+    h->pass = 0;                  /* no room: the pair is dropped */
+    sl->dropped_room++;
+  }
+  return 0;
+}
+
+/* A span ends (E, e, F). */
+static int span_end(struct slice *sl, struct table *t, uint64_t key,
+                    const tw_rec *r, int64_t ts, const char *text,
+                    size_t len)
+{
+  struct slot *s = table_find(sl, t, key, 0);
+  struct held *h;
+  int rc = 0;
+
+  if (s && s->lost) {
+    s->lost--;
+    return 0;
+  }
+  if (!s || !s->depth) {
+    /* An async end may come before its begin (each thread commits its
+     * own buffer): held until the begin, an orphan if none comes.  A
+     * B/E pair is on one thread, in order: an E alone is an orphan. */
+    if (t == &sl->asyncs && (s || (s = table_find(sl, t, key, 1))) &&
+        (h = push_pending(s)) != NULL) {
+      h->ts = ts;
+      h->pass = ts >= sl->from;
+      if (h->pass && held_add(sl, h, text, len) != 0) {
+        h->pass = 0;
+        sl->dropped_room++;
+      }
+      return 0;
+    }
+    sl->orphans++;                /* no begin in the input */
+    return 0;
+  }
+  h = &s->stack[--s->depth];
+  if (h->pass && !h->written && ts >= sl->from) {
+    if (flush_meta(sl, r) != 0 || put_held(sl, h) != 0)
+      return -1;
+    h->written = 1;
+  }
+  if (h->pass && h->written)
+    rc = keep(sl, r, text, len);
+  else if (h->pass)
+    sl->dropped_pairs++;          /* ended before the window */
+  held_free(sl, h);
+  return rc;
+}
+
+/* An async step (n, T, p): kept in the window, with its span's begin. */
+static int span_step(struct slice *sl, uint64_t key, const tw_rec *r,
+                     int64_t ts, const char *text, size_t len)
+{
+  struct slot *s = table_find(sl, &sl->asyncs, key, 0);
+  struct held *h;
+
+  if (!s || !s->depth || !in_window(sl, ts))
+    return 0;
+  h = &s->stack[s->depth - 1];
+  if (!h->pass)
+    return 0;
+  if (!h->written) {
+    if (flush_meta(sl, r) != 0 || put_held(sl, h) != 0)
+      return -1;
+    h->written = 1;
+  }
+  return keep(sl, r, text, len);
+}
+
+/* A flow event: its events are held, in the order read, until both its
+ * s and its f were read (the f may come first: each thread commits its
+ * own buffer), then written together if all were in the window, else
+ * dropped together. */
+static int flow(struct slice *sl, const tw_rec *r, int64_t ts,
+                const char *text, size_t len)
+{
+  uint64_t key = key_of(r, 1, 17);
+  struct slot *s = table_find(sl, &sl->flows, key, 1);
+  unsigned end = r->ph == 's' ? 1u : r->ph == 'f' ? 2u : 0u;
+  struct held *h;
+  int ok = filters_pass(sl, r) && in_window(sl, ts);
+  int rc = 0;
+
+  if (!s) {
+    sl->dropped_room++;
+    return 0;
+  }
+  if (s->depth && (s->stack[0].ends & end)) {
+    held_free(sl, &s->stack[0]);  /* a second s (or f): the first flow
+                                     never completed */
+    s->depth = 0;
+    sl->dropped_flows++;
+  }
+  if (!s->depth) {
+    if (!push(s)) {
+      sl->dropped_room++;
+      return 0;
+    }
+    s->stack[0].pass = 1;
+  }
+  h = &s->stack[0];
+  if (h->pass && ok && held_add(sl, h, text, len) != 0) {
+    sl->dropped_room++;
+    h->pass = 0;
+  }
+  if (!ok)
+    h->pass = 0;
+  h->ends |= end;
+  if (h->ends == 3) {
+    if (h->pass) {
+      if (flush_meta(sl, r) != 0)
+        return -1;
+      for (size_t k = 0; k < h->len; k++)
+        sl->kept += h->text[k] == '\0';
+      rc = put_held(sl, h);
+    } else {
+      sl->dropped_flows++;
+    }
+    held_free(sl, h);
+    s->depth = 0;
+  }
+  return rc;
+}
+
+/* The window, once the trace's start is known. */
+static void set_start(struct slice *sl, int64_t start)
+{
+  sl->start_known = 1;
+  sl->start = start;
+  sl->from = !sl->have_from ? INT64_MIN :
+             sl->from_abs ? sl->from_rel : start + sl->from_rel;
+  sl->to = !sl->have_to ? INT64_MAX :
+           sl->to_abs ? sl->to_rel : start + sl->to_rel;
+}
+
+static int take(struct slice *sl, const tw_tin_rec *rec)
+{
+  const tw_rec *r = &rec->r;
+  const char *text;
+  size_t len;
+  int64_t ts = r->ts + rec->shift;
+
+  if (tw_cmd_rewrite(r, rec->shift, 0, 0, &sl->buf, &text, &len) != 0) {
+    sl->err = tw_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  if ((r->has & TW_REC_TS) && !sl->start_known)
+    set_start(sl, ts);
+  if (rec->kind == TW_TIN_CLOCK) {
+    if (sl->any_written)
+      return put(sl, text, len);
+    if (!(sl->clock = malloc(len)))
+      return 0;
+    memcpy(sl->clock, text, len);
+    sl->clock_len = len;
+    return 0;
+  }
+  if (rec->kind == TW_TIN_META)
+    return meta_pass(sl, r) ? take_meta(sl, r, text, len) : 0;
+  if (!(r->has & TW_REC_TS))
+    return filters_pass(sl, r) ? keep(sl, r, text, len) : 0;
+  switch (r->ph) {
+  case 'X':
+    if (filters_pass(sl, r) && ts < sl->to &&
+        ts + ((r->has & TW_REC_DUR) ? r->dur : 0) >= sl->from)
+      return keep(sl, r, text, len);
+    return 0;
+  case 'B':
+    return span_begin(sl, &sl->spans, thread_key(r), r, ts, text,
+                      len);
+  case 'E':
+    return span_end(sl, &sl->spans, thread_key(r), r, ts, text,
+                    len);
+  case 'b':
+  case 'S':
+    return span_begin(sl, &sl->asyncs, key_of(r, 0, 19), r, ts, text,
+                      len);
+  case 'e':
+  case 'F':
+    return span_end(sl, &sl->asyncs, key_of(r, 0, 19), r, ts, text,
+                    len);
+  case 'n':
+  case 'T':
+  case 'p':
+    return span_step(sl, key_of(r, 0, 19), r, ts, text, len);
+  case 's':
+  case 't':
+  case 'f':
+    return flow(sl, r, ts, text, len);
+  default:
+    if (filters_pass(sl, r) && in_window(sl, ts))
+      return keep(sl, r, text, len);
+    return 0;
+  }
+}
+
+/* The end of the input: spans still open that reached the window are
+ * written (they last past it); flows not ended are dropped. */
+static int finish(struct slice *sl)
+{
+  struct table *open[2] = { &sl->spans, &sl->asyncs };
+
+  for (int k = 0; k < 2; k++) {
+    struct table *t = open[k];
+    for (size_t i = 0; t->s && i < TABLE_SLOTS; i++)
+      for (unsigned d = 0; d < t->s[i].depth; d++) {
+        struct held *h = &t->s[i].stack[d];
+        if (h->pass && !h->written && h->text) {
+          sl->kept++;
+          if (flush_meta_of(sl, h->has, h->pid, h->tid) != 0 ||
+              put_held(sl, h) != 0)
+            return -1;
+        }
+      }
+  }
+  for (size_t i = 0; sl->flows.s && i < TABLE_SLOTS; i++)
+    if (sl->flows.s[i].depth && sl->flows.s[i].stack[0].pass)
+      sl->dropped_flows++;
+  for (size_t i = 0; sl->asyncs.s && i < TABLE_SLOTS; i++)
+    sl->orphans += sl->asyncs.s[i].npend;
+  /* Nothing kept: the names, so that the output is still a trace. */
+  if (!sl->any_written)
+    for (size_t i = 0; sl->meta.s && i < TABLE_SLOTS; i++)
+      if (sl->meta.s[i].depth && put_held(sl, &sl->meta.s[i].stack[0]) != 0)
+        return -1;
+  if (!sl->any_written && sl->clock) {
+    char *clock = sl->clock;
+    int rc;
+    sl->clock = NULL;
+    rc = put(sl, clock, sl->clock_len);
+    free(clock);
+    return rc;
+  }
+  return 0;
+}
+
+/* ======================================================== the command */
+
+static void slice_usage(FILE *out)
+{
+  fprintf(out,
+    "Usage: " TW_CLI_PROGRAM " slice [-o OUT] [--from T] [--to T] [--pid P]"
+    "... [--tid T]...\n"
+    "                         [--name GLOB] [--cat GLOB] [-q] [--no-parts]"
+    " FILE...\n"
+    "\n"
+    "Write the part of a trace in the time window [--from, --to) and of the\n"
+    "processes, threads, names and categories asked for: a smaller trace\n"
+    "that a viewer opens.  T is a duration from the trace's start (its\n"
+    "first timestamp: the clock record, when the writer opened it), e.g.\n"
+    "10s, 12.5ms, 1500us; or, after '@', a timestamp of the trace's clock\n"
+    "(@1234.5ms).  FILE... are read as one trace, as by cat.\n"
+    "\n"
+    "Complete events that overlap the window are kept whole; B/E pairs and\n"
+    "async spans that overlap it are kept whole, both ends; a flow only if\n"
+    "all of it is in the window.  Metadata (names) of what is kept stay.\n"
+    "\n"
+    "  -o, --output OUT   write to OUT, gzip if it ends in .gz (default:\n"
+    "                     the standard output)\n"
+    "  -f, --from T       the window's start (default: the beginning)\n"
+    "  -t, --to T         its end, excluded (default: the end)\n"
+    "  -p, --pid P        only process P (repeat for more)\n"
+    "      --tid T        only thread T (repeat for more)\n"
+    "  -n, --name GLOB    only events whose name matches GLOB (fnmatch)\n"
+    "  -c, --cat GLOB     only events with a category matching GLOB\n"
+    "  -q, --quiet        print nothing but errors\n"
+    "      --no-parts     read only the files named\n"
+    "  -m, --max-line SIZE  the longest record (default: 64MiB)\n"
+    "  -h, --help         show this help and exit\n"
+    "\n"
+    "Exit status: 0 written, 1 an error, 2 a usage error.\n");
+}
+
+static int parse_time(const char *text, int64_t *ns, int *abs)
+{
+  *abs = text[0] == '@';
+  return tw_rec_parse_duration(text + *abs, ns);
+}
+
+static int parse_id(const char *text, int64_t *v)
+{
+  return tw_rec_int(text, strlen(text), v);
+}
+
+static void summary(const struct slice *sl, const tw_tin *in)
+{
+  const struct tw_tin_stats *s = tw_tin_stats(in);
+
+  fprintf(stderr, TW_CLI_PROGRAM " " CMD ": kept %" PRIu64 " of %" PRIu64
+          " records (%" PRIu64 " written to %s)", sl->kept, s->records,
+          tw_out_records(sl->out), tw_cmd_output_name(sl->c));
+  if (sl->dropped_pairs)
+    fprintf(stderr, "; %" PRIu64 " spans outside the window dropped "
+            "(both ends)", sl->dropped_pairs);
+  if (sl->dropped_flows)
+    fprintf(stderr, "; %" PRIu64 " %s not all in the window dropped",
+            sl->dropped_flows, tw_cli_plural(sl->dropped_flows, "flow",
+                                             "flows"));
+  if (sl->orphans)
+    fprintf(stderr, "; %" PRIu64 " span %s without a begin dropped",
+            sl->orphans, tw_cli_plural(sl->orphans, "end", "ends"));
+  if (sl->dropped_room)
+    fprintf(stderr, "; %" PRIu64 " spans or flows dropped: too many open "
+            "at once", sl->dropped_room);
+  fputc('\n', stderr);
+}
+
+#define OPT_TID 0x102
+
+int tw_tool_slice_main(int argc, char **argv)
+{
+  static const struct option long_options[] = {
+    TW_CMD_LONG,
+    { "from", required_argument, NULL, 'f' },
+    { "to",   required_argument, NULL, 't' },
+    { "pid",  required_argument, NULL, 'p' },
+    { "tid",  required_argument, NULL, OPT_TID },
+    { "name", required_argument, NULL, 'n' },
+    { "cat",  required_argument, NULL, 'c' },
+    { NULL, 0, NULL, 0 }
+  };
+  struct tw_cmd_common c;
+  struct slice sl;
+  tw_progress progress;
+  tw_tin_rec rec;
+  tw_tin *in = NULL;
+  const char *tail;
+  size_t tail_len;
+  int opt, status, rc;
+
+  memset(&c, 0, sizeof c);
+  memset(&sl, 0, sizeof sl);
+  sl.c = &c;
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, TW_CMD_SHORT "f:t:p:n:c:",
+                            long_options, NULL)) != -1) {
+    switch (opt) {
+    case 'f':
+    case 't':
+      if (parse_time(optarg, opt == 'f' ? &sl.from_rel : &sl.to_rel,
+                     opt == 'f' ? &sl.from_abs : &sl.to_abs) != 0)
+        return tw_cli_usage_error(CMD, slice_usage, "bad time '%s' (a "
+                                  "duration such as 10s or 12.5ms, or "
+                                  "@TIMESTAMP)", optarg);
+      *(opt == 'f' ? &sl.have_from : &sl.have_to) = 1;
+      continue;
+    case 'p':
+    case OPT_TID:
+      if (opt == 'p' ? sl.npids == FILTER_MAX : sl.ntids == FILTER_MAX)
+        return tw_cli_usage_error(CMD, slice_usage, "at most %d of --pid "
+                                  "and of --tid", FILTER_MAX);
+      if (parse_id(optarg, opt == 'p' ? &sl.pids[sl.npids++]
+                                      : &sl.tids[sl.ntids++]) != 0)
+        return tw_cli_usage_error(CMD, slice_usage, "bad %s '%s' (an "
+                                  "integer)", opt == 'p' ? "pid" : "tid",
+                                  optarg);
+      continue;
+    case 'n':
+      sl.name_glob = optarg;
+      continue;
+    case 'c':
+      sl.cat_glob = optarg;
+      continue;
+    default:
+      break;
+    }
+    status = tw_cmd_option(CMD, slice_usage, opt, optarg, argv, &c);
+    if (status == TW_CMD_OTHER)
+      status = tw_cli_option_error(CMD, slice_usage, '?', argv);
+    if (status != TW_CMD_TAKEN)
+      return status;
+  }
+  if (optind >= argc)
+    return tw_cli_usage_error(CMD, slice_usage, "no FILE to slice");
+  if (sl.have_from && sl.have_to && sl.from_abs == sl.to_abs &&
+      sl.to_rel <= sl.from_rel)
+    return tw_cli_usage_error(CMD, slice_usage, "an empty window: --to "
+                              "must come after --from");
+  if ((status = tw_cmd_open_input(CMD, &c, argv + optind,
+                                  (size_t)(argc - optind), &in)) >= 0)
+    return status;
+  if ((status = tw_cmd_open_output(CMD, &c, &in, 1, &sl.out)) >= 0)
+    goto done;
+  set_start(&sl, 0);
+  sl.start_known = 0;
+  tw_progress_init(&progress, CMD);
+  status = TW_CLI_OK;
+  while ((rc = tw_tin_next(in, &rec)) > 0) {
+    sl.form = tw_tin_object_form(in);
+    if (take(&sl, &rec) != 0)
+      break;
+    tw_cmd_progress(&progress, in);
+  }
+  tw_progress_end(&progress);
+  if (sl.err) {
+    status = sl.err;
+    goto done;
+  }
+  if (rc < 0) {
+    status = tw_cmd_input_error(CMD, in);
+    goto done;
+  }
+  if (finish(&sl) != 0) {
+    status = sl.err;
+    goto done;
+  }
+  tail = tw_tin_tail(in, &tail_len);
+  if ((status = tw_cmd_finish_output(CMD, sl.out, sl.form, tail,
+                                     tail_len)) != 0)
+    goto done;
+  if (!c.quiet)
+    summary(&sl, in);
+done:
+  table_free(&sl, &sl.spans);
+  table_free(&sl, &sl.asyncs);
+  table_free(&sl, &sl.flows);
+  table_free(&sl, &sl.meta);
+  free(sl.clock);
+  tw_cmd_buf_free(&sl.buf);
+  tw_out_close(sl.out);
+  tw_tin_close(in);
+  return status;
+}

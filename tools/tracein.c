@@ -1,0 +1,664 @@
+/* tracein.c -- one trace read from its files (see tracein.h)
+ *
+ * The files are read one at a time through tools/reader.h (asking for
+ * the dropped items too, to say where they were); each record is parsed
+ * (tools/records.h) and sorted into metadata, the clock record and
+ * events.  Metadata records are remembered by key -- their name, pid and
+ * tid -- with a hash of their text, in an open-addressing table, so that
+ * a record that a later part repeats word for word is dropped.
+ */
+#include "config.h"
+
+#include "tracein.h"
+#include "cli.h"
+#include "layout.h"       /* TW__LAYOUT_CLOCK_SYNC_ID */
+#include "rotate.h"       /* tw__rotated_name */
+#include "tracewriter.h"  /* tw_now_ns */
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MSG_MAX (2 * PATH_MAX + 256)
+#define TAIL_MAX 4096
+#define META_SLOTS (2 * TW_TIN_META_MAX)   /* a power of two */
+#define PROGRESS_DELAY_NS (1000u * 1000u * 1000u)
+#define PROGRESS_EVERY_NS (500u * 1000u * 1000u)
+
+struct file {
+  char *path;
+  dev_t dev;
+  ino_t ino;
+  uint64_t size;
+};
+
+struct meta_slot {
+  uint64_t key;            /* 0: empty */
+  uint64_t text;           /* hash of the record's text */
+};
+
+struct tw_tin {
+  struct tw_tin_options opts;
+  char command[32];
+  struct file *files;
+  size_t nfiles, cur;      /* the file being read (== nfiles: done) */
+  tw_reader *r;
+  uint64_t base_pos;       /* JSON bytes of the files before cur */
+  uint64_t done_bytes;     /* sizes of the files read to their end */
+  uint64_t part_dropped, part_dropped_bytes, part_first_drop;
+
+  struct meta_slot *meta;  /* META_SLOTS, allocated at the first 'M' */
+  size_t meta_used;
+
+  struct tw_tin_clock clock;
+  int64_t base_delta, cur_delta, shift;
+  int have_base;
+
+  int form_known, object_form;
+  char tail[TAIL_MAX];
+  size_t tail_len;
+
+  struct tw_tin_stats stats;
+  int err;
+  char msg[MSG_MAX];
+};
+
+/* =========================================================== errors */
+
+TW_CLI_PRINTF(3, 4)
+static int fail(tw_tin *t, int rc, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (t->err)
+    return t->err;
+  t->err = rc;
+  va_start(ap, fmt);
+  vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+TW_CLI_PRINTF(2, 3)
+static void warn(const tw_tin *t, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (t->opts.quiet)
+    return;
+  fprintf(stderr, TW_CLI_PROGRAM " %s: ", t->command);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+/* ============================================================ parts */
+
+struct part {
+  unsigned long long n;
+  char *name;
+};
+
+static int part_cmp(const void *a, const void *b)
+{
+  const struct part *x = a, *y = b;
+
+  return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* The rotated parts of path in its directory, ascending: *parts (each a
+ * malloc'ed path), *n.  0 or -errno. */
+static int find_parts(const char *path, struct part **parts, size_t *n)
+{
+  size_t size = strlen(path) + 32, plen, slen, blen, cap = 0;
+  char *n0 = malloc(size), *n1 = malloc(size), *dir = NULL;
+  const char *slash, *base;
+  struct dirent *e;
+  DIR *d = NULL;
+  int rc = 0;
+
+  *parts = NULL;
+  *n = 0;
+  if (!n0 || !n1) {
+    rc = -ENOMEM;
+    goto done;
+  }
+  if (tw__rotated_name(n0, size, path, 0) != 0 ||
+      tw__rotated_name(n1, size, path, 1) != 0)
+    goto done;                    /* no room for a number: no parts */
+  /* The names differ in the last digit of the number: the prefix ends
+   * six characters before it, the suffix begins just after. */
+  for (plen = 0; n0[plen] == n1[plen]; plen++)
+    continue;
+  plen -= 5;
+  slen = strlen(n0) - plen - 6;
+  slash = strrchr(n0, '/');
+  base = slash ? slash + 1 : n0;
+  blen = plen - (size_t)(base - n0);
+  if (!(dir = slash ? strndup(n0, (size_t)(slash - n0) + 1) : strdup("./"))) {
+    rc = -ENOMEM;
+    goto done;
+  }
+  if (!(d = opendir(dir)))
+    goto done;                    /* unreadable directory: no parts */
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name), digits, i;
+    unsigned long long num = 0;
+    if (len < blen + 6 + slen || memcmp(e->d_name, base, blen) != 0 ||
+        memcmp(e->d_name + len - slen, n0 + plen + 6, slen) != 0)
+      continue;
+    digits = len - blen - slen;
+    for (i = 0; i < digits; i++) {
+      char c = e->d_name[blen + i];
+      if (c < '0' || c > '9' || num > ULLONG_MAX / 10 - 1)
+        break;
+      num = num * 10 + (unsigned long long)(c - '0');
+    }
+    if (i < digits || num == 0)
+      continue;
+    if (*n == cap) {
+      struct part *p = realloc(*parts, (cap = cap ? 2 * cap : 16) *
+                               sizeof **parts);
+      if (!p) {
+        rc = -ENOMEM;
+        goto done;
+      }
+      *parts = p;
+    }
+    (*parts)[*n].n = num;
+    (*parts)[*n].name = malloc(strlen(dir) + len + 1);
+    if (!(*parts)[*n].name) {
+      rc = -ENOMEM;
+      goto done;
+    }
+    /* "./" only when path had no directory: keep names as given. */
+    sprintf((*parts)[*n].name, "%s%s", slash ? dir : "", e->d_name);
+    (*n)++;
+  }
+  if (*n > 1)
+    qsort(*parts, *n, sizeof **parts, part_cmp);
+done:
+  if (d)
+    closedir(d);
+  free(dir);
+  free(n0);
+  free(n1);
+  return rc;
+}
+
+/* Add path to t's files, checking what it is. */
+static int add_file(tw_tin *t, const char *path, size_t *cap)
+{
+  struct stat st;
+  struct file *f;
+
+  if (stat(path, &st) != 0)
+    return fail(t, -errno, "%s: %s", path, strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    return fail(t, -EISDIR, "%s: is a directory", path);
+  if (!S_ISREG(st.st_mode))
+    return fail(t, -EINVAL, "%s: not a regular file", path);
+  for (size_t i = 0; i < t->nfiles; i++)
+    if (t->files[i].dev == st.st_dev && t->files[i].ino == st.st_ino)
+      return fail(t, -EEXIST, "%s: the same file as %s, read once only",
+                  path, t->files[i].path);
+  if (t->nfiles == *cap) {
+    f = realloc(t->files, (*cap = *cap ? 2 * *cap : 8) * sizeof *f);
+    if (!f)
+      return fail(t, -ENOMEM, "out of memory");
+    t->files = f;
+  }
+  f = &t->files[t->nfiles];
+  if (!(f->path = strdup(path)))
+    return fail(t, -ENOMEM, "out of memory");
+  f->dev = st.st_dev;
+  f->ino = st.st_ino;
+  f->size = (uint64_t)st.st_size;
+  t->nfiles++;
+  return 0;
+}
+
+/* Add path, preceded by its rotated parts unless no_parts. */
+static int add_path(tw_tin *t, const char *path, size_t *cap)
+{
+  struct part *parts = NULL;
+  size_t n = 0, i;
+  int rc = 0;
+
+  if (!t->opts.no_parts && (rc = find_parts(path, &parts, &n)) != 0)
+    return fail(t, rc, "%s: cannot list its rotated parts: %s", path,
+                strerror(-rc));
+  for (i = 0; i < n && rc == 0; i++)
+    rc = add_file(t, parts[i].name, cap);
+  for (i = 0; i < n; i++)
+    free(parts[i].name);
+  free(parts);
+  if (rc)
+    return rc;
+  /* A writer killed inside a rotation (tracewriter(7), ROTATION) leaves
+   * the live file with its numbered name as well, or (no hard links)
+   * for an instant no live file: the parts are then the whole trace. */
+  if (n > 0) {
+    struct stat st;
+    const struct file *last = &t->files[t->nfiles - 1];
+    if (stat(path, &st) != 0 ? errno == ENOENT
+                             : st.st_dev == last->dev && st.st_ino == last->ino)
+      return 0;
+  }
+  return add_file(t, path, cap);
+}
+
+/* ============================================================== API */
+
+int tw_tin_open(tw_tin **tp, char *const *paths, size_t n,
+                const struct tw_tin_options *opts, char *err,
+                size_t errsize)
+{
+  size_t cap = 0;
+  tw_tin *t;
+  int rc = 0;
+
+  *tp = NULL;
+  if (err && errsize)
+    err[0] = '\0';
+  if (!(t = calloc(1, sizeof *t))) {
+    if (err && errsize)
+      snprintf(err, errsize, "out of memory");
+    return -ENOMEM;
+  }
+  if (opts)
+    t->opts = *opts;
+  snprintf(t->command, sizeof t->command, "%s",
+           t->opts.command ? t->opts.command : "read");
+  for (size_t i = 0; i < n && rc == 0; i++)
+    rc = add_path(t, paths[i], &cap);
+  if (rc == 0 && t->nfiles == 0)
+    rc = fail(t, -EINVAL, "no input file");
+  if (rc != 0) {
+    if (err && errsize)
+      snprintf(err, errsize, "%s", t->msg);
+    tw_tin_close(t);
+    return rc;
+  }
+  for (size_t i = 0; i < t->nfiles; i++)
+    t->stats.input_bytes += t->files[i].size;
+  *tp = t;
+  return 0;
+}
+
+/* Warn about what the file just read dropped. */
+static void warn_dropped(tw_tin *t, const struct tw_read_info *info)
+{
+  const char *name = t->files[t->cur].path;
+  char what[256];
+  size_t k = 0;
+
+#define ADD(...) tw_cli_append(what, sizeof what, &k, __VA_ARGS__)
+  what[0] = '\0';
+  if (t->part_dropped)
+    ADD("dropped %" PRIu64 " cut %s and other data (%" PRIu64 " %s), the "
+        "first at byte %" PRIu64, t->part_dropped,
+        tw_cli_plural(t->part_dropped, "record", "records"),
+        t->part_dropped_bytes,
+        tw_cli_plural(t->part_dropped_bytes, "byte", "bytes"),
+        t->part_first_drop);
+  if (info->gzip_cut)
+    ADD("%sthe gzip data was cut", k ? "; " : "");
+  if (info->gzip_corrupt)
+    ADD("%sthe gzip data was corrupt", k ? "; " : "");
+  if (info->gzip_discarded)
+    ADD("%s%" PRIu64 " bytes inflated from its damaged end unused",
+        k ? "; " : "", info->gzip_discarded);
+#undef ADD
+  if (k)
+    warn(t, "%s: %s (kept %" PRIu64 " %s)", name, what, info->records,
+         tw_cli_plural(info->records, "record", "records"));
+}
+
+/* The file being read ended. */
+static void file_done(tw_tin *t)
+{
+  const struct tw_read_info *info = tw_reader_info(t->r);
+
+  warn_dropped(t, info);
+  t->stats.dropped_records += info->dropped_records;
+  t->stats.dropped_bytes += info->dropped_bytes + info->junk_bytes;
+  t->stats.files_done++;
+  t->stats.any_gzip |= info->gzip;
+  if (info->tail && info->tail_len < sizeof t->tail) {
+    memcpy(t->tail, info->tail, info->tail_len);
+    t->tail_len = info->tail_len;
+  }
+  t->base_pos += info->json_bytes;
+  t->done_bytes += t->files[t->cur].size;
+  t->stats.json_bytes = t->base_pos;
+  tw_reader_close(t->r);
+  t->r = NULL;
+  t->cur++;
+}
+
+static int open_file(tw_tin *t)
+{
+  struct tw_read_options ro;
+  char msg[MSG_MAX];
+  int rc;
+
+  memset(&ro, 0, sizeof ro);
+  ro.max_record = t->opts.max_record;
+  ro.flags = TW_READ_DROPPED;
+  rc = tw_reader_open(&t->r, t->files[t->cur].path, &ro, msg, sizeof msg);
+  if (rc != 0)
+    return fail(t, rc, "%s", msg);
+  t->part_dropped = t->part_dropped_bytes = t->part_first_drop = 0;
+  return 0;
+}
+
+/* 1 if a metadata record with this key and text is new (or changed). */
+static int meta_is_new(tw_tin *t, const tw_rec *r)
+{
+  uint64_t key = 1, text;
+  size_t i;
+
+  if (!t->meta) {
+    if (!(t->meta = calloc(META_SLOTS, sizeof *t->meta)))
+      return 1;                   /* no table: keep every one */
+  }
+  key = tw_rec_hash(r->text + r->name.off, r->name.len, key);
+  key = tw_rec_hash(r->text + r->pid_v.off, r->pid_v.len, key);
+  key = tw_rec_hash(r->text + r->tid_v.off, r->tid_v.len, key);
+  key |= key == 0;
+  text = tw_rec_hash(r->text, r->len, 7);
+  for (i = key & (META_SLOTS - 1); t->meta[i].key;
+       i = (i + 1) & (META_SLOTS - 1)) {
+    if (t->meta[i].key == key) {
+      if (t->meta[i].text == text)
+        return 0;
+      t->meta[i].text = text;
+      return 1;
+    }
+  }
+  if (t->meta_used >= TW_TIN_META_MAX) {
+    t->stats.meta_overflow++;
+    return 1;
+  }
+  t->meta[i].key = key;
+  t->meta[i].text = text;
+  t->meta_used++;
+  return 1;
+}
+
+/* If r is a clock record (ph 'c', args.sync_id the library's): 1, with
+ * its clocks read into *mono, *real (0 and 0 when they are not there). */
+static int is_clock(const tw_rec *r, int64_t *mono, int64_t *real)
+{
+  const char *args = r->text + r->args.off;
+  tw_rec_span v;
+
+  *mono = *real = 0;
+  if (r->ph != 'c' || !r->args.len)
+    return 0;
+  v = tw_rec_member(args, r->args.len, "sync_id");
+  if (!v.len || !tw_rec_str_is(args + v.off, v.len,
+                               TW__LAYOUT_CLOCK_SYNC_ID))
+    return 0;
+  v = tw_rec_member(args, r->args.len, "monotonic_ns");
+  if (v.len && tw_rec_int(args + v.off, v.len, mono) == 0) {
+    v = tw_rec_member(args, r->args.len, "realtime_ns");
+    if (v.len && tw_rec_int(args + v.off, v.len, real) == 0)
+      return 1;
+  }
+  *mono = *real = 0;
+  return 1;
+}
+
+/* A clock record: returns 1 if it is to be yielded (the first). */
+static int take_clock(tw_tin *t, const tw_rec *r, int64_t mono,
+                      int64_t real, uint64_t offset)
+{
+  int64_t delta = real - mono, diff;
+
+  if (!mono && !real)
+    return 0;                     /* unreadable: not used, not kept */
+  if (!t->have_base) {
+    t->have_base = 1;
+    t->base_delta = t->cur_delta = delta;
+    t->clock.known = 1;
+    t->clock.mono = mono;
+    t->clock.real = real;
+    t->clock.pid = (r->has & TW_REC_PID) ? r->pid : 0;
+    t->clock.tid = (r->has & TW_REC_TID) ? r->tid : 0;
+    return 1;
+  }
+  diff = delta - t->cur_delta;
+  if (diff > TW_TIN_CLOCK_TOLERANCE || diff < -TW_TIN_CLOCK_TOLERANCE) {
+    char d[TW_REC_US_MAX + 1];
+    t->cur_delta = delta;
+    t->shift = delta - t->base_delta;
+    t->stats.clock_shifts++;
+    d[tw_rec_us_text(t->shift, d)] = '\0';
+    warn(t, "%s: another clock than the first file's (another process or "
+         "boot, or the wall clock was set): its timestamps from byte %"
+         PRIu64 " on are moved by %s us onto the first file's clock",
+         t->files[t->cur].path, offset, d);
+  }
+  return 0;
+}
+
+int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
+{
+  tw_read_item item;
+  int rc;
+
+  if (t->err)
+    return t->err;
+  for (;;) {
+    int64_t mono, real;
+    if (!t->r) {
+      if (t->cur == t->nfiles)
+        return 0;
+      if ((rc = open_file(t)) != 0)
+        return rc;
+    }
+    rc = tw_reader_next(t->r, &item);
+    if (rc < 0)
+      return fail(t, rc, "%s", tw_reader_error(t->r));
+    if (rc == 0) {
+      file_done(t);
+      continue;
+    }
+    if (item.kind != TW_ITEM_RECORD) {
+      if (t->part_dropped++ == 0)
+        t->part_first_drop = item.offset;
+      t->part_dropped_bytes += item.len;
+      continue;
+    }
+    if (!t->form_known) {
+      t->form_known = 1;
+      t->object_form = tw_reader_info(t->r)->object_form;
+    }
+    t->stats.records++;
+    if (t->opts.events_unparsed && !t->shift && item.len > 9 &&
+        memcmp(item.text, "{\"ph\":\"", 7) == 0 && item.text[8] == '"' &&
+        item.text[7] != 'M' && item.text[7] != 'c') {
+      memset(&rec->r, 0, sizeof rec->r);
+      rec->r.text = item.text;
+      rec->r.len = item.len;
+      rec->r.ph = item.text[7];
+      rec->kind = TW_TIN_EVENT;
+      goto yield;
+    }
+    if (tw_rec_parse(&rec->r, item.text, item.len) != 0)
+      return fail(t, TW_READ_ENOTTRACE, "%s: byte %" PRIu64 ": a record "
+                  "that is not an object", t->files[t->cur].path,
+                  item.offset);
+    rec->kind = TW_TIN_EVENT;
+    if (rec->r.ph == 'M') {
+      if (!meta_is_new(t, &rec->r))
+        continue;
+      rec->kind = TW_TIN_META;
+    } else if (is_clock(&rec->r, &mono, &real)) {
+      if (!take_clock(t, &rec->r, mono, real, item.offset))
+        continue;
+      rec->kind = TW_TIN_CLOCK;
+    }
+  yield:
+    rec->shift = t->shift;
+    rec->part = (unsigned)t->cur;
+    rec->pos = t->base_pos + item.offset;
+    t->stats.yielded++;
+    return 1;
+  }
+}
+
+const char *tw_tin_error(const tw_tin *t)
+{
+  return t->msg;
+}
+
+const struct tw_tin_clock *tw_tin_clock(const tw_tin *t)
+{
+  return &t->clock;
+}
+
+size_t tw_tin_files(const tw_tin *t)
+{
+  return t->nfiles;
+}
+
+const char *tw_tin_file(const tw_tin *t, size_t i)
+{
+  return i < t->nfiles ? t->files[i].path : NULL;
+}
+
+int tw_tin_has_file(const tw_tin *t, const char *path)
+{
+  struct stat st;
+
+  if (stat(path, &st) != 0)
+    return 0;
+  for (size_t i = 0; i < t->nfiles; i++)
+    if (t->files[i].dev == st.st_dev && t->files[i].ino == st.st_ino)
+      return 1;
+  return 0;
+}
+
+int tw_tin_overlaps(const tw_tin *t, const tw_tin *u)
+{
+  for (size_t i = 0; i < t->nfiles; i++)
+    for (size_t j = 0; j < u->nfiles; j++)
+      if (t->files[i].dev == u->files[j].dev &&
+          t->files[i].ino == u->files[j].ino)
+        return 1;
+  return 0;
+}
+
+int tw_tin_object_form(const tw_tin *t)
+{
+  return t->object_form;
+}
+
+const char *tw_tin_tail(const tw_tin *t, size_t *len)
+{
+  if (!t->tail_len)
+    return tw_read_bracket(t->object_form, len);
+  *len = t->tail_len;
+  return t->tail;
+}
+
+const struct tw_tin_stats *tw_tin_stats(const tw_tin *t)
+{
+  return &t->stats;
+}
+
+uint64_t tw_tin_total_bytes(const tw_tin *t)
+{
+  return t->stats.input_bytes;
+}
+
+uint64_t tw_tin_done_bytes(const tw_tin *t)
+{
+  uint64_t done = t->done_bytes;
+
+  if (t->r && !tw_reader_info(t->r)->gzip)
+    done += tw_reader_info(t->r)->json_bytes;
+  return done;
+}
+
+void tw_tin_close(tw_tin *t)
+{
+  if (!t)
+    return;
+  tw_reader_close(t->r);
+  for (size_t i = 0; i < t->nfiles; i++)
+    free(t->files[i].path);
+  free(t->files);
+  free(t->meta);
+  free(t);
+}
+
+/* ========================================================= progress */
+
+void tw_format_bytes(uint64_t bytes, char *out, size_t outsize)
+{
+  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+  double value = (double)bytes;
+  size_t unit = 0;
+
+  if (bytes < 1024) {
+    snprintf(out, outsize, "%" PRIu64 " %s", bytes,
+             tw_cli_plural(bytes, "byte", "bytes"));
+    return;
+  }
+  value /= 1024;
+  while (value >= 1024 && unit + 1 < sizeof units / sizeof units[0]) {
+    value /= 1024;
+    unit++;
+  }
+  snprintf(out, outsize, "%.1f %s", value, units[unit]);
+}
+
+void tw_progress_init(tw_progress *p, const char *command)
+{
+  memset(p, 0, sizeof *p);
+  p->enabled = isatty(STDERR_FILENO);
+  p->command = command;
+  p->start_ns = tw_now_ns();
+  p->next_ns = p->start_ns + PROGRESS_DELAY_NS;
+}
+
+void tw_progress_update(tw_progress *p, uint64_t done, uint64_t total,
+                        uint64_t json)
+{
+  char a[32], b[32];
+  uint64_t now;
+
+  if (!p->enabled || (now = tw_now_ns()) < p->next_ns)
+    return;
+  p->next_ns = now + PROGRESS_EVERY_NS;
+  if (total && done <= total) {
+    tw_format_bytes(done, a, sizeof a);
+    tw_format_bytes(total, b, sizeof b);
+    fprintf(stderr, "\r" TW_CLI_PROGRAM " %s: %3u%% (%s of %s)   ",
+            p->command, (unsigned)(done * 100 / total), a, b);
+  } else {
+    tw_format_bytes(json, a, sizeof a);
+    fprintf(stderr, "\r" TW_CLI_PROGRAM " %s: %s of JSON read   ",
+            p->command, a);
+  }
+  p->shown = 1;
+}
+
+void tw_progress_end(tw_progress *p)
+{
+  if (p->shown)
+    fprintf(stderr, "\r%70s\r", "");
+  p->shown = 0;
+}

@@ -1,0 +1,177 @@
+/* tracein.h -- one trace read from its files, for cat, merge, slice and
+ * stats
+ *
+ * A writer with rotation leaves its trace in parts: trace.000001.json,
+ * trace.000002.json, ... (the finished ones, src/rotate.h) and trace.json
+ * (the live one).  Each part is a complete document that begins with the
+ * process_name record, the clock record and every metadata record
+ * emitted so far.  A tw_tin reads such a trace as one stream of records:
+ *
+ *   - The files are read in the order given, one at a time, through
+ *     tools/reader.h: every complete record of a cut file (a crash, a
+ *     live file) is read, and what was dropped is said on stderr.  A
+ *     file named alone whose directory holds its rotated parts (the
+ *     names tw__rotated_name gives, six digits or more) stands for its
+ *     parts, in ascending order, then itself, unless no_parts is set.
+ *   - A metadata record ('M') is yielded once: again only if its text
+ *     changed (a thread renamed).  Those that later parts repeat are
+ *     dropped.
+ *   - The clock record (TW__LAYOUT_CLOCK_SYNC_ID, src/layout.h) of the
+ *     first document is yielded (kind TW_TIN_CLOCK); later ones are not.
+ *     Each gives realtime_ns - monotonic_ns, how the document's trace
+ *     clock relates to the wall clock.  Within one process it is the
+ *     same for every part, up to the few nanoseconds between the two
+ *     clock reads; a part whose relation differs by more than
+ *     TW_TIN_CLOCK_TOLERANCE (another boot, another process, the wall
+ *     clock stepped) gets a shift that puts its timestamps on the clock
+ *     of the first document: every record carries the shift to apply.
+ *
+ * Memory is bounded: one reader at a time, and the table of metadata
+ * keys (TW_TIN_META_MAX of them; past that, metadata records are
+ * yielded as they come).  Not thread-safe; different ones are
+ * independent.  Warnings (and progress, when asked) go to stderr.
+ */
+#ifndef TW_TOOLS_TRACEIN_H
+#define TW_TOOLS_TRACEIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "reader.h"
+#include "records.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Beyond this difference in realtime - monotonic between two documents
+ * of one input, the later one is on another clock (ns). */
+#define TW_TIN_CLOCK_TOLERANCE ((int64_t)1000000)
+#define TW_TIN_META_MAX 65536u
+
+/* Options of tw_tin_open.  Zeroed means the defaults. */
+struct tw_tin_options {
+  size_t max_record;       /* the longest record (0: the reader's
+                              default) */
+  int no_parts;            /* read only the files named */
+  const char *command;     /* prefixes warnings: "tracewriter CMD: " */
+  int quiet;               /* no warnings */
+  int events_unparsed;     /* an event whose text begins {"ph":"P" and
+                              needs no shift is yielded with r.text,
+                              r.len and r.ph only (for cat: faster) */
+};
+
+/* The kinds of records yielded. */
+enum tw_tin_kind {
+  TW_TIN_EVENT = 0,        /* any record but the two below */
+  TW_TIN_META = 1,         /* a metadata record ('M'), first seen */
+  TW_TIN_CLOCK = 2         /* the clock record of the first document */
+};
+
+typedef struct tw_tin_rec {
+  tw_rec r;                /* the record and its members; r.text is
+                              valid until the next call */
+  int kind;                /* enum tw_tin_kind */
+  int64_t shift;           /* ns to add to r.ts to put it on the clock
+                              of the input's first document */
+  unsigned part;           /* the file it comes from (index) */
+  uint64_t pos;            /* where it begins in the input: the JSON
+                              bytes of the files before, and its offset
+                              in its file */
+} tw_tin_rec;
+
+/* The clock record of the first document. */
+struct tw_tin_clock {
+  int known;               /* there was one */
+  int64_t mono, real;      /* its monotonic_ns, realtime_ns */
+  int64_t pid, tid;        /* its pid and tid (0 if not integers) */
+};
+
+typedef struct tw_tin tw_tin;
+
+/* Open paths[0..n) as one trace.  Checks that every file (parts
+ * included) can be opened; nothing is read yet.  Returns 0 and *tp, or a
+ * negative code (the reader's, or -errno; -EEXIST for a file named
+ * twice) with a message naming the file in err. */
+int tw_tin_open(tw_tin **tp, char *const *paths, size_t n,
+                const struct tw_tin_options *opts, char *err,
+                size_t errsize);
+
+/* The next record: 1, 0 at the end of the last file, or a negative code
+ * with the message in tw_tin_error (sticky). */
+int tw_tin_next(tw_tin *t, tw_tin_rec *rec);
+
+/* The message of the first error, or "". */
+const char *tw_tin_error(const tw_tin *t);
+
+/* The first document's clock record (known once it has been read). */
+const struct tw_tin_clock *tw_tin_clock(const tw_tin *t);
+
+/* The files read, after expansion: how many, and the name of each. */
+size_t tw_tin_files(const tw_tin *t);
+const char *tw_tin_file(const tw_tin *t, size_t i);
+
+/* 1 if the file at path is one of the input's files (the same inode). */
+int tw_tin_has_file(const tw_tin *t, const char *path);
+
+/* 1 if a file of t is also one of u's. */
+int tw_tin_overlaps(const tw_tin *t, const tw_tin *u);
+
+/* The form of the first file (1: {"traceEvents":[...]}), known once a
+ * record was read, and the tail of the last file read (without its
+ * newline), valid after the end until tw_tin_close. */
+int tw_tin_object_form(const tw_tin *t);
+const char *tw_tin_tail(const tw_tin *t, size_t *len);
+
+/* What was read so far. */
+struct tw_tin_stats {
+  uint64_t records;        /* complete records read */
+  uint64_t yielded;        /* ... yielded */
+  uint64_t dropped_records; /* cut records dropped */
+  uint64_t dropped_bytes;  /* bytes of them and of other junk */
+  uint64_t json_bytes;     /* JSON text read */
+  uint64_t input_bytes;    /* sizes of the files (compressed) */
+  uint64_t files_done;     /* files read to their end */
+  uint64_t clock_shifts;   /* documents whose clock was shifted */
+  uint64_t meta_overflow;  /* metadata records not deduplicated */
+  int any_gzip;            /* a file was gzip */
+};
+const struct tw_tin_stats *tw_tin_stats(const tw_tin *t);
+
+/* The sum of the sizes of all the files (known at open). */
+uint64_t tw_tin_total_bytes(const tw_tin *t);
+
+void tw_tin_close(tw_tin *t);
+
+/* ------------------------------------------------------------ progress */
+
+/* A line on stderr, rewritten twice a second, once the work has taken
+ * more than a second, when stderr is a terminal: "tracewriter CMD: 41%
+ * (1.1 GiB of 2.7 GiB)" or, when the total is unknown (gzip), the JSON
+ * bytes read. */
+typedef struct tw_progress {
+  int enabled;
+  int shown;
+  const char *command;
+  uint64_t start_ns, next_ns;
+} tw_progress;
+
+void tw_progress_init(tw_progress *p, const char *command);
+/* done of total (0: unknown) input bytes, json bytes read. */
+void tw_progress_update(tw_progress *p, uint64_t done, uint64_t total,
+                        uint64_t json);
+void tw_progress_end(tw_progress *p);
+
+/* The input bytes of t read so far (plain files: exact; gzip files:
+ * counted when each ends), for progress. */
+uint64_t tw_tin_done_bytes(const tw_tin *t);
+
+/* Write bytes for people into out: "512 bytes", "3.4 KiB", "1.2 GiB". */
+void tw_format_bytes(uint64_t bytes, char *out, size_t outsize);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TW_TOOLS_TRACEIN_H */
