@@ -579,9 +579,13 @@ static void fp_head(FILE *f, sll pid, sll tid)
           "\"tid\":%lld,\"args\":{\"name\":\"" PROCESS_NAME "\"}}", pid, tid);
 }
 
+/* The array form's tail, as the library writes it: nothing after the
+ * bracket. */
+#define BENCH_TAIL "\n]"
+
 static void fp_tail(FILE *f)
 {
-  fputs("\n]\n", f);
+  fputs(BENCH_TAIL, f);
 }
 
 static inline void fp_a(FILE *f, uint64_t i, sll pid, sll tid)
@@ -1003,7 +1007,7 @@ static void run_tw(const job *j, result *res)
   res->ns = t1 - t0;
   res->cpu = c1 - c0;
   res->events = wl_events(j->wl, j->n);
-  res->json_bytes = st.bytes + 3;            /* the tail "\n]\n" */
+  res->json_bytes = st.bytes + strlen(BENCH_TAIL);
   res->file_bytes = file_size(j->out);
   res->allocs = a1 - a0;
   for (int t = 0; t < threads; t++)

@@ -404,7 +404,8 @@ typedef struct tw_arg {
                              TW_NUL_TERMINATED */
   union {
     int64_t i;            /* TW_ARG_INT */
-    uint64_t u;           /* TW_ARG_UINT */
+    uint64_t u;           /* TW_ARG_UINT: above INT64_MAX written as
+                             the nearest double (exponent form) */
     double d;             /* TW_ARG_DOUBLE: NaN/Inf -> null or rejected */
     int b;                /* TW_ARG_BOOL: nonzero is true */
     const char *s;        /* TW_ARG_STRING, TW_ARG_JSON; NULL -> null */
@@ -453,6 +454,9 @@ static inline tw_arg tw_arg_json(const char *name, const char *json)
 /* One event of any phase, for tw_emit().  Times are nanoseconds on the
  * CLOCK_MONOTONIC scale of tw_now_ns() (any scale works if used
  * consistently) and are written as microseconds with three decimals.
+ * Numbers Perfetto cannot read right are TW_EEVENT: a time from 2^63 ns
+ * (ts, ts + dur, tts, tts + tdur), a given pid or tid outside
+ * 0..4294967295, a "sort_index" outside int32_t.
  *
  * Phases and what the library requires of each (anything missing is
  * TW_EEVENT):
@@ -462,15 +466,21 @@ static inline tw_arg tw_arg_json(const char *name, const char *json)
  *       draw
  *   'C' counter: name; at least one arg, numbers only (the series)
  *   'b','n','e' async: name, an id (TW_HAS_ID); viewers key async ids
- *       by cat too, so give one
+ *       by cat too, so give one (NULL: written "default", as
+ *       chrome://tracing drops async events without a cat)
  *   's','t','f' flow: name, an id (cat, as above); 'f'/'t' may set
- *       TW_EV_BP_ENCLOSING
- *   'M' metadata: name.  Viewers know process_name, thread_name (arg
- *       "name"), process_sort_index, thread_sort_index (arg "sort_index")
- *       and process_labels (arg "labels"): the helpers below build these
- *   'N','O','D' object created/snapshot/destroyed: name, an id
- *   'R' mark: name      'c' clock sync: name (viewers expect "clock_sync"
- *       with arg sync_id, and issue_ts when the sync was issued earlier)
+ *       TW_EV_BP_ENCLOSING; an 'f' needs a cat or TW_EV_BP_ENCLOSING
+ *   'M' metadata: name.  Perfetto and chrome://tracing know
+ *       process_name, thread_name (arg "name"), process_sort_index,
+ *       thread_sort_index (arg "sort_index"); only chrome://tracing
+ *       process_labels (arg "labels"): the helpers below build these
+ *   'N','O','D' object created/snapshot/destroyed: name, an id (only
+ *       chrome://tracing shows them)
+ *   'R' mark: name (DevTools does not draw it; tw_mark writes 'I')
+ *   'c' clock sync: name and an arg sync_id (only chrome://tracing reads
+ *       it; "clock_sync", and issue_ts when the sync was issued earlier)
+ * cname must be one of chrome://tracing's reserved color names (see
+ * tw_emit(3)): it fails the whole import on any other.
  * Other fields are written whenever set, whatever the phase.
  */
 typedef struct tw_event {
@@ -485,8 +495,8 @@ typedef struct tw_event {
   uint64_t dur;           /* ns, for 'X' */
   uint64_t tts;           /* ns, with TW_HAS_TTS */
   uint64_t tdur;          /* ns, with TW_HAS_TDUR */
-  int64_t pid;            /* with TW_HAS_PID */
-  int64_t tid;            /* with TW_HAS_TID */
+  int64_t pid;            /* with TW_HAS_PID: 0..4294967295 */
+  int64_t tid;            /* with TW_HAS_TID: 0..4294967295 */
   uint64_t id;            /* with TW_HAS_ID, written "0x.." */
   uint64_t bind_id;       /* with TW_HAS_BIND_ID */
   const char *id_scope;   /* the scope of an async/flow/object id,
@@ -545,14 +555,15 @@ TW_EXTERN int tw_flow_step(tw_writer *w, const char *cat, const char *name,
                            uint64_t id);
 TW_EXTERN int tw_flow_end(tw_writer *w, const char *cat, const char *name,
                           uint64_t id);
-/* Metadata for this process / the calling thread. */
+/* Metadata for this process / the calling thread.  A sort index must fit
+ * in int32_t (else TW_EEVENT). */
 TW_EXTERN int tw_process_name(tw_writer *w, const char *name);
 TW_EXTERN int tw_thread_name(tw_writer *w, const char *name);
 TW_EXTERN int tw_process_sort_index(tw_writer *w, int64_t index);
 TW_EXTERN int tw_thread_sort_index(tw_writer *w, int64_t index);
 /* Labels shown beside the process name ("labels": "a,b"). */
 TW_EXTERN int tw_process_labels(tw_writer *w, const char *labels);
-/* Mark ('R') at now. */
+/* A global instant ('I', scope 'g') at now: DevTools draws no 'R'. */
 TW_EXTERN int tw_mark(tw_writer *w, const char *cat, const char *name);
 
 /* ------------------------------------------------------------------------

@@ -141,9 +141,12 @@ int tw_process_labels(tw_writer *w, const char *labels)
   return metadata(w, "process_labels", tw_arg_str("labels", labels));
 }
 
+/* A global instant: DevTools does not draw 'R', which Perfetto and
+ * chrome://tracing read as an instant. */
 int tw_mark(tw_writer *w, const char *cat, const char *name)
 {
-  tw_event ev = event('R', cat, name, NULL, 0);
+  tw_event ev = event('I', cat, name, NULL, 0);
+  ev.instant_scope = 'g';
   return w ? tw_emit(w, &ev) : 0;
 }
 

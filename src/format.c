@@ -292,19 +292,35 @@ static void c_locale_init(void)
   c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 }
 
+/* The most digits after the decimal point of a number without an
+ * exponent that Perfetto reads right: it divides the fraction's digits
+ * by 10^n in a uint64_t, which overflows from n = 20 (a value then off
+ * by a factor of ten or more). */
+#define FRACTION_DIGITS_MAX 19
+
 /* Shortest of %.15g/%.17g that reads back as v, in the C locale whatever
- * the program's locale is.  Returns the length written into buf[32]. */
+ * the program's locale is; in exponent form when %g would write more than
+ * FRACTION_DIGITS_MAX fraction digits (%.17g of 1e-4 <= |v| < 1e-3 writes
+ * 20).  %g never puts more than 17 digits before the point (it switches
+ * to an exponent), so the integer part never overflows Perfetto's int64
+ * either.  Returns the length written into buf[32]. */
 static int format_double(double v, char *buf)
 {
   locale_t old = (locale_t)0;
-  int n;
+  int prec = 15, n;
+  const char *dot;
 
   pthread_once(&c_locale_once, c_locale_init);
   if (c_locale)
     old = uselocale(c_locale);
-  n = snprintf(buf, 32, "%.15g", v);
-  if (strtod(buf, NULL) != v)
-    n = snprintf(buf, 32, "%.17g", v);
+  n = snprintf(buf, 32, "%.*g", prec, v);
+  if (strtod(buf, NULL) != v) {
+    prec = 17;
+    n = snprintf(buf, 32, "%.*g", prec, v);
+  }
+  if ((dot = strchr(buf, '.')) && !strchr(dot, 'e') &&
+      buf + n - dot - 1 > FRACTION_DIGITS_MAX)
+    n = snprintf(buf, 32, "%.*e", prec - 1, v);
   if (c_locale)
     uselocale(old);
   return n;
@@ -841,6 +857,12 @@ static int put_arg(cursor *o, const tw_arg *a, const tw__fmt_config *cfg,
     put_i64(o, a->v.i);
     return 0;
   case TW_ARG_UINT:
+    /* Perfetto reads an integer of 2^63 or more as a negative number
+     * (2^64 less): such a value is written as the nearest double, in
+     * exponent form, which every viewer reads as positive.  Only a
+     * string keeps all 64 bits. */
+    if (a->v.u > (uint64_t)INT64_MAX)
+      return put_double(o, (double)a->v.u, cfg);
     put_u64(o, a->v.u);
     return 0;
   case TW_ARG_DOUBLE:
@@ -1072,6 +1094,103 @@ static int put_tail(cursor *o, const tw_event *ev, const tw__fmt_config *cfg,
   return 0;
 }
 
+/* Numbers Perfetto cannot read right are refused (see tracewriter(7),
+ * WHAT EACH VIEWER SHOWS).  It turns microseconds into nanoseconds in an
+ * int64_t, so a time from 2^63 ns on overflows (an event dropped or
+ * misplaced); it keeps pid and tid as uint32_t and reads any other value
+ * as 0; it casts a sort index to int32_t. */
+#define TIME_END (UINT64_C(1) << 63)
+#define ID32_MAX UINT64_C(4294967295)
+
+/* 1 if ts, ts + dur, tts, tts + tdur, pid and tid of ev are in range. */
+static inline int numbers_fit(const tw_event *ev, const tw__fmt_defaults *def)
+{
+  unsigned has = ev->has;
+  uint64_t ts = (has & TW_HAS_TS) ? ev->ts : def->ts;
+  uint64_t tts = (has & TW_HAS_TTS) ? ev->tts : 0;
+
+  if (ts >= TIME_END || (ev->ph == 'X' && ev->dur >= TIME_END - ts))
+    return 0;
+  if (TW__UNLIKELY(has & (TW_HAS_TTS | TW_HAS_TDUR | TW_HAS_PID |
+                          TW_HAS_TID)))
+    return tts < TIME_END &&
+           (!(has & TW_HAS_TDUR) || ev->tdur < TIME_END - tts) &&
+           (!(has & TW_HAS_PID) || (uint64_t)ev->pid <= ID32_MAX) &&
+           (!(has & TW_HAS_TID) || (uint64_t)ev->tid <= ID32_MAX);
+  return 1;
+}
+
+/* 1 unless ev is a sort index metadata event whose numeric "sort_index"
+ * lies outside int32_t (NaN and infinities go by the nonfinite rule). */
+static int sort_index_fits(const tw_event *ev)
+{
+  if (!ev->name || (strcmp(ev->name, "process_sort_index") != 0 &&
+                    strcmp(ev->name, "thread_sort_index") != 0))
+    return 1;
+  for (size_t i = 0; i < ev->nargs; i++) {
+    const tw_arg *a = &ev->args[i];
+    if (!a->name || strcmp(a->name, "sort_index") != 0)
+      continue;
+    if ((a->type == TW_ARG_INT &&
+         (a->v.i < INT32_MIN || a->v.i > INT32_MAX)) ||
+        (a->type == TW_ARG_UINT && a->v.u > INT32_MAX) ||
+        (a->type == TW_ARG_DOUBLE && isfinite(a->v.d) &&
+         (a->v.d < INT32_MIN || a->v.d > INT32_MAX)))
+      return 0;
+  }
+  return 1;
+}
+
+/* The category of an async event ('b', 'n', 'e') given without one. */
+#define TW__ASYNC_DEFAULT_CAT "default"
+
+/* The color names chrome://tracing knows (Catapult's
+ * base/color_scheme.html, reservedColorsByName, its spelling kept): it
+ * fails the whole import on any other cname.  Perfetto and DevTools
+ * ignore cname. */
+static const char *const reserved_colors[] = {
+  "thread_state_uninterruptible", "thread_state_iowait",
+  "thread_state_running", "thread_state_runnable", "thread_state_sleeping",
+  "thread_state_unknown", "background_memory_dump", "light_memory_dump",
+  "detailed_memory_dump", "vsync_highlight_color", "generic_work", "good",
+  "bad", "terrible", "black", "grey", "white", "yellow", "olive",
+  "rail_response", "rail_animation", "rail_idle", "rail_load", "startup",
+  "heap_dump_stack_frame", "heap_dump_object_type",
+  "heap_dump_child_node_arrow", "cq_build_running", "cq_build_passed",
+  "cq_build_failed", "cq_build_abandoned", "cq_build_attempt_runnig",
+  "cq_build_attempt_passed", "cq_build_attempt_failed",
+};
+
+static int reserved_color(const char *name)
+{
+  for (size_t i = 0; i < sizeof reserved_colors / sizeof *reserved_colors;
+       i++)
+    if (strcmp(name, reserved_colors[i]) == 0)
+      return 1;
+  return 0;
+}
+
+/* 1 if ev has an argument named key. */
+static int has_arg(const tw_event *ev, const char *key)
+{
+  for (size_t i = 0; i < ev->nargs; i++)
+    if (ev->args[i].name && strcmp(ev->args[i].name, key) == 0)
+      return 1;
+  return 0;
+}
+
+/* Shapes that make chrome://tracing fail the whole import (Catapult's
+ * trace_event_importer.html): a cname outside its list; a clock sync 'c'
+ * without args.sync_id (none at all throws; without the key it is
+ * ignored); an 'f' with neither cat nor bp (reading the cat of an 'f'
+ * without bp throws). */
+static int breaks_catapult(const tw_event *ev)
+{
+  return (ev->cname && !reserved_color(ev->cname)) ||
+         (ev->ph == 'c' && !has_arg(ev, "sync_id")) ||
+         (ev->ph == 'f' && !ev->cat && !(ev->flags & TW_EV_BP_ENCLOSING));
+}
+
 int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                      const tw__fmt_config *cfg, char *buf, size_t cap,
                      size_t *len, tw__fmt_notes *notes)
@@ -1103,6 +1222,15 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
     return TW_ETOOMANY;
   if (ev->nargs && !ev->args)
     return TW_EEVENT;
+  if (!numbers_fit(ev, def) || (ev->ph == 'M' && !sort_index_fits(ev)))
+    return TW_EEVENT;
+  /* chrome://tracing drops an async event without a category. */
+  if (TW__UNLIKELY(!ev->cat && (ev->ph == 'b' || ev->ph == 'n' ||
+                                ev->ph == 'e'))) {
+    tw_event with_cat = *ev;
+    with_cat.cat = TW__ASYNC_DEFAULT_CAT;
+    return tw__format_event(&with_cat, def, cfg, buf, cap, len, notes);
+  }
 
   /* With the lengths of name and cat known, one check of room covers the
    * whole head. */
@@ -1121,6 +1249,10 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
   if (ev->nargs && (rc = put_args(&o, ev, rules, cfg, notes)) != 0)
     return rc;
   PUTLIT(&o, "}");
+  /* After the strings, so that their own errors come first. */
+  if (TW__UNLIKELY(ev->cname || ev->ph == 'c' || ev->ph == 'f') &&
+      breaks_catapult(ev))
+    return TW_EEVENT;
 
   *len = o.over ? o.need : (size_t)(o.p - buf);
   return o.over ? TW__ENOROOM : 0;

@@ -17,7 +17,7 @@ const char *tw__layout_head(int object_form, size_t *len)
 
 const char *tw__layout_tail(int object_form, size_t *len)
 {
-  const char *t = object_form ? "\n]}\n" : "\n]\n";
+  const char *t = object_form ? "\n]}" : "\n]";
   *len = strlen(t);
   return t;
 }

@@ -4,7 +4,7 @@
  * one complete gzip member:
  *
  *   header | deflate, sync-flushed | stored final block: tail | trailer
- *   10 B     all commits so far      01 LEN ~LEN "\n]\n"        CRC ISIZE
+ *   10 B     all commits so far      01 LEN ~LEN "\n]"          CRC ISIZE
  *            ^ start + 10            ^ pos
  *
  * The header is written by hand and the records go through one continuous

@@ -154,19 +154,19 @@ if [ "$status" -eq 0 ]; then
 else
   fail "jsonlint --check-demo accepts the trace"
 fi
-# starts_ends FILE FIRST LAST: FILE's first bytes are FIRST and it ends
-# with LAST, and perhaps one newline (0.1's tail).
-starts_ends() {
-  [ "$(head -c ${#2} "$1" 2>/dev/null)" = "$2" ] &&
-    { [ "$(tail -c ${#3} "$1" 2>/dev/null)" = "$3" ] ||
-      [ "$(tail -c $((${#3} + 1)) "$1" 2>/dev/null)" = "$3" ]; }
-}
 # ends_exactly FILE LAST: FILE's last bytes are LAST, no newline after.
 ends_exactly() {
   [ "$(tail -c ${#2} "$1" | od -An -c | tr -d ' ')" = \
     "$(printf '%s' "$2" | od -An -c | tr -d ' ')" ]
 }
-check "the trace is an array: '[' ... ']'" starts_ends "$trace" '[' ']'
+# starts_ends FILE FIRST LAST: FILE's first bytes are FIRST and its last
+# LAST, with nothing after them (the library's tail has no newline).
+starts_ends() {
+  [ "$(head -c ${#2} "$1" 2>/dev/null)" = "$2" ] && ends_exactly "$1" "$3"
+}
+check "the trace is an array: '[' ... ']', nothing after" \
+  starts_ends "$trace" '[' "
+]"
 
 if [ -n "$PYTHON3" ]; then
   run "$PYTHON3" -c '
@@ -352,8 +352,9 @@ live_snapshots "live gzip sink" "$tmp/live.json.gz" "buffer=4KiB"
 object=$tmp/object.json
 expect_status 0 "demo -O format=object exits 0" \
   "$tool" demo -O format=object --requests 50 --threads 2 -o "$object"
-check "... writes the object form {\"traceEvents\":[ ... ]}" \
-  starts_ends "$object" '{"traceEvents":[' ']}'
+check "... writes the object form {\"traceEvents\":[ ... ]}, nothing after" \
+  starts_ends "$object" '{"traceEvents":[' "
+]}"
 run "$jsonlint" --check-demo --require-thread-names 3 "$object"
 if [ "$status" -eq 0 ]; then
   pass "jsonlint --check-demo: $(cat "$tmp/out")"

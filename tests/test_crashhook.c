@@ -419,7 +419,7 @@ static void test_deaths_gzip_inline(void **state)
   run_all_deaths("sink=gzip,commit=inline,gzip=6," BIG, 1);
 }
 
-/* The object form: the tail "\n]}\n" is written by the hook too. */
+/* The object form: the tail "\n]}" is written by the hook too. */
 static void test_deaths_object_form(void **state)
 {
   (void)state;
@@ -1023,11 +1023,11 @@ static void test_stream_no_tail_with_program_handler(void **state)
   close(up[0]);
   /* Every record, then no tail: closing the array makes it the trace. */
   assert_true(len > 2 && buf[len - 1] == '}');
-  buf = realloc(buf, len + 3);
+  buf = realloc(buf, len + strlen(TU_TAIL(0)));
   assert_non_null(buf);
-  memcpy(buf + len, "\n]\n", 3);
+  memcpy(buf + len, TU_TAIL(0), strlen(TU_TAIL(0)));
   {
-    jc_doc *d = load_bytes(buf, len + 3, 0);
+    jc_doc *d = load_bytes(buf, len + strlen(TU_TAIL(0)), 0);
     check_trace(d, N_EVENTS, pid);
     jc_free(d);
   }

@@ -1150,6 +1150,15 @@ static char *json_of(const cfg *c, char *raw, size_t len, size_t *outlen)
   return j;
 }
 
+/* 1 if text[0..n) ends with the array form's tail, its last byte the
+ * bracket. */
+static int has_tail(const char *text, size_t n)
+{
+  size_t tl = strlen(TU_TAIL(0));
+
+  return n >= tl && memcmp(text + n - tl, TU_TAIL(0), tl) == 0;
+}
+
 /* The output, strictly parsed (gzip: inflated as one exact member); its
  * text must end with exactly the tail. */
 static jc_doc *t_load(target *t)
@@ -1159,7 +1168,7 @@ static jc_doc *t_load(target *t)
   char *json = json_of(t->c, raw, len, &n);
   jc_doc *d;
 
-  EXPECT(n >= 3 && memcmp(json + n - 3, "\n]\n", 3) == 0);
+  EXPECT(has_tail(json, n));
   d = tu_load_mem(json, n);
   free(json);
   return d;
@@ -1907,11 +1916,11 @@ static jc_doc *repaired(const char *buf, size_t len)
       n--;
     if (n == 0 || buf[n - 1] != '}')
       continue;
-    fixed = malloc(n + 4);
+    fixed = malloc(n + strlen(TU_TAIL(0)));
     assert_non_null(fixed);
     memcpy(fixed, buf, n);
-    memcpy(fixed + n, "\n]\n", 3);
-    d = tu_parse_trace(fixed, n + 3, err, sizeof err);
+    memcpy(fixed + n, TU_TAIL(0), strlen(TU_TAIL(0)));
+    d = tu_parse_trace(fixed, n + strlen(TU_TAIL(0)), err, sizeof err);
     free(fixed);
     if (d)
       return d;
@@ -1963,8 +1972,8 @@ static void restore_fails_cut(const cfg *c)
     committed = check_events(d);
     jc_free(d);
     EXPECT(committed >= r.flushed && committed <= r.ok);
-    EXPECT(sn >= 3 && memcmp(sjson + sn - 3, "\n]\n", 3) == 0);
-    sn -= 3;                       /* the committed text, without tail */
+    EXPECT(has_tail(sjson, sn));
+    sn -= strlen(TU_TAIL(0));      /* the committed text, without tail */
 
     raw = t_bytes(&t, &len);
     if (c->sink == TW_SINK_GZIP) {
@@ -2132,7 +2141,7 @@ static int rot_file_events(const rot_dir *r, const char *name, int *first,
   }
   if (!(d = tu_parse_trace(json, jn, why, sizeof why)))
     fail_msg("%s: %s is not strict JSON: %s", ctx, name, why);
-  EXPECT(jn >= 3 && memcmp(json + jn - 3, "\n]\n", 3) == 0);
+  EXPECT(has_tail(json, jn));
   free(json);
   e = jc_first(d, tu_events(d));
   EXPECT(e >= 0);

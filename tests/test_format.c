@@ -7,6 +7,7 @@
  * numbers exactly, timestamps as exact integer nanoseconds.
  */
 #include "testutil.h"
+#include "viewer_rules.h"
 
 #include <errno.h>
 #include <float.h>
@@ -151,6 +152,17 @@ static void check_arg(const jc_doc *d, jc_val args, jc_val v, const tw_arg *a)
     assert_int_equal(i, a->v.i);
     break;
   case TW_ARG_UINT:
+    if (a->v.u > (uint64_t)INT64_MAX) {
+      /* Perfetto would read the integer as negative: the nearest double,
+       * in exponent form. */
+      size_t rl;
+      const char *raw = jc_raw(d, v, &rl);
+      if (jc_type(d, v) != JC_NUMBER || !memchr(raw, 'e', rl) ||
+          jc_num(d, v) != (double)a->v.u)
+        fail_msg("%s: %" PRIu64 " written as \"%.*s\", not as a double in "
+                 "exponent form", what, a->v.u, (int)rl, raw);
+      break;
+    }
     if (jc_uint64(d, v, &u) != 0)
       fail_msg("%s: not a uint64", what);
     assert_int_equal(u, a->v.u);
@@ -339,7 +351,7 @@ static void check_event(const jc_doc *d, jc_val obj, const tw_event *ev,
 }
 
 /* The bytes on disk: the head, then one record per line, then the tail
- * and nothing after it; each record line is a JSON object by itself.
+ * and nothing after it, not even a newline; each record line is a JSON object by itself.
  * nevents counts the records but the document's clock record, which is
  * a line too. */
 static void check_layout(const char *path, size_t nevents, int object_form)
@@ -359,11 +371,12 @@ static void check_layout(const char *path, size_t nevents, int object_form)
     if (buf[i] == '\r' || buf[i] == '\0')
       fail_msg("raw CR or NUL at byte %zu", i);
   }
-  assert_int_equal(nl, nevents + 2);
+  assert_int_equal(nl, nevents + 1);   /* none after the tail */
   while (p < e) {
     char *q = memchr(p, '\n', (size_t)(e - p));
     size_t n;
-    assert_non_null(q);
+    if (!q)
+      q = e;                           /* the tail's line, unterminated */
     n = (size_t)(q - p);
     if (line == 0) {
       assert_int_equal(n, strlen(head));
@@ -392,9 +405,9 @@ static void check_layout(const char *path, size_t nevents, int object_form)
       assert_int_equal(line, nevents + 1);
       assert_int_equal(n, strlen(last));
       assert_memory_equal(p, last, n);
-      assert_true(q + 1 == e);
+      assert_true(q == e);
     }
-    p = q + 1;
+    p = q < e ? q + 1 : e;
     line++;
   }
   assert_int_equal(line, nevents + 2);
@@ -732,7 +745,7 @@ static void test_layout_array(void **state)
   buf = tu_read_file(s.path, &len);
   assert_true(len > 6);
   assert_memory_equal(buf, "[\n{\"", 4);
-  assert_memory_equal(buf + len - 3, "\n]\n", 3);
+  assert_memory_equal(buf + len - 2, "\n]", 2);
   free(buf);
   s.n = 0;
   s_done(&s, NULL);
@@ -764,7 +777,7 @@ static void test_layout_object(void **state)
   assert_true(jc_get(d, jc_root(d), "traceEvents") >= 0);
   buf = tu_read_file(s.path, &len);
   assert_memory_equal(buf, "{\"traceEvents\":[\n{", 18);
-  assert_memory_equal(buf + len - 4, "\n]}\n", 4);
+  assert_memory_equal(buf + len - 3, "\n]}", 3);
   free(buf);
   s_done(&s, d);
 
@@ -950,8 +963,8 @@ static void test_phase_async(void **state)
     ev = mkev_ts(phases[i], "net", "scoped", 40 + i);
     ev.has |= TW_HAS_ID | TW_HAS_PID | TW_HAS_TID;
     ev.id = 0x123456789abcdefULL;
-    ev.pid = -1;
-    ev.tid = INT64_MAX;
+    ev.pid = 4294967295;            /* the largest a viewer keeps */
+    ev.tid = 0;
     ev.id_scope = "s\"q";
     s_emit(&s, &ev);
   }
@@ -996,7 +1009,7 @@ static void test_phase_metadata(void **state)
   tw_arg a_pn = tw_arg_str("name", "server \"main\"");
   tw_arg a_tn = tw_arg_str("name", "worker-1");
   tw_arg a_psi = tw_arg_int("sort_index", -5);
-  tw_arg a_tsi = tw_arg_int("sort_index", INT64_MAX);
+  tw_arg a_tsi = tw_arg_int("sort_index", INT32_MAX);
   tw_arg a_pl = tw_arg_str("labels", "a,b");
   (void)state;
 
@@ -1016,7 +1029,7 @@ static void test_phase_metadata(void **state)
   ev = mkev('M', NULL, "thread_sort_index");
   ev.args = &a_tsi;
   ev.nargs = 1;
-  S_CALL(&s, &ev, tw_thread_sort_index(s.w, INT64_MAX));
+  S_CALL(&s, &ev, tw_thread_sort_index(s.w, INT32_MAX));
   ev = mkev('M', NULL, "process_labels");
   ev.args = &a_pl;
   ev.nargs = 1;
@@ -1091,9 +1104,13 @@ static void test_phase_mark(void **state)
   (void)state;
 
   s_open(&s, NULL);
-  ev = mkev('R', "blink.user_timing", "navigationStart");
+  /* tw_mark writes a global instant, which DevTools draws; 'R' only
+   * through tw_emit. */
+  ev = mkev('I', "blink.user_timing", "navigationStart");
+  ev.instant_scope = 'g';
   S_CALL(&s, &ev, tw_mark(s.w, "blink.user_timing", "navigationStart"));
-  ev = mkev('R', NULL, "nocat");
+  ev = mkev('I', NULL, "nocat");
+  ev.instant_scope = 'g';
   S_CALL(&s, &ev, tw_mark(s.w, NULL, "nocat"));
   ev = mkev_ts('R', "c", "explicit", 77);
   s_emit(&s, &ev);
@@ -1133,7 +1150,7 @@ static void test_cname_tts_tdur(void **state)
   ev.cname = "good";
   ev.has |= TW_HAS_TTS | TW_HAS_TDUR;
   ev.tts = 0;
-  ev.tdur = UINT64_MAX;
+  ev.tdur = (uint64_t)INT64_MAX;    /* tts + tdur: the most allowed */
   s_emit(&s, &ev);
   ev = mkev_ts('B', "c", "tts_only", 11);
   ev.has |= TW_HAS_TTS;
@@ -1167,8 +1184,8 @@ static void test_pid_tid_ts_defaults(void **state)
   ev.pid = 0;
   ev.tid = 0;
   s_emit(&s, &ev);
-  ev.pid = INT64_MIN;
-  ev.tid = -1;
+  ev.pid = 4294967295;              /* the most a viewer keeps */
+  ev.tid = 4294967295;
   s_emit(&s, &ev);
   ev.has = TW_HAS_PID;
   ev.pid = 31337;
@@ -1261,7 +1278,8 @@ static void test_helpers(void **state)
   ev.flags |= TW_EV_BP_ENCLOSING;
   S_CALL(&s, &ev, tw_flow_end(s.w, "flow", "fl", UINT64_MAX));
   /* Mark. */
-  ev = mkev('R', "m", "mark");
+  ev = mkev('I', "m", "mark");
+  ev.instant_scope = 'g';
   S_CALL(&s, &ev, tw_mark(s.w, "m", "mark"));
   s_finish(&s);
 }
@@ -1359,7 +1377,9 @@ static void test_timestamps_exact(void **state)
     { 1001, "1.001" },
     { 1234567891, "1234567.891" },
     { 1000000000000000000ULL, "1000000000000000.000" },
-    { UINT64_MAX, "18446744073709551.615" },
+    /* ts + dur and tts + tdur stay below 2^63: zeros around the most. */
+    { 0, "0.000" },
+    { 9223372036854775807ULL, "9223372036854775.807" },
   };
   const size_t nt = sizeof t / sizeof t[0];
   static sess s;
@@ -1388,11 +1408,25 @@ static void test_timestamps_exact(void **state)
   s_done(&s, d);
 }
 
+/* A value of test_numbers_every_length as a time: below 2^62, so that
+ * two of them add up to less than 2^63 ns, the most a time may reach. */
+static uint64_t as_time(uint64_t v)
+{
+  return v < (UINT64_C(1) << 62) ? v : v >> 2;
+}
+
+/* ... and as a pid or tid: at most 4294967295. */
+static int64_t as_id32(uint64_t v)
+{
+  return (int64_t)(v <= UINT32_MAX ? v : v % (UINT64_C(1) << 32));
+}
+
 /* Every length of the decimal writer: 10^k - 1, 10^k, 10^k + 1 and a
  * number of k + 1 different digits, for every k, and the largest values:
- * as times (their microseconds take every length too), as integer args
- * of both signs and as explicit pid and tid; the text compared with
- * printf's. */
+ * as times (their microseconds take every length too, up to the largest
+ * time, as_time), as integer args of both signs and as explicit pid and
+ * tid (up to 10 digits); the text compared with printf's.  A uint64 arg
+ * above INT64_MAX is the nearest double, in exponent form. */
 static void test_numbers_every_length(void **state)
 {
   static const char digits[] = "12345678909876543210";
@@ -1420,15 +1454,15 @@ static void test_numbers_every_length(void **state)
   args = pool_alloc(nv * 3 * sizeof *args);
   s_open(&s, NULL);
   for (size_t i = 0; i < nv; i++) {
-    tw_event ev = mkev_ts('X', "c", "n", v[i]);
+    tw_event ev = mkev_ts('X', "c", "n", as_time(v[i]));
     tw_arg *a = args + 3 * i;
     int64_t sv = (int64_t)(v[i] & (uint64_t)INT64_MAX);
-    ev.dur = v[(i + 1) % nv];
+    ev.dur = as_time(v[(i + 1) % nv]);
     ev.has |= TW_HAS_TTS | TW_HAS_TDUR | TW_HAS_PID | TW_HAS_TID;
-    ev.tts = v[(i + 2) % nv];
-    ev.tdur = v[(i + 3) % nv];
-    ev.pid = sv;
-    ev.tid = -sv;
+    ev.tts = as_time(v[(i + 2) % nv]);
+    ev.tdur = as_time(v[(i + 3) % nv]);
+    ev.pid = as_id32(v[i]);
+    ev.tid = (int64_t)UINT32_MAX - as_id32(v[i]);
     a[0] = tw_arg_uint("u", v[i]);
     a[1] = tw_arg_int("i", sv);
     a[2] = tw_arg_int("m", sv == 0 ? INT64_MIN : -sv);
@@ -1443,22 +1477,29 @@ static void test_numbers_every_length(void **state)
     int64_t sv = (int64_t)(v[i] & (uint64_t)INT64_MAX);
     char text[48];
     for (size_t t = 0; t < 4; t++) {
-      uint64_t ns = v[(i + t) % nv];
+      uint64_t ns = as_time(v[(i + t) % nv]);
       snprintf(text, sizeof text, "%" PRIu64 ".%03u", ns / 1000,
                (unsigned)(ns % 1000));
       assert_raw(d, jc_get(d, r, tkeys[t]), text);
     }
-    snprintf(text, sizeof text, "%" PRIu64, v[i]);
-    assert_raw(d, jc_get(d, a, "u"), text);
+    if (v[i] <= (uint64_t)INT64_MAX) {
+      snprintf(text, sizeof text, "%" PRIu64, v[i]);
+      assert_raw(d, jc_get(d, a, "u"), text);
+    } else {
+      size_t rl;
+      const char *raw = jc_raw(d, jc_get(d, a, "u"), &rl);
+      assert_non_null(memchr(raw, 'e', rl));
+      assert_true(jc_num(d, jc_get(d, a, "u")) == (double)v[i]);
+    }
     snprintf(text, sizeof text, "%" PRId64, sv);
     assert_raw(d, jc_get(d, a, "i"), text);
-    assert_raw(d, jc_get(d, r, "pid"), text);
     snprintf(text, sizeof text, "%" PRId64, sv == 0 ? INT64_MIN : -sv);
     assert_raw(d, jc_get(d, a, "m"), text);
-    if (sv)
-      assert_raw(d, jc_get(d, r, "tid"), text);
-    else
-      assert_raw(d, jc_get(d, r, "tid"), "0");
+    snprintf(text, sizeof text, "%" PRId64, as_id32(v[i]));
+    assert_raw(d, jc_get(d, r, "pid"), text);
+    snprintf(text, sizeof text, "%" PRId64,
+             (int64_t)UINT32_MAX - as_id32(v[i]));
+    assert_raw(d, jc_get(d, r, "tid"), text);
   }
   s_done(&s, d);
   pool_free();
@@ -1500,7 +1541,12 @@ static void test_args_integers(void **state)
     jc_val a = jc_get(d, s_record(d, 0), "args");
     assert_raw(d, jc_get(d, a, "i9"), "9223372036854775807");
     assert_raw(d, jc_get(d, a, "i10"), "-9223372036854775808");
-    assert_raw(d, jc_get(d, a, "u6"), "18446744073709551615");
+    assert_raw(d, jc_get(d, a, "u4"), "4294967296");
+    /* Above INT64_MAX: the nearest double, which Perfetto reads as
+     * positive (an integer it would read as 2^64 less). */
+    assert_raw(d, jc_get(d, a, "u5"), "9.2233720368547758e+18");
+    assert_raw(d, jc_get(d, a, "u6"), "1.8446744073709552e+19");
+    assert_raw(d, jc_get(d, a, "u7"), "1.8446744073709552e+19");
     assert_raw(d, jc_get(d, a, "i0"), "0");
     assert_raw(d, jc_get(d, a, "i7"), "-100");
   }
@@ -2094,17 +2140,16 @@ static void test_utf8_replace(void **state)
     exp_args[i] = tw_arg_str(out, out);
     ev.has |= TW_HAS_ID;
     ev.id_scope = in;
-    ev.cname = in;
     ev.args = &args[i];
     ev.nargs = 1;
     ex.has = ev.has;
     ex.id_scope = out;
-    ex.cname = out;
     ex.args = &exp_args[i];
     ex.nargs = 1;
     s_emit_as(&s, &ev, &ex);
-    /* name, cat, scope, cname, key and value: six strings replaced. */
-    replaced += bad ? 6 : 0;
+    /* name, cat, scope, key and value: five strings replaced (a cname is
+     * one of the reserved names). */
+    replaced += bad ? 5 : 0;
     s_stats(&s, &st);
     assert_int_equal(st.utf8_replaced, replaced);
   }
@@ -2212,7 +2257,6 @@ static void test_escapes_roundtrip(void **state)
   ev = mkev_ts('b', controls, controls, 1);
   ev.has |= TW_HAS_ID;
   ev.id_scope = controls;
-  ev.cname = controls;
   ev.args = &ctrl_arg;
   ev.nargs = 1;
   s_emit(&s, &ev);
@@ -2224,7 +2268,6 @@ static void test_escapes_roundtrip(void **state)
   for (size_t i = 0; i < NT; i++) {
     text_args[i] = tw_arg_str(texts[i], texts[i]);
     ev = mkev_ts('I', texts[i], texts[i], 3 + i);
-    ev.cname = texts[i];
     ev.args = &text_args[i];
     ev.nargs = 1;
     s_emit(&s, &ev);
@@ -2304,15 +2347,14 @@ static void test_strings_every_length(void **state)
         a[1] = tw_arg_str(sout, sout);
         ev = mkev_ts('X', sin, sin, ts++);
         ev.id_scope = sin;
-        ev.cname = sin;
         ev.args = &a[0];
         ev.nargs = 1;
         ex = ev;
-        ex.cat = ex.name = ex.id_scope = ex.cname = sout;
+        ex.cat = ex.name = ex.id_scope = sout;
         ex.args = &a[1];
         s_emit_as(&s, &ev, &ex);
         if (ni != no || memcmp(in, out, ni) != 0)
-          replaced += 6;
+          replaced += 5;
       }
     }
   }
@@ -2359,8 +2401,9 @@ static void test_head_room(void **state)
     s_emit(&s, &ev);
     ev = mkev_ts('I', ctl, plain, ts++);
     ev.has |= TW_HAS_TTS | TW_HAS_TDUR | TW_HAS_PID | TW_HAS_TID;
-    ev.tts = ev.tdur = UINT64_MAX;
-    ev.pid = ev.tid = INT64_MIN;
+    ev.tts = UINT64_C(1) << 62;       /* the longest times allowed */
+    ev.tdur = (UINT64_C(1) << 62) - 1;
+    ev.pid = ev.tid = 4294967295;     /* the longest ids allowed */
     s_emit(&s, &ev);
   }
   s_stats(&s, &st);
@@ -2474,17 +2517,15 @@ static void test_long_strings_truncate(void **state)
     keep_exp[i][1] = tw_arg_str("n", out);
     ev.has |= TW_HAS_ID;
     ev.id_scope = in;
-    ev.cname = in;
     ev.args = keep_args[i];
     ev.nargs = 2;
     ex.has = ev.has;
     ex.id_scope = out;
-    ex.cname = out;
     ex.args = keep_exp[i];
     ex.nargs = 2;
     s_emit_as(&s, &ev, &ex);
-    /* name, cat, scope, cname, key, two values */
-    truncated += cut ? 7 : 0;
+    /* name, cat, scope, key, two values */
+    truncated += cut ? 6 : 0;
     s_stats(&s, &st);
     assert_int_equal(st.strings_truncated, truncated);
   }
@@ -2973,26 +3014,28 @@ static void test_fuzz(void **state)
       ev.name = fz_string(&n, 0);
     if (rn(100) < 60)
       ev.cat = fz_string(&n, 0);
+    /* Numbers mostly in range, sometimes not (vr_numbers_refused). */
     if (rn(100) < 70) {
       ev.has |= TW_HAS_TS;
-      ev.ts = rnd();
+      ev.ts = rnd() >> (rn(32) ? 2 : 0);
     }
-    ev.dur = rnd() >> rn(64);
+    ev.dur = rnd() >> (rn(32) ? 2 + rn(62) : 0);
     if (rn(100) < 30) {
       ev.has |= TW_HAS_PID;
-      ev.pid = (int64_t)rnd();
+      ev.pid = rn(16) ? (int64_t)(rnd() >> (32 + rn(32))) : (int64_t)rnd();
     }
     if (rn(100) < 30) {
       ev.has |= TW_HAS_TID;
-      ev.tid = (int64_t)rnd() >> rn(64);
+      ev.tid = rn(16) ? (int64_t)(rnd() >> (32 + rn(32)))
+                      : (int64_t)rnd() >> rn(64);
     }
     if (rn(100) < 20) {
       ev.has |= TW_HAS_TTS;
-      ev.tts = rnd();
+      ev.tts = rnd() >> (rn(32) ? 2 : 0);
     }
     if (rn(100) < 20) {
       ev.has |= TW_HAS_TDUR;
-      ev.tdur = rnd();
+      ev.tdur = rnd() >> (rn(32) ? 2 : 0);
     }
     r = rn(100);
     if (needs_id ? r >= 8 : r >= 75) {
@@ -3020,7 +3063,7 @@ static void test_fuzz(void **state)
     if (rn(100) < 15)
       ev.id_scope = fz_string(&n, 0);
     if (rn(100) < 10)
-      ev.cname = fz_string(&n, 0);
+      ev.cname = rn(4) ? vr_colors[rn(VR_NCOLORS)] : fz_string(&n, 0);
     ev.nargs = counter ? rn(5) : rn(7);
     if (ev.nargs || rn(4) == 0) {
       tw_arg *args = pool_alloc((ev.nargs + 1) * sizeof *args);
@@ -3097,6 +3140,8 @@ static void test_fuzz(void **state)
         want = TW_EEVENT;
       else if (ev.nargs && !ev.args)
         want = TW_EEVENT;
+      else if (vr_numbers_refused(&ev, tw_now_ns()))
+        want = TW_EEVENT;
       else {
         for (size_t i = 0; i < ev.nargs && !want; i++) {
           const tw_arg *a = &ev.args[i];
@@ -3113,6 +3158,8 @@ static void test_fuzz(void **state)
                 want = TW_EJSON;
           }
         }
+        if (!want && vr_catapult_refuses(&ev))
+          want = TW_EEVENT;
       }
     }
 
@@ -3136,6 +3183,8 @@ static void test_fuzz(void **state)
       ex.name = ref_string(ev.name, strlen(ev.name), max_string, &on, &ec);
     if (ev.cat)
       ex.cat = ref_string(ev.cat, strlen(ev.cat), max_string, &on, &ec);
+    else if (ph == 'b' || ph == 'n' || ph == 'e')
+      ex.cat = "default";             /* chrome://tracing needs one */
     if (ev.id_scope)
       ex.id_scope = ref_string(ev.id_scope, strlen(ev.id_scope), max_string,
                                &on, &ec);
@@ -3166,6 +3215,7 @@ static void test_fuzz(void **state)
   assert_int_equal(st.strings_truncated, c.truncated);
   assert_int_equal(st.utf8_replaced, c.replaced);
   /* Enough of both kinds to mean something. */
+  print_message("  %zu written, %zu refused\n", ok, bad);
   assert_true(ok > 1000);
   assert_true(bad > 100);
   assert_true(c.truncated > 50);
@@ -3176,9 +3226,9 @@ static void test_fuzz(void **state)
 
 /* ------------------------------------------- contract vs implementation */
 
-/* tracewriter.h: 'M' and 'c' require a name only; the args viewers
- * expect are the caller's (or the helpers') to give, and are written as
- * given. */
+/* tracewriter.h: 'M' requires a name only; the args viewers expect are
+ * the caller's (or the helpers') to give, and are written as given.  A
+ * 'c' requires a "sync_id" argument too. */
 static void test_required_args(void **state)
 {
   static sess s;
@@ -3187,11 +3237,13 @@ static void test_required_args(void **state)
   (void)state;
 
   s_open(&s, NULL);
-  ev = mkev_ts('c', NULL, "clock_sync", 1);        /* no sync_id */
-  s_emit(&s, &ev);
+  /* chrome://tracing fails its import on a 'c' without args, and ignores
+   * one without sync_id: refused. */
+  ev = mkev_ts('c', NULL, "clock_sync", 1);
+  s_bad(&s, &ev, TW_EEVENT);
   ev.args = &other;
   ev.nargs = 1;
-  s_emit(&s, &ev);
+  s_bad(&s, &ev, TW_EEVENT);
   ev = mkev('M', NULL, "process_name");            /* no "name" arg */
   s_emit(&s, &ev);
   ev = mkev('M', NULL, "thread_sort_index");       /* no "sort_index" */
@@ -3238,6 +3290,268 @@ static void test_event_under_max_event(void **state)
   s_emit(&s, &ev);
   s_finish(&s);
   pool_free();
+}
+
+/* --------------------------------------- 8. numbers the viewers misread */
+
+/* The first record of phase ph named name (NULL: without a name). */
+static jc_val first_record(const jc_doc *d, const char *ph, const char *name)
+{
+  for (jc_val v = jc_first(d, tu_events(d)); v >= 0; v = jc_next(d, v))
+    if (jc_streq(d, jc_get(d, v, "ph"), ph) &&
+        (name ? jc_streq(d, jc_get(d, v, "name"), name)
+              : jc_get(d, v, "name") < 0))
+      return v;
+  fail_msg("no record \"%s\" of phase %s", name ? name : "(no name)", ph);
+  return -1;
+}
+
+/* A bad event through a helper: refused with code and counted, as by
+ * s_bad. */
+#define S_BAD_CALL(s, code, call)                                          \
+  do {                                                                     \
+    rc_equal((call), (code), #call);                                       \
+    (s)->nbad++;                                                           \
+  } while (0)
+
+/* Times, pids, tids and sort indexes that Perfetto cannot read right are
+ * refused with TW_EEVENT; the largest it reads right is written exactly.
+ * A uint64 above INT64_MAX is written as the nearest double, exponent
+ * form. */
+static void test_numbers_viewer_limits(void **state)
+{
+  const uint64_t end = UINT64_C(1) << 63;
+  static const int64_t bad_ids[] = { -1, INT64_MIN, 4294967296LL,
+                                     INT64_MAX };
+  static sess s;
+  tw_event ev;
+  tw_arg a[4], si[4];               /* each kept by the record it made */
+  jc_doc *d;
+  (void)state;
+
+  s_open(&s, NULL);
+  /* ts: from 2^63 ns refused, on every phase; 2^63 - 1 written. */
+  ev = mkev_ts('I', NULL, "ts", end);
+  s_bad(&s, &ev, TW_EEVENT);
+  ev = mkev_ts('X', NULL, "ts", end);
+  s_bad(&s, &ev, TW_EEVENT);
+  ev = mkev_ts('M', NULL, "thread_name", UINT64_MAX);
+  s_bad(&s, &ev, TW_EEVENT);
+  ev = mkev_ts('I', NULL, "ts", end - 1);
+  s_emit(&s, &ev);                                  /* record 1 */
+  /* ts + dur: the end of an X. */
+  ev = mkev_ts('X', NULL, "dur", end / 2);
+  ev.dur = end / 2;
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.dur = end / 2 - 1;
+  s_emit(&s, &ev);                                  /* record 2 */
+  ev = mkev('X', NULL, "dur, ts now");
+  ev.dur = UINT64_MAX;
+  s_bad(&s, &ev, TW_EEVENT);
+  S_BAD_CALL(&s, TW_EEVENT, tw_complete(s.w, NULL, "c", 1, end - 1, NULL,
+                                        0));
+  /* tts, and tts + tdur. */
+  ev = mkev_ts('X', NULL, "tts", 1);
+  ev.has |= TW_HAS_TTS;
+  ev.tts = end;
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.has |= TW_HAS_TDUR;
+  ev.tts = 1;
+  ev.tdur = end - 1;
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.has &= ~TW_HAS_TTS;
+  ev.tdur = end;
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.tdur = end - 1;
+  s_emit(&s, &ev);                                  /* record 3 */
+  ev.has |= TW_HAS_TTS;
+  ev.tts = end - 1;
+  ev.tdur = 0;
+  s_emit(&s, &ev);                                  /* record 4 */
+  /* pid and tid: 0..4294967295. */
+  for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++) {
+    ev = mkev('B', NULL, "id");
+    ev.has = TW_HAS_PID;
+    ev.pid = bad_ids[i];
+    s_bad(&s, &ev, TW_EEVENT);
+    ev.has = TW_HAS_TID;
+    ev.tid = bad_ids[i];
+    s_bad(&s, &ev, TW_EEVENT);
+  }
+  ev = mkev('E', NULL, NULL);
+  ev.has = TW_HAS_PID | TW_HAS_TID;
+  ev.pid = 0;
+  ev.tid = 4294967295;
+  s_emit(&s, &ev);                                  /* record 5 */
+  /* Sort indexes: int32_t, by the helpers and through tw_emit. */
+  S_BAD_CALL(&s, TW_EEVENT, tw_thread_sort_index(s.w, (int64_t)INT32_MAX +
+                                                      1));
+  S_BAD_CALL(&s, TW_EEVENT, tw_process_sort_index(s.w, (int64_t)INT32_MIN -
+                                                       1));
+  ev = mkev('M', NULL, "process_sort_index");
+  si[0] = tw_arg_int("sort_index", INT32_MIN);
+  ev.args = &si[0];
+  ev.nargs = 1;
+  S_CALL(&s, &ev, tw_process_sort_index(s.w, INT32_MIN));  /* record 6 */
+  si[1] = tw_arg_uint("sort_index", (uint64_t)INT32_MAX + 1);
+  ev.args = &si[1];
+  s_bad(&s, &ev, TW_EEVENT);
+  si[1] = tw_arg_double("sort_index", 3e9);
+  s_bad(&s, &ev, TW_EEVENT);
+  si[2] = tw_arg_double("sort_index", -2.0);
+  ev.args = &si[2];
+  s_emit(&s, &ev);                                  /* record 7 */
+  si[3] = tw_arg_int("sort_index", INT64_MAX);      /* another name */
+  ev.args = &si[3];
+  ev.name = "sort_index_elsewhere";
+  s_emit(&s, &ev);                                  /* record 8 */
+  /* uint64 args: an integer up to INT64_MAX, a double above. */
+  a[0] = tw_arg_uint("max", (uint64_t)INT64_MAX);
+  a[1] = tw_arg_uint("above", (uint64_t)INT64_MAX + 1);
+  a[2] = tw_arg_uint("umax", UINT64_MAX);
+  a[3] = tw_arg_uint("round", 18446744073709549568ULL); /* 2^64 - 2^11 */
+  ev = mkev_ts('C', NULL, "uints", 5);
+  ev.args = a;
+  ev.nargs = 4;
+  s_emit(&s, &ev);                                  /* record 9 */
+  d = s_close(&s);                 /* every record checked; and exactly: */
+  assert_raw(d, jc_get(d, first_record(d, "I", "ts"), "ts"),
+             "9223372036854775.807");
+  assert_raw(d, jc_get(d, first_record(d, "X", "dur"), "dur"),
+             "4611686018427387.903");
+  assert_raw(d, jc_get(d, first_record(d, "X", "tts"), "tdur"),
+             "9223372036854775.807");
+  assert_raw(d, jc_get(d, first_record(d, "E", NULL), "tid"), "4294967295");
+  assert_raw(d, jc_get(d, jc_get(d, first_record(d, "M",
+                                                  "process_sort_index"),
+                                 "args"), "sort_index"), "-2147483648");
+  {
+    jc_val v = jc_get(d, first_record(d, "C", "uints"), "args");
+    assert_raw(d, jc_get(d, v, "max"), "9223372036854775807");
+    assert_raw(d, jc_get(d, v, "above"), "9.2233720368547758e+18");
+    assert_raw(d, jc_get(d, v, "umax"), "1.8446744073709552e+19");
+    assert_raw(d, jc_get(d, v, "round"), "1.844674407370955e+19");
+  }
+  s_done(&s, d);
+}
+
+/* Shapes that chrome://tracing cannot import are refused; an async event
+ * without a category gets "default", which it needs to show it. */
+static void test_shapes_every_viewer(void **state)
+{
+  static sess s;
+  tw_event ev, ex;
+  tw_arg sync = tw_arg_str("sync_id", "s1");
+  (void)state;
+
+  s_open(&s, NULL);
+  /* cname: only Catapult's reserved names, spelled as it does. */
+  ev = mkev_ts('X', "c", "colored", 1);
+  ev.cname = "red";
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.cname = "Good";
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.cname = "cq_build_attempt_runnig";
+  s_emit(&s, &ev);
+  /* 'c': a sync_id argument. */
+  ev = mkev_ts('c', NULL, "clock_sync", 2);
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.args = &sync;
+  ev.nargs = 1;
+  s_emit(&s, &ev);
+  /* 'f': a category or bp. */
+  ev = mkev_ts('f', NULL, "flow", 3);
+  ev.has |= TW_HAS_ID;
+  ev.id = 5;
+  s_bad(&s, &ev, TW_EEVENT);
+  ev.flags = TW_EV_BP_ENCLOSING;
+  s_emit(&s, &ev);
+  ev.flags = 0;
+  ev.cat = "c";
+  s_emit(&s, &ev);
+  ev = mkev('f', NULL, "flow");
+  ev.has = TW_HAS_ID;
+  ev.id = 6;
+  ev.flags = TW_EV_BP_ENCLOSING;
+  S_CALL(&s, &ev, tw_flow_end(s.w, NULL, "flow", 6));
+  /* Async without a category: "default", the same for b, n and e. */
+  for (const char *p = "bne"; *p; p++) {
+    ev = mkev_ts(*p, NULL, "req", 4);
+    ev.has |= TW_HAS_ID;
+    ev.id = 7;
+    ex = ev;
+    ex.cat = "default";
+    s_emit_as(&s, &ev, &ex);
+  }
+  ev = mkev('b', "default", "helper");
+  ev.has = TW_HAS_ID;
+  ev.id = 8;
+  S_CALL(&s, &ev, tw_async_begin(s.w, NULL, "helper", 8, NULL, 0));
+  ev.ph = 'e';
+  S_CALL(&s, &ev, tw_async_end(s.w, NULL, "helper", 8, NULL, 0));
+  /* Other phases keep no category. */
+  ev = mkev_ts('I', NULL, "nocat", 5);
+  s_emit(&s, &ev);
+  s_finish(&s);
+}
+
+/* A double is never written with more than 19 digits after the decimal
+ * point (Perfetto divides them by 10^n in a uint64_t): exponent form
+ * instead.  Every one reads back exactly. */
+static void test_doubles_fraction_digits(void **state)
+{
+  static const struct { double v; const char *text; } t[] = {
+    { 0.00012345678901234567, "1.2345678901234567e-04" },
+    { -0.00098765432109876533, "-9.8765432109876533e-04" },
+    { 0.0001, "0.0001" },                  /* short: stays as it was */
+    { 0.00012345, "0.00012345" },
+    { 0.0012345678901234567, "0.0012345678901234567" },   /* 19 */
+    { 1e-5, "1e-05" },
+  };
+  enum { N = 4000 };
+  static sess s;
+  static tw_arg a[N];
+  tw_event ev;
+  jc_doc *d;
+  jc_val args;
+  (void)state;
+
+  rng = 0x9e3779b97f4a7c15ULL ^ tu_seed("test_doubles_fraction_digits");
+  for (size_t i = 0; i < N; i++) {
+    double v;
+    if (i < sizeof t / sizeof t[0]) {
+      v = t[i].v;
+    } else {
+      /* Random doubles, mostly near 1e-4 where %.17g writes 20. */
+      uint64_t bits = rnd();
+      memcpy(&v, &bits, sizeof v);
+      if (!isfinite(v) || rn(4))
+        v = ldexp((double)(rnd() >> 11) / 9007199254740992.0,
+                  -(int)rn(40)) * (rn(2) ? 1 : -1);
+    }
+    a[i] = tw_arg_double("d", v);
+  }
+  s_open(&s, NULL);
+  for (size_t i = 0; i < N; i++) {
+    ev = mkev_ts('I', NULL, "d", i);
+    ev.args = &a[i];
+    ev.nargs = 1;
+    s_emit(&s, &ev);                 /* checks the value read back */
+  }
+  d = s_close(&s);
+  for (size_t i = 0; i < N; i++) {
+    size_t n;
+    const char *raw, *dot;
+    args = jc_get(d, s_record(d, i), "args");
+    raw = jc_raw(d, jc_get(d, args, "d"), &n);
+    if (i < sizeof t / sizeof t[0])
+      assert_raw(d, jc_get(d, args, "d"), t[i].text);
+    dot = memchr(raw, '.', n);
+    if (dot && !memchr(raw, 'e', n) && (size_t)(raw + n - dot - 1) > 19)
+      fail_msg("%.*s: %zu digits after the point", (int)n, raw,
+               (size_t)(raw + n - dot - 1));
+  }
+  s_done(&s, d);
 }
 
 /* max_string bounds the caller's strings.  The names the library writes
@@ -3344,6 +3658,9 @@ int main(void)
     cmocka_unit_test_teardown(test_null_string_values, teardown),
     cmocka_unit_test_teardown(test_null_writer, teardown),
     cmocka_unit_test_teardown(test_fuzz, teardown),
+    cmocka_unit_test_teardown(test_numbers_viewer_limits, teardown),
+    cmocka_unit_test_teardown(test_doubles_fraction_digits, teardown),
+    cmocka_unit_test_teardown(test_shapes_every_viewer, teardown),
     cmocka_unit_test_teardown(test_required_args, teardown),
     cmocka_unit_test_teardown(test_event_under_max_event, teardown),
     cmocka_unit_test_teardown(test_library_names_not_cut, teardown),

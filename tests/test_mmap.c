@@ -134,7 +134,7 @@ static char *read_fd_all(const char *path, size_t *len)
 static void check_open_file(const char *path, off_t start, size_t chunk,
                             int object_form, int n)
 {
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
+  const char *tail = TU_TAIL(object_form);
   size_t len, tl = strlen(tail);
   char *buf = read_fd_all(path, &len);
   jc_doc *d;
@@ -153,7 +153,7 @@ static void check_open_file(const char *path, off_t start, size_t chunk,
 static void check_closed_file(const char *path, off_t start, uint64_t bytes,
                               int object_form, int n)
 {
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
+  const char *tail = TU_TAIL(object_form);
   size_t len, tl = strlen(tail);
   char *buf = read_fd_all(path, &len);
   jc_doc *d;
@@ -773,16 +773,20 @@ static int ws(char c)
   return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
-/* buf[0..len) followed by "\n]\n", parsed (fails the test if invalid). */
+/* The array form's tail and its length. */
+#define TAIL TU_TAIL(0)
+#define TAIL_LEN (strlen(TU_TAIL(0)))
+
+/* buf[0..len) followed by the tail, parsed (fails the test if invalid). */
 static jc_doc *load_with_tail(const char *buf, size_t len)
 {
-  char *b = malloc(len + 3);
+  char *b = malloc(len + TAIL_LEN);
   jc_doc *d;
 
   assert_non_null(b);
   memcpy(b, buf, len);
-  memcpy(b + len, "\n]\n", 3);
-  d = tu_load_mem(b, len + 3);
+  memcpy(b + len, TAIL, TAIL_LEN);
+  d = tu_load_mem(b, len + TAIL_LEN);
   free(b);
   return d;
 }
@@ -802,7 +806,8 @@ static jc_doc *classify_killed(char *buf, size_t len, int *kind)
   size_t e = len, q;
 
   if (strict_ok(buf, len)) {
-    *kind = len >= 3 && memcmp(buf + len - 3, "\n]\n", 3) == 0
+    *kind = len >= TAIL_LEN && memcmp(buf + len - TAIL_LEN, TAIL,
+                                      TAIL_LEN) == 0
             ? KILL_STRICT : KILL_TRAILING;
     return tu_load_mem(buf, len);
   }
@@ -811,11 +816,11 @@ static jc_doc *classify_killed(char *buf, size_t len, int *kind)
   assert_true(e > 0);
   if (buf[e - 1] == '}') {
     jc_doc *d;
-    char *b = malloc(e + 3);
+    char *b = malloc(e + TAIL_LEN);
     assert_non_null(b);
     memcpy(b, buf, e);
-    memcpy(b + e, "\n]\n", 3);
-    d = tu_parse_trace(b, e + 3, NULL, 0);
+    memcpy(b + e, TAIL, TAIL_LEN);
+    d = tu_parse_trace(b, e + TAIL_LEN, NULL, 0);
     free(b);
     if (d) {
       *kind = KILL_NO_BRACKET;
@@ -823,19 +828,19 @@ static jc_doc *classify_killed(char *buf, size_t len, int *kind)
     }
   }
   *kind = KILL_PARTIAL;
-  assert_true(len >= 3);
-  assert_memory_equal(buf + len - 3, "\n]\n", 3);
-  for (e = len - 3; e > 0 && ws(buf[e - 1]); e--)
+  assert_true(len >= TAIL_LEN);
+  assert_memory_equal(buf + len - TAIL_LEN, TAIL, TAIL_LEN);
+  for (e = len - TAIL_LEN; e > 0 && ws(buf[e - 1]); e--)
     ;
   /* The longest prefix ending in '}' that the tail makes valid. */
   for (q = e; q > 0; q--) {
     if (buf[q - 1] == '}') {
-      char *b = malloc(q + 3);
+      char *b = malloc(q + TAIL_LEN);
       jc_doc *d;
       assert_non_null(b);
       memcpy(b, buf, q);
-      memcpy(b + q, "\n]\n", 3);
-      d = tu_parse_trace(b, q + 3, NULL, 0);
+      memcpy(b + q, TAIL, TAIL_LEN);
+      d = tu_parse_trace(b, q + TAIL_LEN, NULL, 0);
       free(b);
       if (d) {
         jc_free(d);

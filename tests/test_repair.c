@@ -239,13 +239,15 @@ static void check_every_cut(int object_form)
   tt_write_trace(src, object_form, 30, 0);
   orig = tu_read_file(src, &len);
   tt_records_of(orig, len, &exp);
-  /* Cut from here on, the file ends with the whole tail: valid. */
+  /* Cut from here on, the file ends with the whole tail: valid.  The
+   * library's tail ends at the bracket, so that is the whole file. */
   whole = len - tt_lib_tail_len(orig, len, object_form) +
           strlen(tt_out_tail(object_form));
+  assert_int_equal(whole, len);
   /* From the end of the third-to-last record: the ",\n" and all of the
    * last two records, then every byte of the tail. */
   first = exp.end[exp.n - 3];
-  for (size_t cut = first; cut < len; cut++) {
+  for (size_t cut = first; cut <= len; cut++) {
     size_t kept = tt_complete_in(&exp, cut);
     size_t inside = exp.start[kept < exp.n ? kept : exp.n - 1];
     int partial = kept < exp.n && cut > inside;
@@ -255,7 +257,7 @@ static void check_every_cut(int object_form)
       text--;
 
     tt_write_bytes(path, orig, cut);
-    if (cut >= whole) {             /* "\n]" without 0.1's newline */
+    if (cut >= whole) {             /* the whole file, left untouched */
       tt_snap before = tt_take_snap(path), after;
       repair_ok(path, NULL, &rep);
       assert_true(rep.was_valid);

@@ -10,6 +10,7 @@
 #include "gunzip.h"
 #include "rotate.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -268,7 +269,7 @@ static void rotate_by_size(const char *name, const char *options, int gz)
 {
   enum { N = 6000 };
   static int64_t seen[N];
-  size_t nseen = 0, tail_len = 3;
+  size_t nseen = 0, tail_len = strlen(TU_TAIL(0));
   uint64_t out_total = 0;
   tw_stats st;
   place p;
@@ -303,12 +304,96 @@ static void rotate_by_size(const char *name, const char *options, int gz)
   for (size_t i = 0; i < N; i++)
     assert_int_equal(seen[i], (int64_t)i);
   /* Output bytes: the files' sizes less their tails (gzip: the end
-   * block and trailer, 5 + 3 + 8 bytes each). */
+   * block and trailer, 5 + 2 + 8 bytes each). */
   if (gz)
-    tail_len = 16;
+    tail_len = 5 + strlen(TU_TAIL(0)) + 8;
   assert_int_equal(st.output_bytes,
                    out_total - tail_len * (st.rotations + 1));
   place_remove(&p, st.rotations);
+}
+
+/* Every file in p's directory, the live one, the finished ones and a
+ * prepared .next alike, is strict JSON (gzip: inflated, one complete
+ * member) whose last byte is the closing bracket: the tail TU_TAIL and
+ * nothing after it, not even a newline, which Perfetto refuses when it
+ * falls into a later read chunk.  Returns the number of files. */
+static unsigned assert_files_end_at_bracket(const place *p, int object_form,
+                                            int gz)
+{
+  size_t tl = strlen(TU_TAIL(object_form));
+  unsigned files = 0;
+  struct dirent *e;
+  DIR *dir = opendir(p->dir);
+
+  assert_non_null(dir);
+  while ((e = readdir(dir)) != NULL) {
+    char name[600];
+    size_t len, jlen;
+    char *bytes, *json;
+
+    if (e->d_name[0] == '.')
+      continue;
+    snprintf(name, sizeof name, "%s/%s", p->dir, e->d_name);
+    bytes = tu_read_file(name, &len);
+    json = bytes;
+    jlen = len;
+    if (gz && !(json = tu_gunzip(bytes, len, &jlen)))
+      fail_msg("%s: not one complete gzip member", name);
+    if (jlen < tl || memcmp(json + jlen - tl, TU_TAIL(object_form), tl))
+      fail_msg("%s: %zu bytes of JSON that do not end with the tail, "
+               "the last '%c'", name, jlen, jlen ? json[jlen - 1] : ' ');
+    jc_free(tu_load_mem(json, jlen));
+    if (json != bytes)
+      free(json);
+    free(bytes);
+    files++;
+  }
+  closedir(dir);
+  return files;
+}
+
+/* The last byte of every file is the bracket, for every sink and form:
+ * after tw_open, after every commit, across rotations, after tw_close. */
+static void test_last_byte_is_bracket(void **state)
+{
+  static const struct {
+    const char *name, *options;
+    int gz;
+  } sinks[] = {
+    { "t.json", "buffer=4KiB,rotate=16KiB,keep=3", 0 },
+    { "t.json", "sink=mmap,chunk=4KiB,rotate=16KiB,keep=3", 0 },
+    { "t.json.gz", "buffer=4KiB,rotate=4KiB,keep=3", 1 },
+  };
+  (void)state;
+
+  for (size_t k = 0; k < sizeof sinks / sizeof sinks[0]; k++)
+    for (int object_form = 0; object_form < 2; object_form++) {
+      char options[200];
+      tw_stats st;
+      place p;
+      tw_writer *w;
+
+      snprintf(options, sizeof options, "%s%s", sinks[k].options,
+               object_form ? ",format=object" : "");
+      print_message("  %s\n", options);
+      place_new(&p, sinks[k].name);
+      w = open_with(p.path, options);
+      assert_int_equal(assert_files_end_at_bracket(&p, object_form,
+                                                   sinks[k].gz), 1);
+      for (int64_t i = 0; i < 3000; i++) {
+        emit_i(w, i);
+        if (i % 97 == 0) {
+          assert_int_equal(tw_flush(w), 0);
+          assert_files_end_at_bracket(&p, object_form, sinks[k].gz);
+        }
+      }
+      assert_int_equal(tw_get_stats(w, &st), 0);
+      assert_true(st.rotations >= 3);
+      assert_int_equal(tw_close(w), 0);
+      assert_int_equal(assert_files_end_at_bracket(&p, object_form,
+                                                   sinks[k].gz), 4);
+      place_remove(&p, st.rotations);
+    }
 }
 
 static void test_size_file(void **state)
@@ -987,6 +1072,7 @@ int main(void)
     cmocka_unit_test(test_size_mmap),
     cmocka_unit_test(test_size_gzip),
     cmocka_unit_test(test_size_background),
+    cmocka_unit_test(test_last_byte_is_bracket),
     cmocka_unit_test(test_every),
     cmocka_unit_test(test_keep),
     cmocka_unit_test(test_metadata),

@@ -134,7 +134,7 @@ static void *flusher_main(void *arg)
 static char *file_json(const char *path, int gz, int object_form,
                        size_t *len)
 {
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
+  const char *tail = TU_TAIL(object_form);
   size_t tl = strlen(tail), n;
   char *buf = tu_read_file(path, &n), *json = buf;
 

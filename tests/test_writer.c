@@ -138,7 +138,7 @@ static void check_event_pad(const jc_doc *d, jc_val e, int i, size_t padlen)
 /* buf[0..len) must end with exactly the tail of its form. */
 static void check_tail_mem(const char *buf, size_t len, int object_form)
 {
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
+  const char *tail = TU_TAIL(object_form);
   size_t tl = strlen(tail);
 
   assert_true(len >= tl);
@@ -345,7 +345,8 @@ static void background_run(size_t buffer_size, unsigned nbufs, int format)
       check_trace(path, format, i + 1);
       s = get_stats(w);
       assert_int_equal(s.events, (uint64_t)i + 3);
-      assert_int_equal(s.bytes, file_size(path) - (format ? 4 : 3));
+      assert_int_equal(s.bytes,
+                       file_size(path) - (off_t)strlen(TU_TAIL(format)));
     }
   }
   s = get_stats(w);
@@ -769,7 +770,7 @@ static void append_run(int format)
 {
   char *path = tu_tmppath(".json");
   tw_options o = make_opts(1024, format);
-  const char *tail = format == FMT_OBJECT ? "\n]}\n" : "\n]\n";
+  const char *tail = TU_TAIL(format == FMT_OBJECT);
   tw_writer *w;
   char *buf;
   size_t len;
@@ -876,8 +877,8 @@ static void test_open_stream_tmpfile(void **state)
     assert_int_equal(k, st.st_size);
     assert_int_not_equal(buf[k - 1], ']');
     assert_int_not_equal(buf[k - 1], '\n');
-    memcpy(buf + k, "\n]\n", 3);
-    check_bytes(buf, (size_t)k + 3, FMT_ARRAY, 50);
+    memcpy(buf + k, TU_TAIL(0), strlen(TU_TAIL(0)));
+    check_bytes(buf, (size_t)k + strlen(TU_TAIL(0)), FMT_ARRAY, 50);
     free(buf);
   }
 
@@ -1473,7 +1474,7 @@ static void stats_run(int format)
 {
   char *path = tu_tmppath(".json");
   tw_options o = make_opts(1024, format);
-  size_t tail_len = format == FMT_OBJECT ? 4 : 3;
+  size_t tail_len = strlen(TU_TAIL(format == FMT_OBJECT));
   tw_writer *w;
   tw_stats s;
   tw_event ev;

@@ -246,9 +246,10 @@ void tu_assert_tail(const char *path, int object_form)
 {
   size_t len;
   char *buf = tu_read_file(path, &len);
-  const char *tail = object_form ? "\n]}\n" : "\n]\n";
+  const char *tail = TU_TAIL(object_form);
   size_t tl = strlen(tail);
   assert_true(len >= tl);
   assert_memory_equal(buf + len - tl, tail, tl);
+  assert_int_equal(buf[len - 1], object_form ? '}' : ']');
   free(buf);
 }

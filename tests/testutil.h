@@ -72,8 +72,14 @@ void tu_assert_us(const jc_doc *d, jc_val obj, const char *key,
                   uint64_t expected_ns);
 void tu_assert_absent(const jc_doc *d, jc_val obj, const char *key);
 
-/* The file's bytes must end with exactly the tail "\n]\n" (or "\n]}\n")
- * and have nothing after it. */
+/* The library's tail, "\n]" (or "\n]}" in the object form): the last
+ * bytes of every file it finishes, with nothing after them.  Spelled out
+ * here rather than taken from src/layout.h, so that the tests check the
+ * layout instead of repeating it. */
+#define TU_TAIL(object_form) ((object_form) ? "\n]}" : "\n]")
+
+/* The file's bytes must end with exactly TU_TAIL(object_form) and have
+ * nothing after it: its last byte is ']' (or '}'). */
 void tu_assert_tail(const char *path, int object_form);
 
 #endif

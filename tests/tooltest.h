@@ -76,8 +76,8 @@ size_t tt_complete_in(const tt_records *exp, size_t cut);
 
 /* The tail the tools write: the file ends exactly at the bracket. */
 const char *tt_out_tail(int object_form);
-/* The length of the library's tail at the end of buf[0..len): "\n]" (or
- * "\n]}"), or 0.1's "\n]\n" (or "\n]}\n"). */
+/* The length of the library's tail, which must end buf[0..len): "\n]"
+ * (or "\n]}"), nothing after the bracket. */
 size_t tt_lib_tail_len(const char *buf, size_t len, int object_form);
 /* json[0..len) must be strict JSON in the library's layout holding
  * exactly the first n records of exp, byte for byte, and end exactly with

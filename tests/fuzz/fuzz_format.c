@@ -47,6 +47,7 @@
 #include <sys/syscall.h>
 
 #include "jsoncheck.h"
+#include "viewer_rules.h"
 #include "tracewriter.h"
 
 #define MAX_EVENTS 8
@@ -541,6 +542,13 @@ static void model_event(model *m, const tw_event *ev)
     m->must |= K_TOOMANY;
   if (ev->nargs && !ev->args)
     m->must |= K_EVENT;
+  /* The default ts is read at the call, a little later than now: a dur
+   * that ends within an hour of 2^63 ns may go either way. */
+  if (vr_numbers_refused(ev, tw_now_ns()) || vr_catapult_refuses(ev))
+    m->must |= K_EVENT;
+  else if (vr_numbers_refused(ev,
+                              tw_now_ns() + UINT64_C(3600000000000)))
+    m->may |= K_EVENT;
 
   if (ev->name)
     model_string(m, ev->name, TW_NUL_TERMINATED);
@@ -789,6 +797,17 @@ static void check_arg(expect *x, const jc_doc *d, jc_val v, const tw_arg *a)
     break;
   case TW_ARG_UINT: {
     uint64_t got;
+    size_t rlen;
+    const char *raw = jc_raw(d, v, &rlen);
+    if (a->v.u > (uint64_t)INT64_MAX) {
+      /* The nearest double, in exponent form: Perfetto reads an integer
+       * from 2^63 as negative. */
+      FZ_CHECK(jc_type(d, v) == JC_NUMBER && raw && memchr(raw, 'e', rlen) &&
+               jc_num(d, v) == (double)a->v.u,
+               "uint %llu written as %.*s", (unsigned long long)a->v.u,
+               (int)rlen, raw ? raw : "");
+      break;
+    }
     FZ_CHECK(jc_uint64(d, v, &got) == 0 && got == a->v.u,
              "a uint arg is not %llu", (unsigned long long)a->v.u);
     break;
@@ -798,10 +817,16 @@ static void check_arg(expect *x, const jc_doc *d, jc_val v, const tw_arg *a)
       FZ_CHECK(v >= 0 && jc_type(d, v) == JC_NULL, "NaN/Inf not written as null");
     } else {
       size_t rlen;
-      const char *raw = jc_raw(d, v, &rlen);
+      const char *raw = jc_raw(d, v, &rlen), *dot;
       FZ_CHECK(jc_type(d, v) == JC_NUMBER && jc_num(d, v) == a->v.d,
                "double %.17g written as %.*s", a->v.d, (int)rlen,
                raw ? raw : "");
+      /* Perfetto misreads more than 19 digits after the point. */
+      dot = memchr(raw, '.', rlen);
+      FZ_CHECK(!dot || memchr(raw, 'e', rlen) ||
+               (size_t)(raw + rlen - dot - 1) <= 19,
+               "double written as %.*s: over 19 fraction digits",
+               (int)rlen, raw);
     }
     break;
   case TW_ARG_BOOL:
@@ -857,6 +882,9 @@ static void check_event(expect *x, const jc_doc *d, jc_val obj,
     FZ_CHECK(jc_get(d, obj, "name") < 0, "\"name\" written for a NULL name");
   if (ev->cat)
     check_str_val(x, d, jc_get(d, obj, "cat"), "cat", ev->cat, TW_NUL_TERMINATED);
+  else if (ev->ph == 'b' || ev->ph == 'n' || ev->ph == 'e')
+    FZ_CHECK(jc_streq(d, jc_get(d, obj, "cat"), "default"),
+             "an async event without cat did not get \"default\"");
   else
     FZ_CHECK(jc_get(d, obj, "cat") < 0, "\"cat\" written for a NULL cat");
 
@@ -1048,7 +1076,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
   }
 
-  tail = o.format == TW_FORMAT_OBJECT ? "\n]}\n" : "\n]\n";
+  tail = o.format == TW_FORMAT_OBJECT ? "\n]}" : "\n]";
   check_committed(fd, tail, 2, 2);     /* process_name, the clock */
   for (unsigned i = 0; i < nevents; i++) {
     unsigned k;
@@ -1108,6 +1136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     lines++;
   }
+  lines++;                         /* the tail's, with no newline after it */
   FZ_CHECK(lines == ok + 4, "%zu lines for %u events (one record per line)",
            lines, ok + 2);
 
