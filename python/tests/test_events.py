@@ -289,8 +289,8 @@ class TestPhases(EventTest):
     def test_mark(self):
         self.w.mark("checkpoint", cat="c")
         (ev,) = self.written()
-        self.assertEqual((ev["ph"], ev["name"], ev["cat"]),
-                         ("R", "checkpoint", "c"))
+        self.assertEqual((ev["ph"], ev["name"], ev["cat"], ev["s"]),
+                         ("I", "checkpoint", "c", "g"))
 
     def test_emit_every_field(self):
         self.w.emit("X", "full", "c", ts=1000, dur=2000, tts=3000,

@@ -748,8 +748,9 @@ class Writer:
                     name, cat, 0, 0, id, None)
 
     def mark(self, name, cat=None):
-        """A mark ('R') now."""
-        self._event("mark", b"R", b"\0", 0, 0, name, cat, 0, 0, 0, None)
+        """A mark now: a global instant ('I', scope 'g'), as tw_mark writes
+        it (DevTools does not draw 'R')."""
+        self._event("mark", b"I", b"g", 0, 0, name, cat, 0, 0, 0, None)
 
     def _meta(self, fn, value):
         h = self._h
