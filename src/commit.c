@@ -297,7 +297,7 @@ static int sink_commit(tw_writer *w, const struct iovec *iov, int n)
   /* A cut may come again while the new document is begun: a few tries,
    * then the cut is reported (-EIO) like any write that did not hold. */
   for (int tries = 0; rc == TW__ETRUNCATED; tries++) {
-    if (tries == 8 || !w->meta || !w->sink->ops->restart)
+    if (tries == TW__CUT_TRIES || !w->meta || !w->sink->ops->restart)
       return -EIO;
     if ((rc = w->sink->ops->restart(w->sink)) != 0)
       return rc;

@@ -30,6 +30,11 @@ typedef struct tw__sink tw__sink;
  * less than what was committed to it: it was truncated under the writer
  * (see restart).  Not sticky. */
 #define TW__ETRUNCATED (-1997)
+/* How many cuts in a row a writer begins a document again after, before
+ * the cut becomes an -EIO: each failed try needs a new cut (the check
+ * after a try sees only a cut made during it), so only a file truncated
+ * in a loop reaches it. */
+#define TW__CUT_TRIES 64
 
 /* Segments a commit or crash commit takes at most: callers with more make
  * several commits. */

@@ -383,7 +383,7 @@ int tw__direct_check_cut(tw_writer *w)
 
   memset(&probe, 0, sizeof probe);
   while ((rc = w->sink->ops->reserve(w->sink, &probe, 0)) == TW__ETRUNCATED &&
-         tries++ < 8)
+         tries++ < TW__CUT_TRIES)
     if ((rc = tw__restart_direct(w)) != 0)
       break;
   return rc == TW__ETRUNCATED ? -EIO : rc;
@@ -405,7 +405,8 @@ static int next_region(tw_writer *w, tw__stage *st, size_t len)
   if (rc == 0 && (r->sink != w->sink || (size_t)(r->end - r->at) < len ||
                   cuts != st->cuts_seen)) {
     rc = w->sink->ops->reserve(w->sink, r, len);
-    for (int tries = 0; rc == TW__ETRUNCATED && tries < 8; tries++)
+    for (int tries = 0; rc == TW__ETRUNCATED && tries < TW__CUT_TRIES;
+         tries++)
       if ((rc = tw__restart_direct(w)) == 0)
         rc = w->sink->ops->reserve(w->sink, r, len);
     if (rc)
