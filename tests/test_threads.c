@@ -806,6 +806,20 @@ static void *cutter_main(void *arg)
  * cut off is caught, not a SIGBUS that kills the process) and begins a
  * new document with the metadata records; after close the file is strict
  * JSON, each thread's events in order, each named. */
+/* ThreadSanitizer takes a mapping replaced in place (mmap MAP_FIXED) for
+ * a write to the whole range by the thread that replaced it.  The mmap
+ * sink does that on purpose to a cut file's windows, while other threads
+ * store into their regions there (their stores then go nowhere): TSan
+ * reports those stores as races, which no lock could order.  Under TSan
+ * the mmap case is left out (it runs in every other build). */
+#if defined(__SANITIZE_THREAD__)
+# define TU_TSAN 1
+#elif defined(__has_feature)
+# if __has_feature(thread_sanitizer)
+#  define TU_TSAN 1
+# endif
+#endif
+
 static void test_truncated_under_writer(void **state)
 {
   enum { N = 4, K = 12 };
@@ -814,11 +828,11 @@ static void test_truncated_under_writer(void **state)
 
   for (int k = 0; k < 4; k++) {
     int gz = k == 3;
-    char *path = tu_tmppath(gz ? ".json.gz" : ".json");
+    char *path;
     tw_options o = sink_opts(k);
     namer ps[N];
     pthread_t th[N], cth;
-    cutter c = { path, seed + (unsigned)k, K, 0 };
+    cutter c = { NULL, seed + (unsigned)k, K, 0 };
     int last[N], named[N];
     tw_writer *w;
     tw_stats st;
@@ -828,6 +842,13 @@ static void test_truncated_under_writer(void **state)
     jc_val e;
     int err = 0;
 
+#ifdef TU_TSAN
+    if (o.sink == TW_SINK_MMAP) {
+      print_message("  %s: left out under ThreadSanitizer\n", sink_names[k]);
+      continue;
+    }
+#endif
+    c.path = path = tu_tmppath(gz ? ".json.gz" : ".json");
     o.process_name = "threads";
     o.buffer_size = 16384;
     w = tw_open(path, &o, &err);
