@@ -168,6 +168,21 @@ static tw_writer *open_rotating(const char *path)
   return w;
 }
 
+/* cat's output at out holds the X events i = 0 .. CAT_N - 1, each once,
+ * in order. */
+static void assert_each_step_once(const char *out)
+{
+  jc_doc *d = load_out(out);
+  jc_val v;
+  int64_t next = 0;
+
+  for (v = jc_first(d, tu_events(d)); v >= 0; v = jc_next(d, v))
+    if (is_ph(d, v, "X"))
+      assert_int_equal(arg_int(d, v, "i"), next++);
+  assert_int_equal(next, CAT_N);
+  jc_free(d);
+}
+
 /* A rotated run: cat of its live path holds each event once, in order,
  * one process_name, one thread_name, one clock record. */
 static void test_cat_rotated(void **state)
@@ -224,25 +239,11 @@ static void test_cat_rotated(void **state)
     linked = tt_in_dir(dir, name);
     assert_int_equal(link(live, linked), 0);
     assert_int_equal(run(tw_tool_cat_main, argv, NULL, err), 0);
-    d = load_out(out);
-    next = 0;
-    ev = tu_events(d);
-    for (v = jc_first(d, ev); v >= 0; v = jc_next(d, v))
-      if (is_ph(d, v, "X"))
-        assert_int_equal(arg_int(d, v, "i"), next++);
-    assert_int_equal(next, CAT_N);
-    jc_free(d);
+    assert_each_step_once(out);
     /* And with no hard links, for an instant no live file at all. */
     assert_int_equal(unlink(live), 0);
     assert_int_equal(run(tw_tool_cat_main, argv, NULL, err), 0);
-    d = load_out(out);
-    next = 0;
-    ev = tu_events(d);
-    for (v = jc_first(d, ev); v >= 0; v = jc_next(d, v))
-      if (is_ph(d, v, "X"))
-        assert_int_equal(arg_int(d, v, "i"), next++);
-    assert_int_equal(next, CAT_N);
-    jc_free(d);
+    assert_each_step_once(out);
     assert_int_equal(rename(linked, live), 0);
     free(linked);
   }
