@@ -23,8 +23,6 @@
  */
 #include "internal.h"
 #include "writer.h"
-#include "layout.h"
-#include "rotate.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -66,49 +64,6 @@ void tw__token_give(tw_writer *w, const sigset_t *old)
 {
   __atomic_store_n(&w->commit_owner, 0, __ATOMIC_RELEASE);
   tw__unblock_sigterm(w, old);
-}
-
-/* ---------------------------------------------------------- documents */
-
-void tw__meta_remember_event(tw_writer *w, const tw_event *ev,
-                             const char *rec, size_t len)
-{
-  int64_t pid = (ev->has & TW_HAS_PID) ? ev->pid : tw__pid();
-  int64_t tid = (ev->has & TW_HAS_TID) ? ev->tid : tw__tid();
-  sigset_t mask;
-
-  /* A new document is begun holding the token and waiting for
-   * meta_lock, which a SIGTERM handler in this thread would wait for in
-   * turn. */
-  tw__block_sigterm(w, &mask);
-  pthread_mutex_lock(&w->meta_lock);
-  tw__meta_remember(w->meta, ev->name, pid, tid, rec, len);
-  pthread_mutex_unlock(&w->meta_lock);
-  tw__unblock_sigterm(w, &mask);
-}
-
-int tw__begin_document(tw_writer *w, tw__sink *sink)
-{
-  char clock[256];
-  struct iovec doc;
-  sigset_t mask;
-  size_t len;
-  int rc;
-
-  tw__block_sigterm(w, &mask);
-  pthread_mutex_lock(&w->meta_lock);
-  /* The clocks read again for this document. */
-  if (tw__layout_clock_record(&w->fmt, clock, sizeof clock, &len) == 0)
-    tw__meta_remember(w->meta, "clock_sync", w->pid, 0, clock, len);
-  doc.iov_base = tw__meta_document_start(w->meta, w->object_form,
-                                         &doc.iov_len);
-  rc = sink->ops->commit(sink, &doc, 1);
-  tw__meta_document_done(w->meta);
-  if (rc == 0)
-    __atomic_add_fetch(&w->meta_out, doc.iov_len, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&w->meta_lock);
-  tw__unblock_sigterm(w, &mask);
-  return rc;
 }
 
 /* ------------------------------------------------------------- slots */
@@ -287,26 +242,29 @@ typedef struct gather {
   int rc;
 } gather;
 
+/* A commit's segments, for commit_op. */
+typedef struct segments {
+  const struct iovec *iov;
+  int n;
+} segments;
+
+/* Commit the segments *arg to the writer's sink (tw__document_retry_cut's
+ * operation). */
+static int commit_op(tw_writer *w, void *arg)
+{
+  const segments *sg = arg;
+
+  return w->sink->ops->commit(w->sink, sg->iov, sg->n);
+}
+
 /* Commit iov[0..n) to the writer's sink; if the file was cut under the
- * writer (logrotate's copytruncate), begin a new document at its start
- * first.  Holding the token.  Returns 0 or an error. */
+ * writer (logrotate's copytruncate), a new document is begun at its
+ * start first.  Holding the token.  Returns 0 or an error. */
 static int sink_commit(tw_writer *w, const struct iovec *iov, int n)
 {
-  int rc = w->sink->ops->commit(w->sink, iov, n);
+  segments sg = { iov, n };
 
-  /* A cut may come again while the new document is begun: a few tries,
-   * then the cut is reported (-EIO) like any write that did not hold. */
-  for (int tries = 0; rc == TW__ETRUNCATED; tries++) {
-    if (tries == TW__CUT_TRIES || !w->meta || !w->sink->ops->restart)
-      return -EIO;
-    if ((rc = w->sink->ops->restart(w->sink)) != 0)
-      return rc;
-    __atomic_add_fetch(&w->restarts, 1, __ATOMIC_RELAXED);
-    tw__rotation_began(w);
-    if ((rc = tw__begin_document(w, w->sink)) == 0)
-      rc = w->sink->ops->commit(w->sink, iov, n);
-  }
-  return rc;
+  return tw__document_retry_cut(w, commit_op, &sg);
 }
 
 /* Commit what g holds (possibly nothing) and mark its slots' pieces
@@ -327,9 +285,7 @@ static int gather_flush(gather *g)
     }
     __atomic_add_fetch(&w->commits, 1, __ATOMIC_RELAXED);
   }
-  __atomic_store_n(&w->out_bytes, w->out_done +
-                   __atomic_load_n(&w->sink->out_bytes, __ATOMIC_RELAXED),
-                   __ATOMIC_RELAXED);
+  tw__out_bytes_update(w);
   g->n = 0;
   return g->rc = rc;
 }
@@ -393,7 +349,7 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
   size_t report = 0;
   sigset_t mask;
   gather g;
-  int rc, rotate_rc = 0;
+  int rc;
 
   while (w->committing) {
     if (!wait)
@@ -439,8 +395,7 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
   if (g.rc == 0 && (g.n || what == TW__COLLECT_ALL))
     (void)gather_flush(&g);
   rc = g.rc;
-  if (rc == 0)
-    rotate_rc = tw__rotate_if_due(w, g.total);
+  tw__rotation_count(w, g.total);
   tw__token_give(w, &mask);
 
   /* The sealed slots are free again (written whole; or, after an error,
@@ -457,27 +412,15 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
   w->unsnapped = NULL;
   for (tw__stage *st = stages; st; st = st->next)
     st->snap = NULL;
+  /* Still this commit's (committing): the next file is begun before any
+   * other commit can write to the sink. */
+  if (rc == 0 && w->rot && tw__rotation_due(w, w->sink))
+    rc = tw__document_rotate_locked(w);
   w->committing = 0;
-  if (rc || rotate_rc)
-    tw__writer_fail(w, rc ? rc : rotate_rc);
+  if (rc)
+    tw__writer_fail(w, rc);
   pthread_cond_broadcast(&w->done);
   return w->err;
-}
-
-int tw__commit_bytes_locked(tw_writer *w, const struct iovec *iov, int n)
-{
-  sigset_t mask;
-  gather g;
-
-  memset(&g, 0, sizeof g);
-  g.w = w;
-  tw__token_take(w, &mask);
-  for (int i = 0; i < n; i++)
-    gather_add(&g, NULL, iov[i].iov_base, iov[i].iov_len, 0);
-  if (g.rc == 0)
-    (void)gather_flush(&g);
-  tw__token_give(w, &mask);
-  return g.rc ? tw__writer_fail(w, g.rc) : 0;
 }
 
 int tw_flush(tw_writer *w)

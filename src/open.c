@@ -1,9 +1,9 @@
-/* open.c -- a writer's life: open (sink choice, the first commit), close,
- * the sticky error, the stats
+/* open.c -- a writer's life: open (which file, which sink; the first
+ * document is document.c's), close, the sticky error, the stats
  */
 #include "internal.h"
 #include "fdio.h"
-#include "layout.h"
+#include "document.h"
 #include "rotate.h"
 #include "writer.h"
 
@@ -108,12 +108,8 @@ static void size_slots(tw_writer *w, const tw_options *o)
 static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
                                 const char *path, int *error)
 {
-  char first[TW__LAYOUT_HEAD_MAX + 4096 + 256];
-  char *rec = first + TW__LAYOUT_HEAD_MAX;
-  struct iovec doc;
   tw__fmt_notes notes;
   tw_writer *w;
-  size_t len, clock_len;
   int rc = -ENOMEM, locked = 0, conds = 0;
 
   if (!(w = calloc(1, sizeof *w)))
@@ -170,14 +166,6 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   if (rc)
     goto fail;
 
-  /* The head, the first record and the clock record in one commit, so
-   * the file is a valid trace from the start. */
-  if ((rc = tw__layout_first_record(o->process_name, &w->fmt, rec,
-                                    sizeof first - TW__LAYOUT_HEAD_MAX - 256,
-                                    &len, &notes)) != 0 ||
-      (rc = tw__layout_clock_record(&w->fmt, rec + len, 256,
-                                    &clock_len)) != 0)
-    goto fail;
   if (path && rotates(o)) {
     /* Only a regular file can be renamed and begun again (think of
      * /dev/null); anything else streams. */
@@ -188,41 +176,20 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
     if (!(w->rot = tw__rotation_new(path, o, &rc)))
       goto fail;
   }
-  /* Counted, like every record the writer writes itself: the first
-   * record and the clock record (so that events is what a reader of the
-   * file counts).  A process name cut or repaired counts like any other
-   * string. */
-  w->own_events = 2;
+  /* The store of the records every document begins with, and the first
+   * document: the file is a valid trace from its first commit.  A
+   * process name cut or repaired counts like any other string. */
+  if (!(w->meta = malloc(sizeof *w->meta)) ||
+      tw__meta_init(w->meta, TW__META_BYTES) != 0) {
+    free(w->meta);
+    w->meta = NULL;
+    rc = -ENOMEM;
+    goto fail;
+  }
+  if ((rc = tw__document_first(w, o->process_name, &notes)) != 0)
+    goto fail;
   w->strings_truncated = notes.truncated;
   w->utf8_replaced = notes.replaced;
-  /* Every document after the first (rotation, a restart) begins with the
-   * metadata records: kept for any output that can be rewritten. */
-  if (!(sink->caps & TW__SINK_STREAMING)) {
-    tw_event ev;
-    if (!(w->meta = malloc(sizeof *w->meta)) ||
-        tw__meta_init(w->meta, TW__META_BYTES) != 0) {
-      free(w->meta);
-      w->meta = NULL;
-      rc = -ENOMEM;
-      goto fail;
-    }
-    memset(&ev, 0, sizeof ev);
-    ev.ph = 'M';
-    ev.name = "process_name";
-    tw__meta_remember_event(w, &ev, rec, len);
-    ev.ph = 'c';
-    ev.name = "clock_sync";
-    tw__meta_remember_event(w, &ev, rec + len, clock_len);
-  }
-  doc.iov_base = tw__layout_document(w->object_form, rec, len + clock_len,
-                                     &doc.iov_len);
-  w->own_bytes = doc.iov_len;
-  pthread_mutex_lock(&w->lock);
-  rc = tw__commit_bytes_locked(w, &doc, 1);
-  pthread_mutex_unlock(&w->lock);
-  tw__rotation_began(w);
-  if (rc)
-    goto fail;
   if (w->background && (rc = tw__committer_start(w)) != 0)
     goto fail;
   tw__crash_register(w);
@@ -263,29 +230,6 @@ static int gz_path(const char *path)
 {
   size_t n = strlen(path);
   return n >= 3 && strcmp(path + n - 3, ".gz") == 0;
-}
-
-int tw__sink_open(int fd, int own_fd, const tw_options *o, tw__sink **out)
-{
-  size_t tail_len;
-  const char *tail = tw__layout_tail(o->format == TW_FORMAT_OBJECT,
-                                     &tail_len);
-  int rc;
-
-  switch (o->sink) {
-  case TW_SINK_MMAP:
-    rc = tw__sink_mmap_open(out, fd, own_fd, tail, tail_len, o->mmap_chunk);
-    break;
-  case TW_SINK_GZIP:
-    rc = tw__sink_gzip_open(out, fd, own_fd, tail, tail_len, o->gzip_level);
-    break;
-  default:
-    rc = tw__sink_file_open(out, fd, own_fd, tail, tail_len);
-    break;
-  }
-  if (rc && own_fd)
-    close(fd);
-  return rc;
 }
 
 /* Open the sink, then the writer (path: for rotation, or NULL).  Takes
@@ -426,8 +370,6 @@ tw_writer *tw_open_stream(FILE *stream, const tw_options *opts, int *error)
 {
   tw_options o;
   tw__sink *sink;
-  size_t tail_len;
-  const char *tail;
   int rc;
 
   if (!stream)
@@ -439,8 +381,7 @@ tw_writer *tw_open_stream(FILE *stream, const tw_options *opts, int *error)
       rc = TW_ESINK;
     else {
       o.sink = TW_SINK_FILE;
-      tail = tw__layout_tail(o.format == TW_FORMAT_OBJECT, &tail_len);
-      if ((rc = tw__sink_stream_open(&sink, stream, tail, tail_len)) == 0)
+      if ((rc = tw__sink_open_stream(stream, &o, &sink)) == 0)
         return writer_create(sink, &o, NULL, error);
     }
   }

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "internal.h"
+
 typedef struct tw__sink tw__sink;
 
 /* What commit returns, having written nothing, when the output holds
@@ -188,5 +190,12 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
  * anything else.  level 1..9. */
 int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
                        const char *tail, size_t tail_len, int level);
+
+/* The factory (sink.c): the sink o->sink names (resolved: not
+ * TW_SINK_AUTO) on fd, with the tail of o's format.  Takes fd when
+ * own_fd (closed on failure).  Returns 0 and *out, or an error. */
+int tw__sink_open(int fd, int own_fd, const tw_options *o, tw__sink **out);
+/* The same for a stdio stream (tw_open_stream): always streaming. */
+int tw__sink_open_stream(FILE *stream, const tw_options *o, tw__sink **out);
 
 #endif /* TW_SINK_H */

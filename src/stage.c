@@ -18,7 +18,6 @@
  */
 #include "internal.h"
 #include "writer.h"
-#include "rotate.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -357,36 +356,42 @@ static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
 }
 
 
-int tw__restart_direct(tw_writer *w)
+/* A direct sink's reservation of *arg's room for a thread's region
+ * (tw__document_retry_cut's operation). */
+typedef struct reservation {
+  tw__region *region;
+  size_t len;
+} reservation;
+
+static int reserve_op(tw_writer *w, void *arg)
 {
-  tw__sink *old = w->sink, *next;
+  reservation *res = arg;
+
+  return w->sink->ops->reserve(w->sink, res->region, res->len);
+}
+
+/* Reserve len bytes for region r of a direct sink, beginning a new
+ * document first if the file was cut (len 0 only checks for a cut).
+ * Lock held; takes the token, which a restart needs (writer.h).
+ * Returns 0 or an error. */
+static int reserve_locked(tw_writer *w, tw__region *r, size_t len)
+{
+  reservation res = { r, len };
+  sigset_t mask;
   int rc;
 
-  if (!w->meta || (rc = old->ops->reopen(old, &next)) != 0)
-    return -EIO;
-  if ((rc = tw__begin_document(w, next)) != 0) {
-    next->ops->abandon(next);
-    return rc;
-  }
-  __atomic_store_n(&w->sink, next, __ATOMIC_RELEASE);
-  w->out_done += __atomic_load_n(&old->out_bytes, __ATOMIC_RELAXED);
-  (void)old->ops->close(old);            /* retired: writes nothing */
-  __atomic_add_fetch(&w->restarts, 1, __ATOMIC_RELAXED);
-  tw__rotation_began(w);
-  return 0;
+  tw__token_take(w, &mask);
+  rc = tw__document_retry_cut(w, reserve_op, &res);
+  tw__token_give(w, &mask);
+  return rc;
 }
 
 int tw__direct_check_cut(tw_writer *w)
 {
   tw__region probe;
-  int rc, tries = 0;
 
   memset(&probe, 0, sizeof probe);
-  while ((rc = w->sink->ops->reserve(w->sink, &probe, 0)) == TW__ETRUNCATED &&
-         tries++ < TW__CUT_TRIES)
-    if ((rc = tw__restart_direct(w)) != 0)
-      break;
-  return rc == TW__ETRUNCATED ? -EIO : rc;
+  return reserve_locked(w, &probe, 0);
 }
 
 /* Give st's region room for len bytes from the current sink, rotating
@@ -400,17 +405,13 @@ static int next_region(tw_writer *w, tw__stage *st, size_t len)
   int rc;
 
   pthread_mutex_lock(&w->lock);
-  if ((rc = w->err) == 0 && (rc = tw__rotate_if_due(w, 0)) != 0)
+  if ((rc = w->err) == 0 && w->rot && tw__rotation_due(w, w->sink) &&
+      (rc = tw__document_rotate_locked(w)) != 0)
     rc = tw__writer_fail(w, rc);
   if (rc == 0 && (r->sink != w->sink || (size_t)(r->end - r->at) < len ||
                   cuts != st->cuts_seen)) {
-    rc = w->sink->ops->reserve(w->sink, r, len);
-    for (int tries = 0; rc == TW__ETRUNCATED && tries < TW__CUT_TRIES;
-         tries++)
-      if ((rc = tw__restart_direct(w)) == 0)
-        rc = w->sink->ops->reserve(w->sink, r, len);
-    if (rc)
-      rc = tw__writer_fail(w, rc == TW__ETRUNCATED ? -EIO : rc);
+    if ((rc = reserve_locked(w, r, len)) != 0)
+      rc = tw__writer_fail(w, rc);
     st->cuts_seen = cuts;
   }
   pthread_mutex_unlock(&w->lock);
@@ -439,7 +440,7 @@ static int emit_direct(tw_writer *w, tw__stage *st, const tw_event *ev,
                    (size_t)(r->end - r->at) < *len ||
                    __atomic_load_n(&tw__bus_cuts, __ATOMIC_RELAXED) !=
                    st->cuts_seen ||
-                   (w->rot && tw__rotation_due(w))) &&
+                   (w->rot && tw__rotation_due(w, r->sink))) &&
       (rc = next_region(w, st, *len)) != 0)
     return rc;
   tw__region_copy(r, *rec, *len);

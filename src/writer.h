@@ -5,8 +5,11 @@
  *                threads staged, writing it to the sink; tw_flush
  *   committer.c  the background committer thread
  *   crash.c      the crash hook
- *   rotate.c     rotation (and the names and metadata it needs)
- *   open.c       open, close, sink choice, stats
+ *   document.c   beginning a document (at open, rotation, restart) and
+ *                the metadata store every document begins with
+ *   rotate.c     rotation: when, and the names of the files
+ *   open.c       open, close, stats
+ *   sink.c       the sink factory (sink.h)
  *
  * How records travel.  A thread formats each event straight into a slot
  * of its own (a buffer of slot_size bytes) and publishes the slot's new
@@ -29,6 +32,7 @@
 #define TW_WRITER_H
 
 #include "internal.h"
+#include "fdio.h"
 #include "sink.h"
 
 #include <pthread.h>
@@ -78,6 +82,49 @@ typedef struct tw__stage {
   struct tw__stage *thread_next; /* the thread's stages (its own) */
 } tw__stage;
 
+/* The concurrency contract.
+ *
+ * Three locks and a token, always taken in this order (a thread holding
+ * one may take only those below it):
+ *
+ *   1. w->lock       the writer's lock (a mutex)
+ *   2. the token     w->commit_owner: the commit token (an atomic owner
+ *                    id, taken by tw__token_take, which spins; see
+ *                    commit.c).  A commit takes it after releasing the
+ *                    lock, and takes the lock again only after giving it.
+ *   3. w->meta_lock  the metadata store
+ *   4. a sink's own lock (the mmap sink's), inside the sink's operations
+ *
+ * What each guards:
+ *
+ *   w->lock      the stages list, the slot pool, free list and sealed
+ *                queue, committing, the committer's flags, the drop
+ *                report, own_events/own_bytes, live_stages.
+ *   committing   (set under the lock) one commit at a time: the commit
+ *                that set it owns the sink's writes until it clears it.
+ *   the token    the sink's contents: every write to the sink (a commit,
+ *                a document begun, the crash hook's commit), slot->done,
+ *                the rotation state (rotate.c) but what is atomic there.
+ *   lock + token w->sink itself: it is replaced (rotation, a direct
+ *                sink's restart: document.c, swap_sink) only holding both,
+ *                whatever the sink, so a thread holding either sees it
+ *                stable.  A direct sink's producers read it with neither
+ *                (an atomic load) and copy only into a region they hold,
+ *                which keeps its sink alive (sink.h).
+ *   meta_lock    w->meta, the store of the records every document begins
+ *                with: taken by an 'M' event's producer (holding nothing
+ *                else) and by document.c (holding the token).
+ *   atomics      err, sink (for direct sinks' producers), commits and the
+ *                other counters, out_bytes, a slot's len and seq, a
+ *                stage's events, bytes, refs and writer_gone.
+ *
+ * The crash hook (crash.c) takes no lock: it waits a bounded time for
+ * the token, reads what is published with atomics (slot seqs and
+ * lengths), and writes to w->sink holding the token.  With crash=commit
+ * every thread blocks SIGTERM while it holds the token or meta_lock, so
+ * that a SIGTERM handler never waits for what its own thread holds.
+ * The SIGBUS guard (busguard.c) touches nothing of the writer's.
+ */
 struct tw_writer {
   /* Read on every event. */
   int err;                 /* sticky error (atomic) */
@@ -86,17 +133,17 @@ struct tw_writer {
   tw__fmt_config fmt;      /* what the formatter needs */
   size_t max_event;        /* largest record accepted */
   int direct;              /* the sink is direct (mmap) */
-  tw__sink *sink;          /* where commits go; replaced by rotation
-                              (atomic for direct sinks' threads) */
+  tw__sink *sink;          /* where commits go; replaced holding the lock
+                              and the token (read atomically by direct
+                              sinks' producers) */
   struct rotation *rot;    /* NULL: no rotation */
   int object_form;         /* the layout (layout.h) */
-  struct tw__meta *meta;   /* the 'M' records every new document begins
-                              with (rotation, a restart after the file was
-                              truncated under the writer); NULL for a
-                              streaming output (meta_lock) */
+  struct tw__meta *meta;   /* the records every document begins with
+                              (meta_lock) */
   pthread_mutex_t meta_lock;
 
-  pthread_mutex_t lock;    /* guards the fields below but the atomics */
+  pthread_mutex_t lock;    /* guards the fields below but the atomics,
+                              and those the contract above says */
   tw__stage *stages;       /* every stage of the writer */
   unsigned live_stages;    /* stages whose thread has not exited */
   tw__slot *all_slots;     /* every slot (atomic head, append-only) */
@@ -180,13 +227,9 @@ void tw__stages_release_regions(tw_writer *w);
 /* Sum the stages' counters into *events and *bytes.  Lock held. */
 void tw__stages_count(tw_writer *w, uint64_t *events, uint64_t *bytes);
 
-/* The file was cut under a direct sink (logrotate's copytruncate): a
- * new sink on it begins a new document, the old one writes nothing more
- * (a thread still copying into its region writes nowhere).  Lock held.
- * Returns 0 or an error. */
-int tw__restart_direct(tw_writer *w);
 /* A direct sink's commit point (tw_flush, tw_close): begin a new document
- * if the file was cut.  Lock held.  Returns 0 or an error. */
+ * if the file was cut.  Lock held (the token is taken).  Returns 0 or an
+ * error. */
 int tw__direct_check_cut(tw_writer *w);
 
 /* Allocate a slot of w->slot_size bytes, link it into all_slots and the
@@ -216,18 +259,6 @@ enum {
  * Returns 0 or the sticky error. */
 int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
                       int nextra, int wait);
-/* Write iov[0..n) to the sink holding the token, count the commit, then
- * rotate if due.  For the start of a file and the first commit.  Lock
- * held, no commit under way.  Returns 0 or the sticky error. */
-int tw__commit_bytes_locked(tw_writer *w, const struct iovec *iov, int n);
-/* Remember an 'M' record rec[0..len) of event ev, to begin every later
- * document with it.  Thread-safe. */
-void tw__meta_remember_event(tw_writer *w, const tw_event *ev,
-                             const char *rec, size_t len);
-/* Commit the start of a document -- head and metadata records -- to
- * sink (the writer's, or the next one of a rotation).  Holding the
- * token.  Returns 0 or an error. */
-int tw__begin_document(tw_writer *w, tw__sink *sink);
 /* Seal st's active slot (it is full, or its thread has exited) and give
  * st a free slot if one is free (else none).  Lock held. */
 void tw__slot_seal_locked(tw_writer *w, tw__stage *st);
@@ -260,21 +291,70 @@ void tw__crash_register(tw_writer *w);
 /* Take w out of the registry and wait until no handler uses it. */
 void tw__crash_unregister(tw_writer *w);
 
+/* ------------------------------------------------------------ document.c */
+
+/* Remember an 'M' record rec[0..len) of event ev, to begin every later
+ * document with it.  Thread-safe (meta_lock). */
+void tw__meta_remember_event(tw_writer *w, const tw_event *ev,
+                             const char *rec, size_t len);
+/* Refresh w->out_bytes from the sink.  Holding the lock or the token. */
+void tw__out_bytes_update(tw_writer *w);
+/* The first document at open: the process name (process_name, NULL: the
+ * program's) first in the metadata store, then head, store and clock
+ * record committed to w->sink; *notes says what formatting the name cut
+ * or replaced.  No other thread knows w yet.  Returns 0 or an error. */
+int tw__document_first(tw_writer *w, const char *process_name,
+                       tw__fmt_notes *notes);
+/* Rotation: begin the next file, complete, let it take the path, and put
+ * its sink in place of the writer's (the finished file keeps its
+ * numbered name).  Lock held, and no commit under way but the caller's
+ * own; takes the token.  Returns 0 or an error for the sticky error (the
+ * live file stays live). */
+int tw__document_rotate_locked(tw_writer *w);
+/* The file was cut under the writer (logrotate's copytruncate): begin a
+ * new document at its start, on the same sink (a buffering sink) or a
+ * new one (a direct sink, whose old regions then write nowhere).
+ * Holding the token, and for a direct sink the lock too (it swaps the
+ * sink).  Returns 0 or an error. */
+int tw__document_restart(tw_writer *w);
+/* Run op(w, arg), a write to the sink; while it returns TW__ETRUNCATED
+ * begin a new document (tw__document_restart) and run it again, at most
+ * TW__CUT_TRIES times, then -EIO.  The one place a cut is handled.
+ * Holding what tw__document_restart needs.  Returns op's result or an
+ * error. */
+int tw__document_retry_cut(tw_writer *w, int (*op)(tw_writer *, void *),
+                           void *arg);
+
 /* ------------------------------------------------------------ rotate.c */
 
 /* The rotation state for a writer on path, or NULL with *rc set. */
 struct rotation *tw__rotation_new(const char *path, const tw_options *o,
                                   int *rc);
 void tw__rotation_free(struct rotation *r);
-/* Whether the live file is to be finished now (it holds records, and
- * is big or old enough).  Thread-safe. */
-int tw__rotation_due(const tw_writer *w);
-/* The live file was begun now, its head and metadata out_bytes. */
-void tw__rotation_began(tw_writer *w);
-/* After len bytes of records were committed: rotate if it is time.
- * Holding the token (buffered sinks) or the lock (direct ones).  Returns
- * 0 or an error for the sticky error. */
-int tw__rotate_if_due(tw_writer *w, size_t len);
+/* Whether the live file, written through sink (the writer's, or a
+ * direct sink's region's), is to be finished now: it holds records, and
+ * is big or old enough.  Thread-safe. */
+int tw__rotation_due(const tw_writer *w, const tw__sink *sink);
+/* A commit put len bytes of records in the live file.  Token held. */
+void tw__rotation_count(tw_writer *w, size_t len);
+/* A document was begun now on sink (its out_bytes: the head and the
+ * metadata).  Token held. */
+void tw__rotation_began(tw_writer *w, const tw__sink *sink);
+/* The options the next file's sink is opened with. */
+const tw_options *tw__rotation_options(const struct rotation *r);
+/* Open the next file for the path, without a name (anonymous) or under a
+ * temporary one.  Token held.  Returns 0 or an error. */
+int tw__rotation_next_open(struct rotation *r, tw__newfile *nf,
+                           int anonymous);
+/* The next file nf, complete, takes the path, and the live file its
+ * numbered name, in one step (sync: the directory synced too); undone on
+ * failure.  Token held.  Returns 0, TW__ENOLINK (open it again named) or
+ * an error. */
+int tw__rotation_publish(struct rotation *r, tw__newfile *nf, int sync);
+/* The live file was finished (its sink swapped): count it, and delete
+ * the finished file that rotate_keep makes one too many.  Lock and token
+ * held. */
+void tw__rotation_finished(tw_writer *w);
 /* tw_close: the last commit must not begin a new file. */
 void tw__rotation_closing(tw_writer *w);
 /* Files begun by rotation. */
@@ -282,9 +362,6 @@ uint64_t tw__rotations(const tw_writer *w);
 
 /* ------------------------------------------------------------ open.c */
 
-/* Open the sink the options ask for on fd (o->sink resolved).  Takes fd
- * when own_fd (closed on failure).  Returns 0 and *out, or an error. */
-int tw__sink_open(int fd, int own_fd, const tw_options *o, tw__sink **out);
 /* Open (create, truncate) path, relative to dirfd, as tw_open does.
  * Returns the fd or -errno. */
 int tw__open_at(int dirfd, const char *path, const tw_options *o);

@@ -8,6 +8,7 @@
  */
 #include "testutil.h"
 #include "gunzip.h"
+#include "document.h"
 #include "rotate.h"
 
 #include <dirent.h>
