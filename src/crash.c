@@ -12,6 +12,7 @@
  * skips the writer if its own thread holds it.
  */
 #include "internal.h"
+#include "busguard.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -27,8 +28,8 @@
  * raise, nanosleep, write, pwrite and ftruncate are on POSIX's list of
  * async-signal-safe functions; writev and pwritev are not listed (they
  * came later) but glibc documents them AS-Safe: like syscall(SYS_gettid)
- * they are bare system calls that touch no lock and no memory of the
- * library's.  memcpy (struct copies, zlib) is on the list since POSIX
+ * and the SIGBUS guard's mmap (busguard.c) they are bare system calls
+ * that touch no lock and no memory of the library's.  memcpy (struct copies, zlib) is on the list since POSIX
  * 2016.  deflate and crc32_z are computation on the sink's own stream and
  * constant tables (zlib allocates only in deflateInit2).  The __atomic
  * operations are lock-free (checked below).  Nothing else is called: no
@@ -209,7 +210,7 @@ static void crash_handler(int sig, siginfo_t *si, void *ctx)
 
   (void)ctx;
   /* A store into a mapped file truncated under an mmap writer: not a
-   * crash (bus_guard.c). */
+   * crash (busguard.c). */
   if (sig == SIGBUS && tw__bus_guard_fixes(si)) {
     errno = saved_errno;
     return;

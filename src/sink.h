@@ -159,16 +159,6 @@ static inline void tw__region_copy(tw__region *r, const char *src,
   r->at = dst + len;
 }
 
-/* The mmap sink's guard against a file cut under it (sink_mmap.c):
- * the crash hook's handler, installed for SIGBUS by tw__bus_guard_install
- * (crash.c), asks tw__bus_guard_fixes first whether a fault si is a
- * store into a window of an mmap sink; if so an anonymous page takes the
- * faulting page's place and it returns 1 (async-signal-safe).
- * tw__bus_cuts counts those faults (atomic). */
-int tw__bus_guard_install(void);
-int tw__bus_guard_fixes(const siginfo_t *si);
-extern unsigned tw__bus_cuts;
-
 /* File sink on fd.  own_fd: close fd at close.  A seekable fd without
  * O_APPEND is rewritten in place from its current offset; anything else
  * streams.  Returns 0 and *out, or a negative error. */

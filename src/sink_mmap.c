@@ -88,6 +88,7 @@
  * window of a truncated array.
  */
 #include "internal.h"
+#include "busguard.h"
 #include "fdio.h"
 #include "sink.h"
 
@@ -160,78 +161,6 @@ static int is_ws(char c)
   return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
-/* ------------------------------------------------------------ the guard
- *
- * A file truncated under the writer (logrotate's copytruncate) leaves the
- * pages of its windows past the new end: a store there raises SIGBUS.  A
- * trace library must not kill its host for that, so the windows are
- * registered here, and the crash hook's handler (crash.c), installed for
- * SIGBUS by every mmap sink, asks tw__bus_guard_fixes first: a fault in a
- * window gets an anonymous page mapped in its place, the store goes
- * there (that record is lost: the file was cut) and the thread goes on.
- * tw__bus_cuts counts such faults; a thread that sees it change takes a
- * new region, and the reservation (which checks the file's size) begins
- * a new document.  A window stays mapped while a thread's region leases
- * it, so a fault inside one is never in memory unmapped meanwhile.
- */
-
-#define GUARD_SLOTS 1024
-
-static struct {
-  uintptr_t start, end;    /* atomic; end 0: free, or being filled */
-} guarded[GUARD_SLOTS];
-unsigned tw__bus_cuts;     /* atomic: faults fixed */
-
-static void guard_add(const mmap_window *w)
-{
-  uintptr_t start = (uintptr_t)w->map;
-
-  for (unsigned i = 0; i < GUARD_SLOTS; i++) {
-    uintptr_t none = 0;
-    if (__atomic_compare_exchange_n(&guarded[i].start, &none, start, 0,
-                                    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
-      __atomic_store_n(&guarded[i].end, start + w->len, __ATOMIC_SEQ_CST);
-      return;
-    }
-  }
-  /* Every slot taken: this window is not guarded. */
-}
-
-static void guard_remove(const mmap_window *w)
-{
-  for (unsigned i = 0; i < GUARD_SLOTS; i++)
-    if (__atomic_load_n(&guarded[i].start, __ATOMIC_SEQ_CST) ==
-        (uintptr_t)w->map &&
-        __atomic_load_n(&guarded[i].end, __ATOMIC_SEQ_CST) ==
-        (uintptr_t)w->map + w->len) {
-      __atomic_store_n(&guarded[i].end, 0, __ATOMIC_SEQ_CST);
-      __atomic_store_n(&guarded[i].start, 0, __ATOMIC_SEQ_CST);
-      return;
-    }
-}
-
-int tw__bus_guard_fixes(const siginfo_t *si)
-{
-  uintptr_t a = (uintptr_t)si->si_addr;
-  long page = sysconf(_SC_PAGESIZE);
-
-  if (si->si_code != BUS_ADRERR || page <= 0)
-    return 0;
-  for (unsigned i = 0; i < GUARD_SLOTS; i++) {
-    uintptr_t start = __atomic_load_n(&guarded[i].start, __ATOMIC_SEQ_CST);
-    uintptr_t end = __atomic_load_n(&guarded[i].end, __ATOMIC_SEQ_CST);
-    if (start && a >= start && a < end) {
-      void *p = (void *)(a - a % (uintptr_t)page);
-      if (mmap(p, (size_t)page, PROT_READ | PROT_WRITE,
-               MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
-        return 0;
-      __atomic_add_fetch(&tw__bus_cuts, 1, __ATOMIC_SEQ_CST);
-      return 1;
-    }
-  }
-  return 0;
-}
-
 /* Replace window w's pages with anonymous ones: stores into it go
  * nowhere (a sink whose file was cut: its regions must not write into
  * the new document). */
@@ -278,7 +207,7 @@ static void window_unlease(mmap_sink *m, mmap_window *w)
   for (p = &m->windows; *p != w; p = &(*p)->next)
     continue;
   *p = w->next;
-  guard_remove(w);
+  tw__bus_guard_remove(w->map, w->len);
   (void)munmap(w->map, w->len);
   /* Kept for the next window: no allocation per growth. */
   w->next = m->spare;
@@ -341,7 +270,7 @@ static int window_new(mmap_sink *m, off_t off, off_t to)
   w->leases = 1;
   w->next = m->windows;
   m->windows = w;
-  guard_add(w);
+  tw__bus_guard_add(w->map, w->len);
   if (m->cur)
     window_unlease(m, m->cur);
   m->cur = w;
@@ -558,7 +487,7 @@ static int destroy(mmap_sink *m)
   while (m->windows) {
     mmap_window *w = m->windows;
     m->windows = w->next;
-    guard_remove(w);
+    tw__bus_guard_remove(w->map, w->len);
     (void)munmap(w->map, w->len);
     free(w);
   }
@@ -794,7 +723,7 @@ static void mmap_abandon(tw__sink *s)
   while (m->windows) {
     mmap_window *w = m->windows;
     m->windows = w->next;
-    guard_remove(w);
+    tw__bus_guard_remove(w->map, w->len);
     (void)munmap(w->map, w->len);
     free(w);
   }
@@ -904,7 +833,7 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
   }
   /* Nothing may follow the tail: drop what the file held past start. */
   if ((rc = tw__fd_cut(fd, &info)) != 0) {
-    guard_remove(m->cur);
+    tw__bus_guard_remove(m->cur->map, m->cur->len);
     (void)munmap(m->cur->map, m->cur->len);
     free(m->cur);
     pthread_mutex_destroy(&m->lock);

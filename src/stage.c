@@ -17,6 +17,7 @@
  * commit writes them and frees the stage.
  */
 #include "internal.h"
+#include "busguard.h"
 #include "writer.h"
 
 #include <errno.h>
