@@ -1,11 +1,13 @@
 /* commit.c -- the commit: what threads staged, written to the sink
  *
- * Every path that writes to a sink -- a producer whose slot filled (no
- * committer), the committer thread, tw_flush, tw_close, the first commit
- * at open -- goes through tw__commit_locked or tw__commit_bytes_locked,
- * which take the commit token around the write.  Commits are serialised
- * by w->committing (under the writer's lock); the lock itself is released
- * while the sink writes, so producers go on staging.
+ * Every commit of staged records -- a producer whose slot filled (no
+ * committer), the committer thread, tw_flush, tw_close -- goes through
+ * tw__commit_locked, which takes the commit token around the write; the
+ * other writes to a sink are the start of a document (document.c) and
+ * the crash hook's commit (crash.c), each holding the token too (the
+ * contract in writer.h).  Commits are serialised by w->committing (under
+ * the writer's lock); the lock itself is released while the sink writes,
+ * so producers go on staging.
  *
  * A commit writes the sealed queue, oldest first, then (at tw_flush,
  * tw_close and the flush timer) the unwritten part of every thread's

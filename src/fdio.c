@@ -1,8 +1,11 @@
 /* fdio.c -- the descriptor I/O every sink shares: the write loop, what a
  * sink needs to know of its descriptor at open, and durability
  *
- * Everything here but tw__fd_probe is async-signal-safe (bare system
- * calls on the caller's memory): the crash hook commits through it.
+ * tw__write_all, tw__fd_cut, tw__fd_head_lost and tw__fd_sync are
+ * async-signal-safe (bare system calls on the caller's memory): the
+ * crash hook commits through them.  The rest -- tw__fd_probe, and the
+ * file-naming helpers (tw__link_target, tw__newfile_*), which allocate
+ * -- are for open and rotation only.
  */
 #include "internal.h"
 #include "fdio.h"

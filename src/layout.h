@@ -8,10 +8,11 @@
  *     ...                                     separator ",\n" then "{...}"
  *     ]                                     the tail "\n]" (or "\n]}")
  *
- * The writer, rotation, the sinks and the tools all frame files with
- * these, so that a change of the layout is made here only.  A record as
- * the formatter makes it begins with the separator; the first record of a
- * file loses its separator to the head.
+ * The writer, rotation, the sinks and the tools frame files with these.
+ * A record as the formatter makes it begins with the separator, which
+ * format.c writes itself, fused with the record's first bytes for speed
+ * (a change of the separator is made here and there); the first record
+ * of a file loses its separator to the head.
  */
 #ifndef TW_LAYOUT_H
 #define TW_LAYOUT_H

@@ -207,13 +207,13 @@ struct tw_writer {
 /* Room for a drop report record (commit.c). */
 #define TW__DROP_REPORT_ROOM 512
 
-/* ------------------------------------------------------------ stage.c */
-
 /* Whether w belongs to an ancestor process (after fork). */
 static inline int tw__forked(const tw_writer *w)
 {
   return w->fork_gen != tw__fork_generation();
 }
+
+/* ------------------------------------------------------------ stage.c */
 
 /* Make err w's sticky error unless it has one.  Returns the sticky
  * error. */
