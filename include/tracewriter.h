@@ -77,7 +77,8 @@ TW_EXTERN const char *tw_version(void);
   XX(EFORKED,   -1010, "writer belongs to the parent process (after fork)")  \
   XX(ESINK,     -1011, "sink not available for this output")                \
   XX(EZLIB,     -1012, "zlib error")                                         \
-  XX(EDROPPED,  -1013, "event dropped: every buffer full (on_full=drop)")
+  XX(EDROPPED,  -1013, "event dropped: every buffer full (on_full=drop)")   \
+  XX(EBUSY,     -1014, "another writer has this trace file open (put %p in the path for a file per process)")
 
 typedef enum tw_errno {
 #define TW__ERR_ENUM(name, value, msg) TW_##name = (value),

@@ -355,9 +355,9 @@ int tw__document_retry_cut(tw_writer *w, int (*op)(tw_writer *, void *),
   for (int tries = 0; rc == TW__ETRUNCATED; tries++) {
     if (tries == TW__CUT_TRIES)
       return -EIO;
-    if ((rc = tw__document_restart(w)) != 0)
-      return rc == TW__ETRUNCATED ? -EIO : rc;
-    rc = op(w, arg);
+    /* A cut met by the restart itself is one more cut: tried again. */
+    if ((rc = tw__document_restart(w)) == 0)
+      rc = op(w, arg);
   }
   return rc;
 }

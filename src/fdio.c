@@ -4,13 +4,16 @@
  * tw__write_all, tw__fd_cut, tw__fd_head_lost and tw__fd_sync are
  * async-signal-safe (bare system calls on the caller's memory): the
  * crash hook commits through them.  The rest -- tw__fd_probe, and the
- * file-naming helpers (tw__link_target, tw__newfile_*), which allocate
+ * file-naming helpers (tw__newfile_*), which allocate
  * -- are for open and rotation only.
  */
 #include "internal.h"
 #include "fdio.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <sys/sysmacros.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,45 +98,113 @@ int tw__fd_sync(int fd)
   return 0;
 }
 
-char *tw__link_target(const char *path)
+int tw__fd_lock(int fd)
 {
-  char *cur = strdup(path);
+#ifdef F_OFD_SETLK
+  struct flock lk;
+
+  memset(&lk, 0, sizeof lk);
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;              /* l_start, l_len 0: the whole file */
+  while (fcntl(fd, F_OFD_SETLK, &lk) != 0) {
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN || errno == EACCES)
+      return TW_EBUSY;
+    /* A file system without locks (some network ones): no lock, as
+     * before there were locks. */
+    if (errno == EINVAL || errno == ENOLCK || errno == EOPNOTSUPP)
+      return 0;
+    return -errno;
+  }
+#else
+  (void)fd;
+#endif
+  return 0;
+}
+
+/* Whether the fdinfo file at path shows an OFD write lock on the file
+ * with device maj:min and inode ino. */
+static int fdinfo_locks(const char *path, unsigned maj, unsigned min,
+                        unsigned long long ino)
+{
+  char line[256];
+  int found = 0;
+  FILE *f = fopen(path, "re");
+
+  /* "lock:\t1: OFDLCK ADVISORY  WRITE -1 fe:00:5678 0 EOF": the device
+   * in hex, the inode in decimal. */
+  while (f && !found && fgets(line, sizeof line, f)) {
+    unsigned a, b;
+    unsigned long long i;
+    char kind[16], rw[16];
+
+    found = sscanf(line, "lock: %*d: %15s %*s %15s %*d %x:%x:%llu", kind,
+                   rw, &a, &b, &i) == 5 && strcmp(kind, "OFDLCK") == 0 &&
+            strcmp(rw, "WRITE") == 0 && a == maj && b == min && i == ino;
+  }
+  if (f)
+    fclose(f);
+  return found;
+}
+
+long tw__path_lock_holder(const char *path)
+{
+  char name[64];
+  struct dirent *p, *fd;
   struct stat st;
+  long holder = 0;
+  DIR *procs, *fds;
 
-  if (!cur)
-    return NULL;
-  for (int hops = 0; lstat(cur, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
-    char buf[4096], *next;
-    const char *slash = strrchr(cur, '/');
-    ssize_t n;
+  /* The kernel lists an OFD lock without its pid (/proc/locks says -1);
+   * the descriptor that holds it shows it in its fdinfo. */
+  if (stat(path, &st) != 0 || !(procs = opendir("/proc")))
+    return 0;
+  while (!holder && (p = readdir(procs)) != NULL) {
+    char *end;
+    long pid = strtol(p->d_name, &end, 10);
 
-    if (hops == 40 || (n = readlink(cur, buf, sizeof buf - 1)) < 0) {
-      if (hops == 40)
-        errno = ELOOP;
-      free(cur);
-      return NULL;
+    if (pid <= 0 || *end)
+      continue;
+    snprintf(name, sizeof name, "/proc/%ld/fdinfo", pid);
+    if (!(fds = opendir(name)))
+      continue;
+    while (!holder && (fd = readdir(fds)) != NULL) {
+      if (fd->d_name[0] == '.')
+        continue;
+      snprintf(name, sizeof name, "/proc/%ld/fdinfo/%.20s", pid, fd->d_name);
+      if (fdinfo_locks(name, major(st.st_dev), minor(st.st_dev),
+                       (unsigned long long)st.st_ino))
+        holder = pid;
     }
-    buf[n] = '\0';
-    /* A relative target is relative to the link's directory. */
-    if (buf[0] != '/' && slash) {
-      size_t dl = (size_t)(slash - cur) + 1;
-      if ((next = malloc(dl + (size_t)n + 1)) != NULL) {
-        memcpy(next, cur, dl);
-        memcpy(next + dl, buf, (size_t)n + 1);
-      }
-    } else {
-      next = strdup(buf);
-    }
-    free(cur);
-    if (!(cur = next))
-      return NULL;
+    closedir(fds);
   }
-  if (strcmp(cur, path) == 0) {        /* not a link */
-    free(cur);
-    errno = 0;
-    return NULL;
+  closedir(procs);
+  return holder;
+}
+
+int tw__named_fd(const char *path)
+{
+  static const char *const std[] = { "/dev/stdin", "/dev/stdout",
+                                     "/dev/stderr" };
+  static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/" };
+
+  for (int i = 0; i < 3; i++)
+    if (strcmp(path, std[i]) == 0)
+      return i;
+  for (int i = 0; i < 2; i++) {
+    size_t n = strlen(dirs[i]);
+    const char *p = path + n;
+    long fd = 0;
+
+    if (strncmp(path, dirs[i], n) != 0 || !*p)
+      continue;
+    for (; *p >= '0' && *p <= '9' && fd <= INT_MAX / 10; p++)
+      fd = fd * 10 + (*p - '0');
+    if (!*p && fd <= INT_MAX)
+      return (int)fd;
   }
-  return cur;
+  return -1;
 }
 
 int tw__newfile_open(tw__newfile *nf, int dirfd, const char *name,
@@ -185,40 +256,67 @@ int tw__newfile_open(tw__newfile *nf, int dirfd, const char *name,
   return 0;
 }
 
-/* Link the O_TMPFILE file to the temporary name (an older one of a run
- * that died goes).  Returns 0, TW__ENOLINK or -errno. */
-static int link_anonymous(tw__newfile *nf)
+/* Link the O_TMPFILE file to name in its directory.  replace: a file of
+ * that name (the temporary name's, left by a run that died) goes first;
+ * else it stays and the link fails with -EEXIST.  Returns 0, TW__ENOLINK
+ * or -errno. */
+static int link_anonymous(tw__newfile *nf, const char *name, int replace)
 {
   char proc[64];
   int tries = 0;
 
   snprintf(proc, sizeof proc, "/proc/self/fd/%d", nf->fd);
   for (;;) {
-    if (linkat(AT_FDCWD, proc, nf->dirfd, nf->tmp, AT_SYMLINK_FOLLOW) == 0)
+    if (linkat(AT_FDCWD, proc, nf->dirfd, name, AT_SYMLINK_FOLLOW) == 0)
       return 0;
 #ifdef AT_EMPTY_PATH
     if (errno == ENOENT &&
-        linkat(nf->fd, "", nf->dirfd, nf->tmp, AT_EMPTY_PATH) == 0)
+        linkat(nf->fd, "", nf->dirfd, name, AT_EMPTY_PATH) == 0)
       return 0;
 #endif
-    if (errno == EEXIST && tries++ == 0 &&
-        unlinkat(nf->dirfd, nf->tmp, 0) == 0)
+    if (errno == EEXIST && replace && tries++ == 0 &&
+        unlinkat(nf->dirfd, name, 0) == 0)
       continue;
     return errno == ENOENT || errno == EPERM ? TW__ENOLINK : -errno;
   }
 }
 
-int tw__newfile_publish(tw__newfile *nf)
+/* Rename from to to in dirfd unless to exists (-EEXIST then). */
+static int rename_noreplace(int dirfd, const char *from, const char *to)
+{
+#ifdef RENAME_NOREPLACE
+  if (renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE) == 0)
+    return 0;
+  if (errno != EINVAL && errno != ENOSYS)
+    return -errno;
+#endif
+  /* Without renameat2: a link, which never replaces, then the old name
+   * goes. */
+  if (linkat(dirfd, from, dirfd, to, 0) != 0)
+    return -errno;
+  (void)unlinkat(dirfd, from, 0);
+  return 0;
+}
+
+int tw__newfile_publish(tw__newfile *nf, int replace)
 {
   int rc;
 
-  if (!nf->named) {
-    if ((rc = link_anonymous(nf)) != 0)
+  if (!nf->named && !replace) {
+    /* Straight to its name, which a link never replaces. */
+    if ((rc = link_anonymous(nf, nf->name, 0)) != 0)
       return rc;
-    nf->named = 1;
+  } else {
+    if (!nf->named) {
+      if ((rc = link_anonymous(nf, nf->tmp, 1)) != 0)
+        return rc;
+      nf->named = 1;
+    }
+    if (replace ? (renameat(nf->dirfd, nf->tmp, nf->dirfd, nf->name) != 0 &&
+                   (rc = -errno) != 0)
+                : (rc = rename_noreplace(nf->dirfd, nf->tmp, nf->name)) != 0)
+      return rc;
   }
-  if (renameat(nf->dirfd, nf->tmp, nf->dirfd, nf->name) != 0)
-    return -errno;
   nf->named = 0;                 /* the temporary name is gone */
   free(nf->tmp);
   nf->tmp = NULL;

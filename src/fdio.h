@@ -41,10 +41,23 @@ int tw__fd_head_lost(int fd, off_t start, char first);
  * -errno.  Async-signal-safe. */
 int tw__fd_sync(int fd);
 
-/* If path is a symbolic link (to a link ...), the name of the file it
- * finally points to, which need not exist: malloc'ed.  NULL if path is
- * not a link, or on error (errno set: ELOOP after 40 links, ENOMEM). */
-char *tw__link_target(const char *path);
+/* Take the advisory write lock of the whole file on fd (an open file
+ * description lock, F_OFD_SETLK: held as long as any descriptor of this
+ * open stays open, so across dup and fork), which every tracewriter
+ * writer takes on the file it writes.  Returns 0 (also where the file
+ * system has no locks), TW_EBUSY if another open of the file holds it
+ * (another writer, in this process or another), or -errno. */
+int tw__fd_lock(int fd);
+
+/* The pid of a process that holds the lock of tw__fd_lock on the file
+ * at path, from the lock lines of /proc/PID/fdinfo; 0 if it cannot be
+ * known.  Scans every process's descriptors: for messages only. */
+long tw__path_lock_holder(const char *path);
+
+/* The file descriptor that a path names by itself: /dev/stdin,
+ * /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N; -1 for any
+ * other path. */
+int tw__named_fd(const char *path);
 
 /* A file made complete before a name points to it: opened without a name
  * (O_TMPFILE) or, where the file system cannot, under a temporary name
@@ -65,14 +78,16 @@ typedef struct tw__newfile {
 int tw__newfile_open(tw__newfile *nf, int dirfd, const char *name,
                      int flags, int mode, int anonymous);
 
-/* Give the file its name, replacing a file of that name: a link from
- * the temporary name (made for an O_TMPFILE file), then renameat over
- * name.  The descriptor stays open; nf holds nothing else after
- * success.  Returns 0; TW__ENOLINK if an
- * O_TMPFILE file could not be linked (no /proc and no privilege: open
- * again with anonymous 0); or -errno (nothing named then). */
+/* Give the file its name in one step.  replace (rotation): a file of
+ * that name is replaced (a link from the temporary name, made for an
+ * O_TMPFILE file, then renameat over name).  Else (a new trace at open)
+ * a file of that name stays and the call fails with -EEXIST (a link, or
+ * renameat2 with RENAME_NOREPLACE).  The descriptor stays open; nf holds
+ * nothing else after success.  Returns 0; TW__ENOLINK if an O_TMPFILE
+ * file could not be linked (no /proc and no privilege: open again with
+ * anonymous 0); or -errno (nothing named then). */
 #define TW__ENOLINK (-1998)
-int tw__newfile_publish(tw__newfile *nf);
+int tw__newfile_publish(tw__newfile *nf, int replace);
 
 /* Forget a file never published: close it and remove its temporary name.
  * (The caller may have closed fd already: pass -1 in nf->fd.) */

@@ -1,5 +1,6 @@
 /* global.c -- tw_global(): the process-wide writer from the environment */
 #include "internal.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -127,9 +128,21 @@ static tw_writer *open_writer(const char *pattern, int *rc)
              "TRACEWRITER_OPTIONS: %s", err);
     return NULL;
   }
-  if (!(w = tw_open(path, &o, rc)))
-    snprintf(global_message, sizeof global_message,
-             "TRACEWRITER_OUT: cannot open '%s': %s", path, tw_strerror(*rc));
+  if (!(w = tw_open(path, &o, rc))) {
+    long holder = *rc == TW_EBUSY ? tw__path_lock_holder(path) : 0;
+    if (*rc == TW_EBUSY && holder)
+      snprintf(global_message, sizeof global_message,
+               "TRACEWRITER_OUT: '%s' is being written by process %ld: "
+               "put %%p in the path for a file per process", path, holder);
+    else if (*rc == TW_EBUSY)
+      snprintf(global_message, sizeof global_message,
+               "TRACEWRITER_OUT: '%s' is being written by another writer: "
+               "put %%p in the path for a file per process", path);
+    else
+      snprintf(global_message, sizeof global_message,
+               "TRACEWRITER_OUT: cannot open '%s': %s", path,
+               tw_strerror(*rc));
+  }
   return w;
 }
 

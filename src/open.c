@@ -213,18 +213,6 @@ fail:
   return NULL;
 }
 
-int tw__open_at(int dirfd, const char *path, const tw_options *o)
-{
-  /* A shared writable mapping needs read access too. */
-  int mode = o->sink == TW_SINK_MMAP ? O_RDWR : O_WRONLY, fd;
-
-  do
-    fd = openat(dirfd, path, mode | O_CREAT | O_TRUNC | O_CLOEXEC,
-                o->file_mode);
-  while (fd < 0 && errno == EINTR);
-  return fd >= 0 ? fd : -errno;
-}
-
 /* 1 if path ends in ".gz". */
 static int gz_path(const char *path)
 {
@@ -248,55 +236,147 @@ static tw_writer *open_fd(int fd, int own_fd, const tw_options *o,
   return writer_create(sink, o, path, error);
 }
 
-/* The writer of a new file at base in dirfd (path: the whole name, for
- * rotation), begun complete -- head, first record; for mmap the first
- * chunk -- before the name points to it: without a name (O_TMPFILE)
- * first, then, if it cannot be linked, under a temporary name.  Returns
- * the writer, or NULL with *rc set. */
-static tw_writer *open_new(int dirfd, const char *base, const char *path,
-                           const tw_options *o, int *rc)
+/* Open path as it is, following symbolic links in the kernel (so that
+ * its rules apply: permissions, protected_symlinks), for reading and
+ * writing, or writing only where reading is refused and the sink does
+ * not map the file; flags adds O_CREAT (with the options' mode).
+ * Returns the fd or -errno. */
+static int open_path(const char *path, const tw_options *o, int flags)
 {
+  int fd;
+
+  do
+    fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | flags, o->file_mode);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0 && (errno == EACCES || errno == EISDIR) &&
+      o->sink != TW_SINK_MMAP)
+    do
+      fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags, o->file_mode);
+    while (fd < 0 && errno == EINTR);
+  return fd >= 0 ? fd : -errno;
+}
+
+/* The name of the file that fd is open on, as the kernel resolved it
+ * (rotation names its files beside it): malloc'ed, or NULL. */
+static char *name_of_fd(int fd)
+{
+  char proc[64], buf[4096];
+  ssize_t n;
+
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  if ((n = readlink(proc, buf, sizeof buf - 1)) <= 0 || buf[0] != '/')
+    return NULL;
+  buf[n] = '\0';
+  return strdup(buf);
+}
+
+/* The writer on fd, open on the regular file at path, which it writes in
+ * place: locked first (one writer per file), its first document written
+ * right after the file is cut (the sink cuts it at open).  Takes fd.
+ * Returns the writer, or NULL with *rc set. */
+static tw_writer *open_in_place(int fd, const char *path,
+                                const tw_options *o, int *rc)
+{
+  char *name = NULL;
+  tw_writer *w;
+
+  if ((*rc = tw__fd_lock(fd)) != 0) {
+    close(fd);
+    return NULL;
+  }
+  /* Rotation names its files beside the file itself, wherever a link
+   * that path may be led: the kernel says where. */
+  if (rotates(o)) {
+    struct stat st;
+    if (!(name = name_of_fd(fd)) &&
+        (lstat(path, &st) != 0 || S_ISLNK(st.st_mode))) {
+      close(fd);
+      *rc = -EOPNOTSUPP;               /* no /proc to say where */
+      return NULL;
+    }
+  }
+  w = open_fd(fd, 1, o, name ? name : path, rc);
+  free(name);
+  return w;
+}
+
+/* The writer of a new file at path, begun complete -- head, first
+ * record; for mmap the first chunk -- before the name points to it:
+ * without a name (O_TMPFILE) first, then, if it cannot be linked, under
+ * a temporary name; locked before it is named.  The name is never taken
+ * from a file that appeared meanwhile (-EEXIST then).  Returns the
+ * writer, or NULL with *rc set. */
+static tw_writer *open_new(const char *path, const tw_options *o, int *rc)
+{
+  const char *slash = strrchr(path, '/');
+  int dirfd = tw__open_directory_of(path);
+  tw_writer *w = NULL;
+
+  if (dirfd < 0) {
+    *rc = dirfd;
+    return NULL;
+  }
   /* Read access too: a shared mapping needs it, and the other sinks read
    * back where the document begins after a commit, to see whether the
    * file was cut under them. */
-  int flags = O_RDWR | O_CLOEXEC;
-
   for (int anonymous = 1;; anonymous = 0) {
     tw__newfile nf;
-    tw_writer *w;
 
-    if ((*rc = tw__newfile_open(&nf, dirfd, base, flags, o->file_mode,
+    if ((*rc = tw__newfile_open(&nf, dirfd, slash ? slash + 1 : path,
+                                O_RDWR | O_CLOEXEC, o->file_mode,
                                 anonymous)) != 0)
-      return NULL;
-    w = open_fd(nf.fd, 1, o, path, rc);  /* the writer's fd, or closed */
-    if (w && (*rc = tw__newfile_publish(&nf)) == 0) {
+      break;
+    if ((*rc = tw__fd_lock(nf.fd)) == 0)
+      w = open_fd(nf.fd, 1, o, path, rc); /* the writer's fd, or closed */
+    else
+      close(nf.fd);
+    if (w && (*rc = tw__newfile_publish(&nf, 0)) == 0) {
       /* The new name durable too, with sync: a directory that cannot be
        * synced (no read access to it) is left as it is. */
       if (w->sync_commits && fsync(dirfd) != 0 && errno != EBADF &&
           errno != EINVAL) {
         *rc = -errno;
         (void)tw_close(w);
-        return NULL;
+        w = NULL;
       }
-      return w;
+      break;
     }
     if (w)
       (void)tw_close(w);
+    w = NULL;
     nf.fd = -1;
     tw__newfile_discard(&nf);
     if (*rc != TW__ENOLINK || !anonymous)
-      return NULL;
+      break;
   }
+  close(dirfd);
+  return w;
+}
+
+/* A path that names a descriptor (/dev/stdout, /dev/fd/N ...): the
+ * writer on a duplicate of it, as tw_open_fd would write it.  Returns the
+ * writer, or NULL with *rc set. */
+static tw_writer *open_named_fd(int n, const tw_options *o, int *rc)
+{
+  int fd;
+
+  if (rotates(o)) {
+    *rc = TW_EOPTION;                  /* as tw_open_fd */
+    return NULL;
+  }
+  if ((fd = fcntl(n, F_DUPFD_CLOEXEC, 3)) < 0) {
+    *rc = -errno;
+    return NULL;
+  }
+  return open_fd(fd, 1, o, NULL, rc);
 }
 
 tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
 {
-  char *target = NULL;
-  const char *file, *slash;
-  struct stat st;
   tw_writer *w = NULL;
+  struct stat st;
   tw_options o;
-  int fd, dirfd, rc;
+  int fd, n, rc;
 
   if (!path) {
     rc = -EINVAL;
@@ -306,43 +386,61 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
     goto out;
   if (o.sink == TW_SINK_AUTO)
     o.sink = gz_path(path) ? TW_SINK_GZIP : TW_SINK_FILE;
-  /* A path to anything but a regular file is opened as it is: the kernel
-   * follows /dev/stdout to a pipe that no path names (its link reads
-   * "pipe:[N]"). */
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    if ((fd = tw__open_at(AT_FDCWD, path, &o)) >= 0)
-      w = open_fd(fd, 1, &o, path, &rc);
-    else
-      rc = fd;
+  /* The standard streams and /dev/fd/N: the descriptor itself, as the
+   * caller's shell set it up (appended to after ">>"), never a file made
+   * in its place. */
+  if ((n = tw__named_fd(path)) >= 0) {
+    w = open_named_fd(n, &o, &rc);
     goto out;
   }
-  /* A symbolic link stays: the file it points to is replaced (or made). */
-  file = path;
-  if ((target = tw__link_target(path)) != NULL)
-    file = target;
-  else if (errno) {
-    rc = -errno;
-    goto out;
+  /* Twice at most: a new file that another writer made first is then
+   * found existing. */
+  for (int tries = 0; tries < 2 && !w; tries++) {
+    /* A FIFO, a device: opened for writing only, as it is (a FIFO
+     * opened for reading too would never wait for its reader), and
+     * streamed. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+      do
+        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+      while (fd < 0 && errno == EINTR);
+      if (fd >= 0)
+        w = open_fd(fd, 1, &o, path, &rc);
+      else
+        rc = -errno;
+      break;
+    }
+    /* An existing file, reached through links by the kernel: written in
+     * place (its inode, mode, owner and links stay). */
+    if ((fd = open_path(path, &o, 0)) >= 0) {
+      w = open_in_place(fd, path, &o, &rc);
+      break;
+    }
+    if ((rc = fd) != -ENOENT)
+      break;
+    /* A link to nothing: the kernel makes the file it points to, where
+     * its rules allow. */
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+      if ((fd = open_path(path, &o, O_CREAT)) >= 0)
+        w = open_in_place(fd, path, &o, &rc);
+      else
+        rc = fd;
+      break;
+    }
+    /* A new file: made complete before the path names it. */
+    w = open_new(path, &o, &rc);
+    /* A directory where no file can be made: the file itself is made
+     * (its own permissions may allow it), written in place. */
+    if (!w && (rc == -EACCES || rc == -EPERM || rc == -EROFS)) {
+      if ((fd = open_path(path, &o, O_CREAT)) >= 0)
+        w = open_in_place(fd, path, &o, &rc);
+      else
+        rc = fd;
+      break;
+    }
+    if (rc != -EEXIST)
+      break;
   }
-  /* Anything but a regular file (a FIFO, a device, /dev/stdout) is
-   * opened as it is, and so is a file in a directory where no file can
-   * be made (its file only is writable). */
-  if ((stat(file, &st) == 0 && !S_ISREG(st.st_mode)) ||
-      (dirfd = tw__open_directory_of(file)) < 0) {
-    if ((fd = tw__open_at(AT_FDCWD, file, &o)) >= 0)
-      w = open_fd(fd, 1, &o, file, &rc);
-    else
-      rc = fd;
-    goto out;
-  }
-  slash = strrchr(file, '/');
-  w = open_new(dirfd, slash ? slash + 1 : file, file, &o, &rc);
-  if (!w && (rc == -EACCES || rc == -EPERM || rc == -EROFS) &&
-      (fd = tw__open_at(AT_FDCWD, file, &o)) >= 0)
-    w = open_fd(fd, 1, &o, file, &rc);
-  close(dirfd);
 out:
-  free(target);
   if (!w && error)
     *error = rc;
   return w;

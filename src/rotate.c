@@ -147,8 +147,26 @@ int tw__rotation_next_open(struct rotation *r, tw__newfile *nf,
                              r->finished + 1)) != 0)
     return rc;
   /* Read access too, as tw_open's (open.c). */
-  return tw__newfile_open(nf, r->dirfd, r->base, O_RDWR | O_CLOEXEC,
-                          r->opts.file_mode, anonymous);
+  if ((rc = tw__newfile_open(nf, r->dirfd, r->base, O_RDWR | O_CLOEXEC,
+                             r->opts.file_mode, anonymous)) != 0)
+    return rc;
+  /* Locked before it is named, like the first file (one writer per
+   * file), and with the live file's mode and owner, which may be the
+   * user's own rather than the options' (tw_open writes an existing file
+   * in place).  An owner only root may give is left to the process. */
+  if ((rc = tw__fd_lock(nf->fd)) == 0) {
+    struct stat st;
+    if (fstatat(r->dirfd, r->base, &st, 0) == 0) {
+      if (fchmod(nf->fd, st.st_mode & 07777) != 0)
+        rc = -errno;
+      else if (fchown(nf->fd, st.st_uid, st.st_gid) != 0 &&
+               errno != EPERM)
+        rc = -errno;
+    }
+  }
+  if (rc != 0)
+    tw__newfile_discard(nf);
+  return rc;
 }
 
 /* Give the live file its numbered name r->name as well: a second link,
@@ -178,7 +196,7 @@ int tw__rotation_publish(struct rotation *r, tw__newfile *nf, int sync)
   if (linked < 0)
     return linked;
   /* The new file (unnamed, or base.next) is renamed over base. */
-  if ((rc = tw__newfile_publish(nf)) != 0) {
+  if ((rc = tw__newfile_publish(nf, 1)) != 0) {
     if (linked)
       (void)unlinkat(r->dirfd, r->name, 0);
     else
@@ -216,30 +234,20 @@ void tw__rotation_free(struct rotation *r)
 }
 /* The rotation state for a writer on path, or NULL with *rc set: an
  * error now rather than at the first rotation if the names of the files
- * cannot be made.  A symbolic link is followed: the files are named after
- * the file it points to, which stays the live one, so the link goes on
- * naming the live file rather than being replaced. */
+ * cannot be made.  path is the file itself (tw_open passes the name the
+ * kernel resolved for a link), so the files go beside it. */
 struct rotation *tw__rotation_new(const char *path, const tw_options *o,
                                   int *rc)
 {
   struct rotation *r;
-  char *target = NULL;
   const char *slash, *base;
   long name_max;
 
-  if ((target = tw__link_target(path)) != NULL) {
-    path = target;
-  } else if (errno) {
-    *rc = -errno;
-    return NULL;
-  }
   slash = strrchr(path, '/');
   base = slash ? slash + 1 : path;
   *rc = -ENOMEM;
-  if (!(r = calloc(1, sizeof *r))) {
-    free(target);
+  if (!(r = calloc(1, sizeof *r)))
     return NULL;
-  }
   r->dirfd = -1;
   /* Room for a number of any size: ".", 20 digits. */
   r->name_size = strlen(base) + 32;
@@ -252,8 +260,6 @@ struct rotation *tw__rotation_new(const char *path, const tw_options *o,
     *rc = r->dirfd;
     goto fail;
   }
-  free(target);
-  target = NULL;
   errno = 0;
   if ((name_max = fpathconf(r->dirfd, _PC_NAME_MAX)) < 0)
     name_max = errno ? NAME_MAX : LONG_MAX;      /* -1, errno 0: no limit */
@@ -273,7 +279,6 @@ struct rotation *tw__rotation_new(const char *path, const tw_options *o,
 
 fail:
   tw__rotation_free(r);
-  free(target);
   return NULL;
 }
 

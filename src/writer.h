@@ -360,10 +360,4 @@ void tw__rotation_closing(tw_writer *w);
 /* Files begun by rotation. */
 uint64_t tw__rotations(const tw_writer *w);
 
-/* ------------------------------------------------------------ open.c */
-
-/* Open (create, truncate) path, relative to dirfd, as tw_open does.
- * Returns the fd or -errno. */
-int tw__open_at(int dirfd, const char *path, const tw_options *o);
-
 #endif /* TW_WRITER_H */

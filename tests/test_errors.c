@@ -83,7 +83,7 @@ static void test_library_codes(void **state)
 static void test_unknown_codes(void **state)
 {
   static const int codes[] = { 1, 5, 4096, INT_MAX, -4096, -4095, -999,
-                               -1000, -1014, -1999, -2000, INT_MIN,
+                               -1000, -1015, -1999, -2000, INT_MIN,
                                INT_MIN + 1 };
   size_t i;
 

@@ -2382,9 +2382,11 @@ static void test_rotate_without_links(void **state)
       w = tw_open(r.path, &o, &err);
       EXPECT(w != NULL);
       fault_fail(FK_LINKAT, 1, FOREVER, EPERM);
-      /* renameat 1 names the live file, 2 the new one, 3 puts back */
+      /* renameat 1 names the live file, 2 puts it back when the new,
+       * unnamed file cannot be linked (no linkat), 3 names it again, 4
+       * the new one (named .next), 5 puts back */
       if (fail_rename)
-        fault_fail(FK_RENAMEAT, 2, 1, EIO);
+        fault_fail(FK_RENAMEAT, 4, 1, EIO);
       memset(&rr, 0, sizeof rr);
       for (int e = 0; e < 3; e++) {
         note(&rr, emit_i(w, e), "emit", e);
