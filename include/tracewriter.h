@@ -291,9 +291,19 @@ TW_EXTERN int tw_options_parse(tw_options *opts, const char *str,
  */
 typedef struct tw_writer tw_writer;
 
-/* Create (or truncate) the file at path and write the head and the first
- * record, a process_name metadata event, so the file is a valid trace at
- * once.  opts may be NULL for the defaults.  Returns the writer, or NULL
+/* Write a trace to the file at path: the head and the first records (a
+ * process_name metadata event, the clock record) are committed at once,
+ * so the file is a valid trace from the start.  What is at path:
+ * nothing -- the file is made complete before the path names it (never
+ * taking the name of a file made meanwhile); an existing regular file or
+ * a symbolic link to one -- opened by the kernel (its permissions and
+ * protected_symlinks apply) and written in place, inode, mode, owner and
+ * hard links kept; /dev/stdout, /dev/stderr, /dev/stdin, /dev/fd/N,
+ * /proc/self/fd/N -- that descriptor, written as tw_open_fd would (a file
+ * opened for appending is appended to); a FIFO or device -- streamed.
+ * One writer per file: the file is locked (an OFD lock) from open to
+ * close and across rotation, and a second tw_open of it, in any process,
+ * fails with TW_EBUSY.  opts may be NULL for the defaults.  Returns the writer, or NULL
  * with *error (if error is not NULL) set to the reason (a process_name
  * longer than about 4 KiB once escaped is TW_ETOOBIG).  A file created or
  * truncated before a later step failed is left in place.
@@ -302,8 +312,10 @@ typedef struct tw_writer tw_writer;
  * a new file that begins with the head and the 'M' records emitted so far
  * (the latest per name, process and thread, at most 64 KiB) takes the
  * path, and the old one, renamed path with ".NNNNNN" before its extension
- * (trace.json -> trace.000001.json, numbered from 1 in order), is
- * finished; the path names a complete trace at every moment, and every
+ * (trace.json -> trace.000001.json, numbered from 1 in order, beside the
+ * file a link leads to), is finished with its inode and links, the new
+ * file getting its mode and owner; the path names a complete trace at
+ * every moment, and every
  * file is a complete trace on its own; with rotate_keep, older finished
  * files are deleted.  The files stay in the directory that path named at
  * open, whatever the working directory later; a name too long for the
@@ -312,8 +324,9 @@ typedef struct tw_writer tw_writer;
  * (viewers ignore it): spans are not carried over; 'X' events are always
  * whole.  If the new file cannot be begun, the old one keeps the path and
  * the error is sticky.  tw_open_fd and tw_open_stream refuse rotation
- * (TW_EOPTION), and so does tw_open of anything but a regular file, such
- * as a FIFO or /dev/null (TW_ESINK). */
+ * (TW_EOPTION), and so does tw_open of a descriptor's name such as
+ * /dev/stdout; tw_open of anything but a regular file, such as a FIFO or
+ * /dev/null, refuses it with TW_ESINK. */
 TW_EXTERN tw_writer *tw_open(const char *path, const tw_options *opts,
                              int *error);
 

@@ -556,10 +556,13 @@ int tw_get_stats_sized(tw_writer *w, tw_stats *stats, size_t size)
     pthread_mutex_unlock(&w->lock);
     s.dropped = __atomic_load_n(&w->dropped, __ATOMIC_RELAXED);
     s.output_bytes = __atomic_load_n(&w->out_bytes, __ATOMIC_RELAXED);
-    /* A direct sink's records are committed as they are copied. */
-    if (w->direct)
+    /* A direct sink's records are committed as they are copied: each is
+     * a commit. */
+    if (w->direct) {
       s.output_bytes = s.bytes +
         __atomic_load_n(&w->meta_out, __ATOMIC_RELAXED);
+      s.commits = s.events;
+    }
     s.rotations = tw__rotations(w);
     s.restarts = __atomic_load_n(&w->restarts, __ATOMIC_RELAXED);
     s.rejected = __atomic_load_n(&w->rejected, __ATOMIC_RELAXED);
