@@ -240,7 +240,26 @@ typedef struct tw_options {
   unsigned rotate_keep;   /* with rotation: finished files kept; the
                              oldest beyond that are deleted (default 0:
                              keep every one) */
+  int timebase;           /* enum tw_timebase: the clock of every "ts"
+                             (default TW_TIMEBASE_MONOTONIC) */
+  int rank;               /* the process's rank among many (a distributed
+                             job's), written as distributedInfo (object
+                             form) and as the process's label and sort
+                             index; TW_RANK_AUTO (the default): the RANK
+                             environment variable if set, else none */
 } tw_options;
+
+/* The clock of the "ts" fields.  MONOTONIC: CLOCK_MONOTONIC, tw_now_ns,
+ * as given.  KINETO: what the PyTorch profiler (Kineto) writes, so that
+ * its traces and ours line up: microseconds of the wall clock since a
+ * base that every process of a run shares, the wall clock floored to a
+ * multiple of 7889238 s (about three months); converted from the
+ * monotonic clock by the offset read at open (so no NTP step moves it);
+ * the object form carries the base as "baseTimeNanoseconds". */
+enum tw_timebase { TW_TIMEBASE_MONOTONIC = 0, TW_TIMEBASE_KINETO = 1 };
+#define TW_KINETO_BASE_SECONDS 7889238u
+/* rank: take it from the RANK environment variable, else write none. */
+#define TW_RANK_AUTO 0x7fffffff
 
 /* Fill *opts with the defaults.  Use the macro tw_options_init(opts); it
  * passes the size of the struct the caller was compiled with.  Returns 0,
@@ -268,6 +287,8 @@ TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
  *   rotate=SIZE|off               rotate_size, at least 4KiB; default off
  *   rotate_every=DURATION|off     rotate_interval_ns; default off
  *   keep=N|all                    rotate_keep, at least 1; default all
+ *   timebase=monotonic|kineto     timebase; default monotonic
+ *   rank=N|auto                   rank, 0 to 2147483646; default auto
  *   format=array|object           format; default array
  *   sink=auto|file|mmap|gzip      sink; default auto
  *   mmap                          sink=mmap

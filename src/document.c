@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -152,13 +153,14 @@ void tw__meta_remember(tw__meta *m, const char *name, int64_t pid,
   m->len += len;
 }
 
-char *tw__meta_document_start(tw__meta *m, int object_form, size_t *len)
+char *tw__meta_document_start(tw__meta *m, const char *head,
+                              size_t head_len, size_t *len)
 {
   char *first = m->data + TW__META_GAP;
 
   /* The first record's leading comma gives way to the head. */
   m->saved = first[0];
-  return tw__layout_document(object_form, first, m->len, len);
+  return tw__layout_document(head, head_len, first, m->len, len);
 }
 
 void tw__meta_document_done(tw__meta *m)
@@ -207,10 +209,11 @@ static int document_write(tw_writer *w, tw__sink *sink, size_t *len)
 
   tw__block_sigterm(w, &mask);
   pthread_mutex_lock(&w->meta_lock);
-  if ((rc = tw__layout_clock_record(&w->fmt, clock, sizeof clock,
+  if ((rc = tw__layout_clock_record(&w->fmt, w->ts_offset,
+                                    w->kineto_base_ns, clock, sizeof clock,
                                     &clock_len)) == 0)
     tw__meta_remember(w->meta, "clock_sync", w->pid, 0, clock, clock_len);
-  doc.iov_base = tw__meta_document_start(w->meta, w->object_form,
+  doc.iov_base = tw__meta_document_start(w->meta, w->head, w->head_len,
                                          &doc.iov_len);
   if (rc == 0)
     rc = sink->ops->commit(sink, &doc, 1);
@@ -236,25 +239,66 @@ static int swap_sink(tw_writer *w, tw__sink *next)
   return old->ops->close(old);
 }
 
+/* Remember the metadata records of a rank: the process's label ("rank N")
+ * and sort index (N), so that the processes of a job sort by rank in a
+ * viewer.  Returns the records remembered, or an error. */
+static int remember_rank(tw_writer *w)
+{
+  char rec[256], label[32];
+  tw__fmt_defaults def = { 0, w->pid, 0 };
+  tw__fmt_notes notes;
+  tw_arg arg;
+  tw_event ev;
+  size_t len;
+  int rc;
+
+  memset(&ev, 0, sizeof ev);
+  ev.ph = 'M';
+  ev.args = &arg;
+  ev.nargs = 1;
+  snprintf(label, sizeof label, "rank %ld", w->rank);
+  ev.name = "process_labels";
+  arg = tw_arg_str("labels", label);
+  if ((rc = tw__format_event(&ev, &def, &w->fmt, rec, sizeof rec, &len,
+                             &notes)) != 0)
+    return rc;
+  tw__meta_remember(w->meta, ev.name, w->pid, 0, rec, len);
+  ev.name = "process_sort_index";
+  arg = tw_arg_int("sort_index", w->rank);
+  if ((rc = tw__format_event(&ev, &def, &w->fmt, rec, sizeof rec, &len,
+                             &notes)) != 0)
+    return rc;
+  tw__meta_remember(w->meta, ev.name, w->pid, 0, rec, len);
+  return 2;
+}
+
 int tw__document_first(tw_writer *w, const char *process_name,
                        tw__fmt_notes *notes)
 {
   char rec[4096];
   size_t len, doc_len;
   sigset_t mask;
-  int rc;
+  int rc, extra = 0;
 
   /* The first record: the process name, kept first in the store. */
   if ((rc = tw__layout_first_record(process_name, &w->fmt, rec, sizeof rec,
                                     &len, notes)) != 0)
     return rc;
   tw__meta_remember(w->meta, "process_name", w->pid, 0, rec, len);
+  /* The clock record second (document_write reads it anew, in its
+   * place), then the rank's records. */
+  if ((rc = tw__layout_clock_record(&w->fmt, w->ts_offset, w->kineto_base_ns,
+                                    rec, sizeof rec, &len)) != 0)
+    return rc;
+  tw__meta_remember(w->meta, "clock_sync", w->pid, 0, rec, len);
+  if (w->rank >= 0 && (extra = remember_rank(w)) < 0)
+    return extra;
   tw__token_take(w, &mask);
   if ((rc = document_write(w, w->sink, &doc_len)) == 0) {
     /* Counted like any commit, and its records like any records (the
      * process name and the clock record: what a reader counts). */
     __atomic_add_fetch(&w->commits, 1, __ATOMIC_RELAXED);
-    w->own_events = 2;
+    w->own_events = 2 + (uint64_t)extra;
     w->own_bytes = doc_len;
     tw__rotation_began(w, w->sink);
     tw__out_bytes_update(w);

@@ -15,7 +15,7 @@
 #include "layout.h"
 
 /* Room before the records for the head (layout.h). */
-#define TW__META_GAP TW__LAYOUT_HEAD_MAX
+#define TW__META_GAP TW__LAYOUT_HEAD_ROOM
 #define TW__META_MAX_ENTRIES 1024u
 #define TW__META_BYTES (64u * 1024u)
 
@@ -51,7 +51,8 @@ void tw__meta_remember(tw__meta *m, const char *name, int64_t pid,
 /* The start of a new file: head followed by the records (the first
  * without its comma), in place; *len its length.  There must be at least
  * one record.  Valid until tw__meta_document_done, which must follow. */
-char *tw__meta_document_start(tw__meta *m, int object_form, size_t *len);
+char *tw__meta_document_start(tw__meta *m, const char *head,
+                              size_t head_len, size_t *len);
 void tw__meta_document_done(tw__meta *m);
 
 #endif /* TW_DOCUMENT_H */

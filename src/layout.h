@@ -25,9 +25,11 @@
 #define TW__LAYOUT_SEP ",\n"
 #define TW__LAYOUT_SEP_LEN 2
 
-/* The longest head, so that callers can keep room for it before the first
- * record. */
+/* The longest fixed head ("[" or {"traceEvents":[). */
 #define TW__LAYOUT_HEAD_MAX 16
+/* Room for a writer's head (tw__layout_build_head), kept free before the
+ * first record. */
+#define TW__LAYOUT_HEAD_ROOM 256
 
 /* The head and the tail of the array form (object_form 0) or of the
  * object form {"traceEvents":[...]} (1): static strings, *len their
@@ -47,23 +49,37 @@ int tw__layout_first_record(const char *name, const tw__fmt_config *cfg,
 
 /* The clock record that follows the first record of every document: a
  * clock sync event ('c', name "clock_sync", args.sync_id
- * TW__LAYOUT_CLOCK_SYNC_ID) at now on the trace clock (CLOCK_MONOTONIC,
- * tw_now_ns), with args monotonic_ns and realtime_ns, the two clocks
- * read one after the other: it ties the trace's timestamps to the wall
- * clock, so that traces of other processes and machines can be put on
- * one timeline (tracewriter merge).  Formatted into buf[0..cap) with its
- * separator.  Returns 0 and *len, or TW_ETOOBIG. */
+ * TW__LAYOUT_CLOCK_SYNC_ID) at now on the trace clock, with args
+ * monotonic_ns and realtime_ns, the two clocks read one after the other:
+ * it ties the trace's timestamps to the wall clock, so that traces of
+ * other processes and machines can be put on one timeline (tracewriter
+ * merge).  The trace clock is CLOCK_MONOTONIC (tw_now_ns) plus ts_offset
+ * (0, or with timebase=kineto the wall clock's offset less the base);
+ * base_ns, when not 0, is written as args.kineto_base_ns: then ts is
+ * microseconds of the wall clock since that base.  Formatted into
+ * buf[0..cap) with its separator.  Returns 0 and *len, or TW_ETOOBIG. */
 #define TW__LAYOUT_CLOCK_SYNC_ID "tracewriter.realtime"
-int tw__layout_clock_record(const tw__fmt_config *cfg, char *buf,
-                            size_t cap, size_t *len);
+int tw__layout_clock_record(const tw__fmt_config *cfg, int64_t ts_offset,
+                            uint64_t base_ns, char *buf, size_t cap,
+                            size_t *len);
+
+/* A writer's head into buf (TW__LAYOUT_HEAD_ROOM bytes): the fixed head,
+ * or in the object form with base_ns (not 0) or rank (>= 0) the keys
+ * the PyTorch profiler writes before "traceEvents" -- schemaVersion,
+ * displayTimeUnit, baseTimeNanoseconds, distributedInfo {rank,
+ * world_size (when >= 0)} -- so that tools such as Holistic Trace
+ * Analysis read it as they read its traces.  Returns its length. */
+size_t tw__layout_build_head(int object_form, uint64_t base_ns, long rank,
+                             long world_size, char *buf);
 
 /* Turn records[0..len) (whole records, each with its separator) into the
- * start of a document in place: the head takes the place of the first
- * record's comma (its newline stays: "[\n{...}"), so it is written over
- * records[0] and into the TW__LAYOUT_HEAD_MAX bytes that the caller keeps
- * free before records.  Returns where the document starts; *doc_len is
- * its length.  records[0] is overwritten: keep it if it matters. */
-char *tw__layout_document(int object_form, char *records, size_t len,
-                          size_t *doc_len);
+ * start of a document in place: head[0..head_len) takes the place of the
+ * first record's comma (its newline stays: "[\n{...}"), so it is written
+ * over records[0] and into the TW__LAYOUT_HEAD_ROOM bytes that the
+ * caller keeps free before records.  Returns where the document starts;
+ * *doc_len is its length.  records[0] is overwritten: keep it if it
+ * matters. */
+char *tw__layout_document(const char *head, size_t head_len, char *records,
+                          size_t len, size_t *doc_len);
 
 #endif /* TW_LAYOUT_H */

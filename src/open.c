@@ -102,6 +102,45 @@ static void size_slots(tw_writer *w, const tw_options *o)
   w->pool_slots = (unsigned)per_commit * (w->background ? o->buffer_count : 2);
 }
 
+/* A decimal number 0..INT_MAX - 1 from the environment variable name, or
+ * -1 (unset, empty or not such a number). */
+static long env_number(const char *name)
+{
+  const char *s = getenv(name);
+  char *end;
+  long v;
+
+  if (!s || !*s)
+    return -1;
+  errno = 0;
+  v = strtol(s, &end, 10);
+  return *end || errno || v < 0 || v >= TW_RANK_AUTO ? -1 : v;
+}
+
+/* The clock of ts and the head, from the options: with timebase=kineto
+ * the base that the PyTorch profiler floors the wall clock to, and the
+ * offset that turns the monotonic clock into microseconds since it, read
+ * once (no NTP step moves the trace afterwards); the rank, from the
+ * options or RANK (and WORLD_SIZE, as torchrun sets them). */
+static void set_time_and_rank(tw_writer *w, const tw_options *o)
+{
+  if (o->timebase == TW_TIMEBASE_KINETO) {
+    const uint64_t period = (uint64_t)TW_KINETO_BASE_SECONDS * 1000000000u;
+    uint64_t mono = tw_now_ns(), real;
+    struct timespec rt;
+
+    clock_gettime(CLOCK_REALTIME, &rt);
+    real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    w->kineto_base_ns = real / period * period;
+    w->ts_offset = (int64_t)(real - w->kineto_base_ns) - (int64_t)mono;
+  }
+  w->rank = o->rank != TW_RANK_AUTO ? o->rank : env_number("RANK");
+  w->head_len = tw__layout_build_head(w->object_form, w->kineto_base_ns,
+                                      w->rank, w->rank >= 0 ?
+                                      env_number("WORLD_SIZE") : -1,
+                                      w->head);
+}
+
 /* Create a writer on an opened sink and commit its head and first record.
  * path: the file's, for rotation; NULL for none.  Takes the sink: on
  * failure it is abandoned.  Returns the writer or NULL with *error set. */
@@ -118,6 +157,7 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   w->sink = sink;
   w->id = __atomic_add_fetch(&last_writer_id, 1, __ATOMIC_RELAXED);
   w->object_form = o->format == TW_FORMAT_OBJECT;
+  set_time_and_rank(w, o);
   w->direct = (sink->caps & TW__SINK_DIRECT) != 0;
   w->interval_ns = o->flush_interval_ns;
   w->drop_when_full = o->on_full == TW_ON_FULL_DROP;

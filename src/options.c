@@ -45,6 +45,11 @@ static const tw__key_word utf8_words[] = {
   { "replace", 0 }, { "reject", 1 }, { NULL, 0 } };
 static const tw__key_word nonfinite_words[] = {
   { "null", 0 }, { "reject", 1 }, { NULL, 0 } };
+static const tw__key_word timebase_words[] = {
+  { "monotonic", TW_TIMEBASE_MONOTONIC }, { "kineto", TW_TIMEBASE_KINETO },
+  { NULL, 0 } };
+static const tw__key_word rank_words[] = {
+  { "auto", TW_RANK_AUTO }, { NULL, 0 } };
 static const tw__key_word long_words[] = {
   { "truncate", 0 }, { "reject", 1 }, { NULL, 0 } };
 
@@ -97,6 +102,17 @@ const tw__option_key tw__option_keys[] = {
     FIELD(rotate_keep, TW__FIELD_UNSIGNED),
     .min = 1, .max = UINT_MAX, .def = 0, .words = all_words,
     .doc = "finished files kept with rotation; older ones are deleted" },
+  { .name = "timebase", .kind = TW__KEY_WORD,
+    FIELD(timebase, TW__FIELD_INT),
+    .def = TW_TIMEBASE_MONOTONIC, .words = timebase_words,
+    .doc = "the clock of ts: the monotonic clock, or the wall clock since "
+           "the PyTorch profiler's shared base" },
+  { .name = "rank", .kind = TW__KEY_NUMBER, .arg = "N",
+    FIELD(rank, TW__FIELD_INT),
+    .min = 0, .max = TW_RANK_AUTO - 1, .def = TW_RANK_AUTO,
+    .words = rank_words,
+    .doc = "the process's rank, as distributedInfo and its sort index; "
+           "auto: RANK from the environment" },
   { .name = "format", .kind = TW__KEY_WORD, FIELD(format, TW__FIELD_INT),
     .def = TW_FORMAT_ARRAY, .words = format_words,
     .doc = "the file layout: a bare array, or {\"traceEvents\":[...]}" },

@@ -449,8 +449,27 @@ static int emit_direct(tw_writer *w, tw__stage *st, const tw_event *ev,
   return 0;
 }
 
+/* ev with its ts on the writer's timebase (timebase=kineto): a copy in
+ * *shifted when the caller gave the ts, else def->ts moved.  A time
+ * before the base is written as 0, as the PyTorch profiler writes it. */
+static const tw_event *to_timebase(const tw_writer *w, const tw_event *ev,
+                                   tw__fmt_defaults *def, tw_event *shifted)
+{
+  uint64_t *ts = &def->ts;
+
+  if (ev->has & TW_HAS_TS) {
+    *shifted = *ev;
+    ts = &shifted->ts;
+    ev = shifted;
+  }
+  *ts = (int64_t)*ts + w->ts_offset > 0 ? (uint64_t)((int64_t)*ts +
+                                                     w->ts_offset) : 0;
+  return ev;
+}
+
 int tw_emit(tw_writer *w, const tw_event *ev)
 {
+  tw_event shifted;
   char stackbuf[STACK_RECORD];
   tw__fmt_defaults def;
   tw__fmt_notes notes;
@@ -470,6 +489,8 @@ int tw_emit(tw_writer *w, const tw_event *ev)
   if (TW__UNLIKELY(!(st = stage_of(w, &rc))))
     return rc;
   def.ts = (ev->has & TW_HAS_TS) || ev->ph == 'M' ? 0 : tw_now_ns();
+  if (TW__UNLIKELY(w->ts_offset != 0) && ev->ph != 'M')
+    ev = to_timebase(w, ev, &def, &shifted);
   def.pid = (ev->has & TW_HAS_PID) ? 0 : tw__pid();
   def.tid = (ev->has & TW_HAS_TID) ? 0 : tw__tid();
   rc = w->direct ? emit_direct(w, st, ev, &def, &notes, stackbuf, &rec, &len)

@@ -33,6 +33,7 @@
 
 #include "internal.h"
 #include "fdio.h"
+#include "layout.h"
 #include "sink.h"
 
 #include <pthread.h>
@@ -138,6 +139,13 @@ struct tw_writer {
                               sinks' producers) */
   struct rotation *rot;    /* NULL: no rotation */
   int object_form;         /* the layout (layout.h) */
+  int64_t ts_offset;       /* added to every ts: 0, or with
+                              timebase=kineto the wall clock's offset from
+                              the monotonic one less kineto_base_ns */
+  uint64_t kineto_base_ns; /* timebase=kineto: the shared base; else 0 */
+  long rank;               /* the process's rank, or -1: none */
+  char head[TW__LAYOUT_HEAD_ROOM]; /* the document's head (layout.h) */
+  size_t head_len;
   struct tw__meta *meta;   /* the records every document begins with
                               (meta_lock) */
   pthread_mutex_t meta_lock;

@@ -38,6 +38,8 @@ int main(void)
   FIELD(tw_options, rotate_size);
   FIELD(tw_options, rotate_interval_ns);
   FIELD(tw_options, rotate_keep);
+  FIELD(tw_options, timebase);
+  FIELD(tw_options, rank);
 
   STRUCT(tw_arg);
   FIELD(tw_arg, name);

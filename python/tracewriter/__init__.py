@@ -47,6 +47,7 @@ __all__ = [
     "strerror", "err_name",
     "EOPTION", "EVERSION", "EEVENT", "EUTF8", "ENONFINITE", "ETOOLONG",
     "ETOOBIG", "EJSON", "ETOOMANY", "EFORKED", "ESINK", "EZLIB", "EDROPPED",
+    "EBUSY",
 ]
 
 __version__ = "0.1.0"
@@ -66,6 +67,7 @@ EFORKED = -1010
 ESINK = -1011
 EZLIB = -1012
 EDROPPED = -1013
+EBUSY = -1014
 
 _ARG_INT, _ARG_UINT, _ARG_DOUBLE, _ARG_BOOL = (
     _lib.ARG_INT, _lib.ARG_UINT, _lib.ARG_DOUBLE, _lib.ARG_BOOL)

@@ -44,6 +44,8 @@ class Options(ctypes.Structure):
         ("rotate_size", c_uint64),
         ("rotate_interval_ns", c_uint64),
         ("rotate_keep", ctypes.c_uint),
+        ("timebase", ctypes.c_int),
+        ("rank", ctypes.c_int),
     ]
 
 

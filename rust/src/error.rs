@@ -54,6 +54,8 @@ pub mod code {
     pub const EZLIB: i32 = -1012;
     /// Event dropped: every buffer full (`on_full=drop`).
     pub const EDROPPED: i32 = -1013;
+    /// Another writer has this trace file open.
+    pub const EBUSY: i32 = -1014;
 }
 
 fn static_str(p: *const std::os::raw::c_char) -> &'static str {

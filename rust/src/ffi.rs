@@ -40,6 +40,8 @@ pub struct tw_options {
     pub rotate_size: u64,
     pub rotate_interval_ns: u64,
     pub rotate_keep: c_uint,
+    pub timebase: c_int,
+    pub rank: c_int,
 }
 
 /// `tw_stats`.
@@ -183,6 +185,7 @@ pub const TW_EFORKED: c_int = -1010;
 pub const TW_ESINK: c_int = -1011;
 pub const TW_EZLIB: c_int = -1012;
 pub const TW_EDROPPED: c_int = -1013;
+pub const TW_EBUSY: c_int = -1014;
 
 extern "C" {
     pub fn tw_version() -> *const c_char;
@@ -306,7 +309,7 @@ extern "C" {
 // time; tests/layout.rs checks the fields against the library itself.
 #[cfg(target_pointer_width = "64")]
 const _: () = {
-    assert!(std::mem::size_of::<tw_options>() == 120);
+    assert!(std::mem::size_of::<tw_options>() == 128);
     assert!(std::mem::size_of::<tw_stats>() == 80);
     assert!(std::mem::size_of::<tw_arg>() == 32);
     assert!(std::mem::size_of::<tw_event>() == 144);
