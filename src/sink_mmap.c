@@ -271,8 +271,16 @@ static int window_new(mmap_sink *m, off_t off, off_t to)
   w->next = m->windows;
   m->windows = w;
   tw__bus_guard_add(w->map, w->len);
-  if (m->cur)
+  if (m->cur) {
+    /* Still leased by threads' regions, the old window stays mapped
+     * until their last record: its pages leave the process's RSS now
+     * (the page cache keeps them, dirty or not), and a region that
+     * stores there again faults its page back in.  So RSS does not grow
+     * with the threads. */
+    if (m->cur->leases > 1)
+      (void)madvise(m->cur->map, m->cur->len, MADV_DONTNEED);
     window_unlease(m, m->cur);
+  }
   m->cur = w;
   return 0;
 }
