@@ -203,6 +203,8 @@ static void *beside_main(void *arg)
 static const char *const sink_names[] = {
   "file", "file,commit=background", "mmap", "gzip"
 };
+/* By size: 16 KiB, or the least, 4 KiB, of compressed bytes for gzip,
+ * so that every run rotates, even scaled down. */
 static const char *const rotation_names[] = {
   "rotate=16KiB", "rotate_every=2ms"
 };
@@ -224,7 +226,9 @@ static void run(int nthreads, int sink, int rotation, int what)
 
   place_new(&p, sink == 3);
   snprintf(optstr, sizeof optstr, "sink=%s,%s,keep=all,buffer=4KiB,"
-           "chunk=4KiB", sink_names[sink], rotation_names[rotation]);
+           "chunk=4KiB", sink_names[sink],
+           sink == 3 && rotation == 0 ? "rotate=4KiB"
+                                      : rotation_names[rotation]);
   assert_int_equal(tw_options_init(&o), 0);
   if (tw_options_parse(&o, optstr, err, sizeof err) != 0)
     fail_msg("%s: %s", optstr, err);
