@@ -25,6 +25,7 @@ file, the options and the guarantees; python/README.md this binding.
 import atexit
 import functools
 import inspect
+import itertools
 import json
 import math
 import numbers
@@ -674,11 +675,17 @@ class Writer:
                 s.set(cached=n)          # more args, known inside
 
         As a decorator each call of the function is one span (named after
-        the function's qualified name when name is omitted); coroutine
-        functions are timed until they return:
+        the function's qualified name when name is omitted):
 
             @w.span(cat="llm")
             def decode(batch): ...
+
+        On a coroutine function (async def), and with `async with`, a
+        span is an async begin ('b') and end ('e') pair with an id of its
+        own per call, from the call until the coroutine returns: many
+        coroutines in flight on one event loop each get their own async
+        track, where 'X' events would overlap without nesting on the
+        loop's thread.  Plain functions and `with` keep 'X'.
 
         If the body raises, the span is still written, and an error in
         writing it does not replace the body's exception.  A Span object
@@ -850,11 +857,21 @@ class Writer:
             raise Error(rc, context="emit")
 
 
-class Span:
-    """A span of Writer.span(): a context manager (sync or async) and a
-    decorator that writes one complete ('X') event."""
+# Ids of async spans, one per call: next() of an itertools.count is atomic
+# under the GIL, so threads and coroutines never share one.
+_async_ids = itertools.count(1)
 
-    __slots__ = ("_w", "_name", "_cat", "_args", "_t0")
+
+class Span:
+    """A span of Writer.span(): a context manager and a decorator.
+
+    Synchronous (`with`, a plain function): one complete ('X') event.
+    Asynchronous (`async with`, an `async def`): an async begin ('b') at
+    the start and an async end ('e') at the end, with an id of their own,
+    so that coroutines interleaved on one thread each get their own async
+    track instead of 'X' events that overlap without nesting."""
+
+    __slots__ = ("_w", "_name", "_cat", "_args", "_t0", "_id", "_a0")
 
     def __init__(self, writer, name, cat, args):
         self._w = writer
@@ -862,12 +879,21 @@ class Span:
         self._cat = cat
         self._args = args
         self._t0 = None
+        self._id = None
+        self._a0 = None
 
     def set(self, **kwargs):
-        """Add or replace arguments of the span before it is written."""
+        """Add or replace arguments of the span before it is written (of
+        an async span: written on its end event)."""
         args = dict(self._args) if self._args else {}
         args.update(kwargs)
         self._args = args
+
+    @property
+    def id(self):
+        """The id of an async span while it is open (`async with`), else
+        None."""
+        return self._id
 
     def __enter__(self):
         if self._name is None:
@@ -890,10 +916,31 @@ class Span:
             # The body's exception goes on, not ours.
 
     async def __aenter__(self):
-        return self.__enter__()
+        if self._name is None:
+            raise TypeError("a span used with 'async with' needs a name")
+        if self._id is not None:
+            raise RuntimeError("this span is already open: make one per use")
+        id = next(_async_ids)
+        self._w._event("span", b"b", b"\0", _HAS_ID, 0, self._name,
+                       self._cat, 0, 0, id, self._args)
+        self._id = id
+        self._a0 = self._args
+        return self
 
     async def __aexit__(self, exc_type, exc, tb):
-        return self.__exit__(exc_type, exc, tb)
+        id = self._id
+        if id is None:
+            raise RuntimeError("span exited without being entered")
+        self._id = None
+        # Only the arguments set() added after the begin.
+        late = self._args if self._args is not self._a0 else None
+        self._a0 = None
+        try:
+            self._w._event("span", b"e", b"\0", _HAS_ID, 0, self._name,
+                           self._cat, 0, 0, id, late)
+        except (Error, TypeError, ValueError):
+            if exc is None:
+                raise
 
     def __call__(self, fn):
         w, cat, items = self._w, self._cat, self._args
@@ -909,6 +956,28 @@ class Span:
             packed = (addr, len(items), keep)
         event = w._event
 
+        if inspect.iscoroutinefunction(fn):
+            ids = _async_ids
+
+            @functools.wraps(fn)
+            async def async_wrapper(*a, **k):
+                id = next(ids)
+                event("span", b"b", b"\0", _HAS_ID, 0, name, cat, 0, 0, id,
+                      None, packed)
+                try:
+                    result = await fn(*a, **k)
+                except BaseException:
+                    try:
+                        event("span", b"e", b"\0", _HAS_ID, 0, name, cat, 0,
+                              0, id, None)
+                    except (Error, TypeError, ValueError):
+                        pass
+                    raise
+                event("span", b"e", b"\0", _HAS_ID, 0, name, cat, 0, 0, id,
+                      None)
+                return result
+            return async_wrapper
+
         def end(t0, failed):
             t1 = now_ns()
             try:
@@ -917,19 +986,6 @@ class Span:
             except (Error, TypeError, ValueError):
                 if not failed:
                     raise
-
-        if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def async_wrapper(*a, **k):
-                t0 = now_ns()
-                try:
-                    result = await fn(*a, **k)
-                except BaseException:
-                    end(t0, True)
-                    raise
-                end(t0, False)
-                return result
-            return async_wrapper
 
         @functools.wraps(fn)
         def wrapper(*a, **k):
