@@ -42,10 +42,21 @@ from dataclasses import dataclass
 from . import _lib
 from ._lib import LibraryNotFoundError
 
+# The compiled fast path (tracewriter/_speedups.c), when it was built;
+# else, or with TRACEWRITER_SPEEDUPS=0 in the environment, everything
+# goes through ctypes.  Importing never fails either way.
+if os.environ.get("TRACEWRITER_SPEEDUPS", "1") != "0":
+    try:
+        from . import _speedups
+    except ImportError:
+        _speedups = None
+else:
+    _speedups = None
+
 __all__ = [
     "open", "open_fd", "global_writer", "now_ns", "Writer", "Span", "Stats",
     "Error", "LibraryNotFoundError", "library_path", "library_version",
-    "strerror", "err_name",
+    "strerror", "err_name", "speedups",
     "EOPTION", "EVERSION", "EEVENT", "EUTF8", "ENONFINITE", "ETOOLONG",
     "ETOOBIG", "EJSON", "ETOOMANY", "EFORKED", "ESINK", "EZLIB", "EDROPPED",
 ]
@@ -470,7 +481,20 @@ def _flush_at_exit():
             pass
 
 
-class Writer:
+def speedups():
+    """True when spans go through the compiled fast path
+    (tracewriter._speedups), False when through ctypes alone."""
+    return _speedups is not None
+
+
+def _bind_speedups(lib):
+    """Give the fast path the library's tw_complete, once loaded."""
+    if _speedups is not None and not _speedups.bound():
+        _speedups.bind(cast(lib.dll.tw_complete, c_void_p).value, Error,
+                       Span)
+
+
+class Writer(_speedups.WriterBase if _speedups else object):
     """A trace writer.  Get one from open(), open_fd() or global_writer().
 
     Every event method raises Error when the library refuses the event
@@ -497,8 +521,9 @@ class Writer:
 
     A writer is a context manager that closes it on exit."""
 
-    __slots__ = ("_h", "_c", "_e", "path", "_reject_nonfinite", "_global",
-                 "__weakref__")
+    # _h, the handle, is a slot of the compiled base when there is one.
+    __slots__ = (() if _speedups else ("_h",)) + (
+        "_c", "_e", "path", "_reject_nonfinite", "_global", "__weakref__")
 
     def __init__(self):
         raise TypeError("use tracewriter.open(), open_fd() or "
@@ -506,9 +531,11 @@ class Writer:
 
     @classmethod
     def _wrap(cls, h, path, opts, is_global=False):
-        w = object.__new__(cls)
+        w = (_speedups.WriterBase if _speedups else object).__new__(cls)
         w._h = h or 0
         w._c = _lib.get() if h else None     # the library's functions
+        if h:
+            _bind_speedups(w._c)
         w._e = w._c.emit if h else None
         w.path = path
         w._reject_nonfinite = bool(
@@ -694,6 +721,12 @@ class Writer:
             return Span(self, None, None, None)(name)   # bare @w.span
         return Span(self, name, cat, _merge(args, kwargs) if args else kwargs)
 
+    def _span_end(self, name, cat, items, t0, t1):
+        """The span's 'X' event, for the compiled fast path when it cannot
+        write it itself."""
+        self._event("span", b"X", b"\0", _HAS_TS, 0, name, cat, t0, t1 - t0,
+                    0, items)
+
     def complete(self, name, ts_ns, dur_ns, /, cat=None, args=None, **kwargs):
         """A complete ('X') event of dur_ns nanoseconds from ts_ns (both on
         the clock of now_ns())."""
@@ -857,6 +890,13 @@ class Writer:
             raise Error(rc, context="emit")
 
 
+if _speedups is not None:
+    # Writer.span is the compiled WriterBase.span, which returns a compiled
+    # span for the common case and calls this one for the rest.
+    Writer._span_py = Writer.span
+    del Writer.span
+
+
 # Ids of async spans, one per call: next() of an itertools.count is atomic
 # under the GIL, so threads and coroutines never share one.
 _async_ids = itertools.count(1)
@@ -977,6 +1017,12 @@ class Span:
                       None)
                 return result
             return async_wrapper
+
+        if _speedups is not None:
+            # The compiled wrapper: it converts the arguments once and
+            # calls tw_complete itself (or this module when it cannot).
+            return functools.update_wrapper(
+                _speedups.Decorated(w, name, cat, items or None, fn), fn)
 
         def end(t0, failed):
             t1 = now_ns()
