@@ -364,42 +364,56 @@ pub trait PushArgs: sealed::Sealed {
 
 impl sealed::Sealed for Map<String, Value> {}
 
+/// Call `f` with a map's entries (`entries()` walks them) as typed
+/// arguments: `text` gives the JSON text of the values that need one
+/// (arrays, objects), kept alive here while `value` makes the argument of
+/// each entry from it.
+pub(crate) fn with_map_args<'m, V: 'm, I>(
+    entries: impl Fn() -> I,
+    text: impl Fn(&V) -> Option<String>,
+    value: impl for<'b> Fn(&'b V, Option<&'b str>) -> ArgValue<'b>,
+    f: &mut dyn FnMut(&[Arg<'_>]),
+) where
+    I: Iterator<Item = (&'m String, &'m V)>,
+{
+    let texts: Vec<Option<String>> = entries().map(|(_, v)| text(v)).collect();
+    let typed: Vec<Arg<'_>> = entries()
+        .zip(&texts)
+        .map(|((k, v), t)| Arg {
+            name: k,
+            value: value(v, t.as_deref()),
+        })
+        .collect();
+    f(&typed);
+}
+
 impl PushArgs for Map<String, Value> {
     fn with_args(&self, f: &mut dyn FnMut(&[Arg<'_>])) {
-        // Arrays and objects become JSON text, kept alive in `texts`
-        // while the typed arguments borrow it.
-        let texts: Vec<Option<String>> = self
-            .values()
-            .map(|v| match v {
+        with_map_args(
+            || self.iter(),
+            |v| match v {
                 Value::Array(_) | Value::Object(_) => {
                     let mut s = String::new();
                     v.write_json(&mut s);
                     Some(s)
                 }
                 _ => None,
-            })
-            .collect();
-        let typed: Vec<Arg<'_>> = self
-            .iter()
-            .zip(&texts)
-            .map(|((k, v), text)| {
-                let value = match (v, text) {
-                    (_, Some(t)) => ArgValue::Json(t),
-                    (Value::Null, _) => ArgValue::Null,
-                    (Value::Bool(b), _) => ArgValue::Bool(*b),
-                    (Value::Number(n), _) => match n.0 {
-                        N::Int(i) => ArgValue::Int(i),
-                        N::UInt(u) => ArgValue::UInt(u),
-                        N::Float(f) => ArgValue::Float(f),
-                    },
-                    (Value::String(s), _) => ArgValue::Str(s),
-                    (Value::Raw(s), _) => ArgValue::Json(s),
-                    (Value::Array(_), None) | (Value::Object(_), None) => ArgValue::Null,
-                };
-                Arg { name: k, value }
-            })
-            .collect();
-        f(&typed);
+            },
+            |v, text| match (v, text) {
+                (_, Some(t)) => ArgValue::Json(t),
+                (Value::Null, _) => ArgValue::Null,
+                (Value::Bool(b), _) => ArgValue::Bool(*b),
+                (Value::Number(n), _) => match n.0 {
+                    N::Int(i) => ArgValue::Int(i),
+                    N::UInt(u) => ArgValue::UInt(u),
+                    N::Float(f) => ArgValue::Float(f),
+                },
+                (Value::String(s), _) => ArgValue::Str(s),
+                (Value::Raw(s), _) => ArgValue::Json(s),
+                (Value::Array(_), None) | (Value::Object(_), None) => ArgValue::Null,
+            },
+            f,
+        );
     }
 }
 

@@ -213,6 +213,26 @@ fn this_thread(w: &Writer) -> i64 {
     })
 }
 
+impl ChromeLayer {
+    /// Apply `f` to the state of span `id` with the time and thread of
+    /// now (an enter or an exit).
+    fn update<S>(&self, id: &Id, ctx: &Context<'_, S>, f: impl FnOnce(&mut SpanState, (u64, i64)))
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let w = match self.writer() {
+            Some(w) => w,
+            None => return,
+        };
+        let tid = this_thread(w);
+        if let Some(span) = ctx.span(id) {
+            if let Some(state) = span.extensions_mut().get_mut::<SpanState>() {
+                f(state, (now_ns(), tid));
+            }
+        }
+    }
+}
+
 impl<S> Layer<S> for ChromeLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
@@ -244,32 +264,16 @@ where
     }
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
-        let w = match self.writer() {
-            Some(w) => w,
-            None => return,
-        };
-        let tid = this_thread(w);
-        if let Some(span) = ctx.span(id) {
-            if let Some(state) = span.extensions_mut().get_mut::<SpanState>() {
-                state.enters += 1;
-                if state.first.is_none() {
-                    state.first = Some((now_ns(), tid));
-                }
+        self.update(id, &ctx, |state, at| {
+            state.enters += 1;
+            if state.first.is_none() {
+                state.first = Some(at);
             }
-        }
+        });
     }
 
     fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
-        let w = match self.writer() {
-            Some(w) => w,
-            None => return,
-        };
-        let tid = this_thread(w);
-        if let Some(span) = ctx.span(id) {
-            if let Some(state) = span.extensions_mut().get_mut::<SpanState>() {
-                state.last_exit = Some((now_ns(), tid));
-            }
-        }
+        self.update(id, &ctx, |state, at| state.last_exit = Some(at));
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {

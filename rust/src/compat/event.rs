@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::{sealed, PushArgs};
+use super::{sealed, with_map_args, PushArgs};
 use crate::args::{Arg, Value as ArgValue};
 
 /// One record of a trace, as the seed's `TraceEvent`: the same fields,
@@ -155,37 +155,28 @@ impl sealed::Sealed for serde_json::Map<String, serde_json::Value> {}
 impl PushArgs for serde_json::Map<String, serde_json::Value> {
     fn with_args(&self, f: &mut dyn FnMut(&[Arg<'_>])) {
         use serde_json::Value as J;
-        // Arrays and objects as JSON text, alive while the arguments
-        // borrow it.
-        let texts: Vec<Option<String>> = self
-            .values()
-            .map(|v| match v {
+        with_map_args(
+            || self.iter(),
+            |v| match v {
                 J::Array(_) | J::Object(_) => serde_json::to_string(v).ok(),
                 _ => None,
-            })
-            .collect();
-        let typed: Vec<Arg<'_>> = self
-            .iter()
-            .zip(&texts)
-            .map(|((k, v), text)| {
-                let value = match (v, text) {
-                    (_, Some(t)) => ArgValue::Json(t),
-                    (J::Bool(b), _) => ArgValue::Bool(*b),
-                    (J::Number(n), _) => {
-                        if let Some(i) = n.as_i64() {
-                            ArgValue::Int(i)
-                        } else if let Some(u) = n.as_u64() {
-                            ArgValue::UInt(u)
-                        } else {
-                            ArgValue::Float(n.as_f64().unwrap_or(f64::NAN))
-                        }
+            },
+            |v, text| match (v, text) {
+                (_, Some(t)) => ArgValue::Json(t),
+                (J::Bool(b), _) => ArgValue::Bool(*b),
+                (J::Number(n), _) => {
+                    if let Some(i) = n.as_i64() {
+                        ArgValue::Int(i)
+                    } else if let Some(u) = n.as_u64() {
+                        ArgValue::UInt(u)
+                    } else {
+                        ArgValue::Float(n.as_f64().unwrap_or(f64::NAN))
                     }
-                    (J::String(s), _) => ArgValue::Str(s),
-                    _ => ArgValue::Null,
-                };
-                Arg { name: k, value }
-            })
-            .collect();
-        f(&typed);
+                }
+                (J::String(s), _) => ArgValue::Str(s),
+                _ => ArgValue::Null,
+            },
+            f,
+        );
     }
 }
