@@ -1,10 +1,11 @@
 """tracewriter: Chrome Trace Event Format JSON, written incrementally.
 
-A Python binding, over ctypes, of libtracewriter: the trace file is a
-complete, strictly valid JSON document again at every commit, so a server
-that is killed leaves a trace that Perfetto (https://ui.perfetto.dev),
-chrome://tracing and DevTools open, and memory stays bounded however long
-it runs.
+A Python binding, over ctypes (spans through a compiled fast path,
+tracewriter._speedups, when it was built), of libtracewriter: the trace
+file is a complete, strictly valid JSON document again at every commit,
+so a server that is killed leaves a trace that Perfetto
+(https://ui.perfetto.dev), chrome://tracing and DevTools open, and memory
+stays bounded however long it runs.
 
     import tracewriter
 
