@@ -11,6 +11,13 @@ from support import TraceTest, tracewriter, us_to_ns
 
 FAST = tracewriter.speedups()
 
+_OFF = tracewriter.global_writer()      # disabled: TRACEWRITER_OUT unset
+
+
+@_OFF.span("module level")
+def module_level(x):
+    return x + 1
+
 
 class TestWhichPath(unittest.TestCase):
 
@@ -20,6 +27,18 @@ class TestWhichPath(unittest.TestCase):
             self.skipTest("run by test_python.sh")
         self.assertEqual(FAST, want == "1")
         self.assertEqual(tracewriter.speedups(), FAST)
+
+
+class TestDecoratedLikeAFunction(unittest.TestCase):
+    """Both paths: a decorated module-level function pickles by name (as
+    multiprocessing needs) and keeps the function's attributes."""
+
+    def test_pickles_by_name(self):
+        import pickle
+        self.assertIs(pickle.loads(pickle.dumps(module_level)), module_level)
+        self.assertEqual(module_level(1), 2)
+        self.assertEqual(module_level.__name__, "module_level")
+        self.assertEqual(module_level.__wrapped__(2), 3)
 
 
 def _without_times(ev):

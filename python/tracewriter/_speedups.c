@@ -366,9 +366,10 @@ static PyObject *writer_span(PyObject *self, PyObject *const *args,
   PyObject *cat = Py_None, *items = NULL;
   Span *s;
   nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  /* The fast case: a str name, at most cat= positionally after it, and
-   * keyword arguments that are not args=. */
-  if (nargs > 2 || !PyUnicode_CheckExact(name))
+  /* The fast case: bound to the library (bind() has run: a writer was
+   * opened), a str name, at most cat= positionally after it, and keyword
+   * arguments that are not args=. */
+  if (!tw_complete_p || nargs > 2 || !PyUnicode_CheckExact(name))
     goto python;
   if (nargs == 2)
     cat = args[1];
@@ -569,6 +570,18 @@ static PyObject *decorated_get(PyObject *self, PyObject *obj, PyObject *type)
   return PyMethod_New(self, obj);
 }
 
+/* Pickled by name, as the function it stands for (functools.wraps gave
+ * it __module__ and __qualname__): pickle looks the name up again. */
+static PyObject *decorated_reduce(PyObject *self, PyObject *unused)
+{
+  (void)unused;
+  return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef decorated_methods[] = {
+  {"__reduce__", decorated_reduce, METH_NOARGS, NULL},
+  {NULL}};
+
 static PyGetSetDef decorated_getset[] = {
   {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
   {NULL}};
@@ -589,6 +602,7 @@ static PyTypeObject DecoratedType = {
   .tp_dictoffset = offsetof(Decorated, dict),
   .tp_descr_get = decorated_get,
   .tp_getset = decorated_getset,
+  .tp_methods = decorated_methods,
 };
 
 /* ---------------------------------------------------------------- module */
