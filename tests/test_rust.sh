@@ -174,8 +174,8 @@ done
 # The fallback to a bare -ltracewriter says what to set.
 echo "== build.rs without TRACEWRITER_LIB_DIR or pkg-config"
 log=$CARGO_TARGET_DIR/fallback.log
-if (unset TRACEWRITER_LIB_DIR; PKG_CONFIG=false run "$CARGO" build --offline --locked \
-      --manifest-path "$crate/Cargo.toml" --lib) >"$log" 2>&1 &&
+if run env -u TRACEWRITER_LIB_DIR PKG_CONFIG=false "$CARGO" build --offline --locked \
+      --manifest-path "$crate/Cargo.toml" --lib >"$log" 2>&1 &&
    grep -q '^warning: .*TRACEWRITER_LIB_DIR' "$log"; then
   echo "PASS: build.rs warns, naming TRACEWRITER_LIB_DIR"
 else
