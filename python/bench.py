@@ -18,7 +18,9 @@ Each time is the whole run -- the spans, then closing the writer,
 flushing the file or dumping the list -- divided by the number of spans.
 Environment: BENCH_N spans per run (default 200000), BENCH_REPS
 repetitions (5), BENCH_DIR where the files go (/dev/shm if it exists).
-Not a test: it asserts nothing about speed.
+Then the targets, with PASS or MISS: `with w.span()` at most 300 ns and a
+decorated call at most 250 ns without arguments, both at most 600 ns with
+two.  Not a test: it fails nothing, whatever the times.
 """
 
 import json
@@ -29,7 +31,10 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The package of the source tree, or the copy with the compiled fast path
+# that make bench-python builds (BENCH_PACKAGE_PARENT).
+sys.path.insert(0, os.environ.get("BENCH_PACKAGE_PARENT") or
+                os.path.dirname(os.path.abspath(__file__)))
 import tracewriter  # noqa: E402
 
 N = int(os.environ.get("BENCH_N", "200000"))
@@ -117,12 +122,20 @@ def check(path, with_args):
     assert ("args" in spans[-1]) == with_args, path
 
 
+# ns per span: (method, with_args) -> target
+TARGETS = {("tracewriter with", False): 300, ("tracewriter deco", False): 250,
+           ("tracewriter with", True): 600, ("tracewriter deco", True): 600}
+
+
 def main():
     print("make bench-python: %d spans per run, %d interleaved repetitions, "
           "files in %s" % (N, REPS, DIR))
-    print("python %s, libtracewriter %s (%s)" % (
+    print("python %s, libtracewriter %s (%s), spans through %s" % (
         sys.version.split()[0], tracewriter.library_version(),
-        tracewriter.library_path()))
+        tracewriter.library_path(),
+        "the compiled fast path" if tracewriter.speedups() else
+        "ctypes alone"))
+    medians = {}
     for with_args in (False, True):
         times = {name: [] for name, _ in METHODS}
         for rep in range(REPS):
@@ -143,8 +156,17 @@ def main():
         for name, _ in METHODS:
             t = times[name]
             med = statistics.median(t)
+            medians[(name, with_args)] = med
             print("  %-17s %7.0f  (%5.0f..%5.0f)  %5.2fx tracewriter with"
                   % (name, med, min(t), max(t), med / base))
+
+    print()
+    print("targets (median ns per span):")
+    for (name, with_args), target in TARGETS.items():
+        med = medians[(name, with_args)]
+        print("  %-17s %-10s %6.0f <= %4d  %s" % (
+            name, "2 args" if with_args else "no args", med, target,
+            "PASS" if med <= target else "MISS"))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 # test_python.sh -- the Python binding's tests (python/tests, unittest).
 #
 # Runs the tests in python/tests with $PYTHON3 against the library just
-# built: the package, imported from the source tree, finds it through
+# built, through ctypes and then with the compiled fast path: the package, imported from the source tree, finds it through
 # $top_builddir (.libs/libtracewriter.so); the tests use tests/jsonlint,
 # tests/python_layout and tools/tracewriter from there too.  A library
 # built with sanitizers needs their runtime loaded before the interpreter
@@ -58,4 +58,34 @@ unset TRACEWRITER_LIB TRACEWRITER_OUT TRACEWRITER_OPTIONS PYTHONPATH
 PYTHONDONTWRITEBYTECODE=1
 export PYTHONDONTWRITEBYTECODE top_builddir top_srcdir
 
-exec "$PYTHON3" -B -m unittest discover -s "$top_srcdir/python/tests" -v
+# Twice: through ctypes alone (TRACEWRITER_SPEEDUPS=0), then with the
+# compiled fast path (python/tracewriter/_speedups.c) built into a copy of
+# the package in the build tree (the source tree may be read-only).  The
+# second run is left out, with a note, only where Python's headers are
+# missing (Debian: python3-dev); a compiler error fails.
+status=0
+echo "== python tests through ctypes (TRACEWRITER_SPEEDUPS=0)"
+TRACEWRITER_SPEEDUPS=0 TW_PY_EXPECT_SPEEDUPS=0 \
+  "$PYTHON3" -B -m unittest discover -s "$top_srcdir/python/tests" -v || status=1
+
+fast=$top_builddir/python-fast
+rm -rf "$fast" && mkdir -p "$fast/tracewriter" || exit 99
+cp "$top_srcdir/python/tracewriter/__init__.py" \
+   "$top_srcdir/python/tracewriter/_lib.py" "$fast/tracewriter/" || exit 99
+headers=$("$PYTHON3" -c 'import os, sysconfig
+print(os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))')
+if [ "$headers" != True ]; then
+  echo "NOTE: no Python.h for $PYTHON3 (Debian: apt-get install python3-dev):" \
+       "the compiled fast path is not tested"
+  exit $status
+fi
+# The compiler runs without the sanitizer runtime.
+if ! env -u LD_PRELOAD "$PYTHON3" -B "$top_srcdir/python/tracewriter_build.py" \
+     ext "$fast/tracewriter"; then
+  echo "FAIL: python/tracewriter/_speedups.c does not build"
+  exit 1
+fi
+echo "== python tests with the compiled fast path"
+TW_PY_PACKAGE_PARENT=$fast TW_PY_EXPECT_SPEEDUPS=1 \
+  "$PYTHON3" -B -m unittest discover -s "$top_srcdir/python/tests" -v || status=1
+exit $status

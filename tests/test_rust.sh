@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_rust.sh -- the Rust binding (rust/): cargo test against the library
-# just built.
+# just built, without and with every feature.
 #
 # Runs `cargo test --offline --locked` on $top_srcdir/rust/Cargo.toml with
 # the build in $top_builddir/rust/target (the source tree may be read-only,
@@ -8,15 +8,37 @@
 # crate's tests find tests/jsonlint and tools/tracewriter through
 # top_builddir.  First checks that src/ffi.rs declares every function of
 # the header, so the binding cannot silently fall behind the C API.
+# Then: once with no feature, once with serde, tracing and static; that
+# build.rs warns, naming TRACEWRITER_LIB_DIR, when it falls back to a bare
+# -ltracewriter; and that a crate depending on this one with the static
+# feature runs with no LD_LIBRARY_PATH.
 #
-# Environment (set by make check): top_builddir, top_srcdir; CARGO (default
-# cargo, as found on PATH) and CARGO_TEST_ARGS (extra arguments, e.g.
+# The crates the features need are Debian's (librust-serde-dev...,
+# installed by ./bootstrap) in /usr/share/cargo/registry: cargo is pointed
+# at that directory through a CARGO_HOME of its own in the build tree,
+# offline, so no network is ever needed.
+#
+# Environment (set by make check): top_builddir, top_srcdir; CARGO
+# (default: Debian's /usr/bin/cargo when it exists, with RUSTC the rustc
+# beside it, else cargo on PATH), CARGO_REGISTRY (default
+# /usr/share/cargo/registry) and CARGO_TEST_ARGS (extra arguments, e.g.
 # "-- --nocapture").  Exit status: 0 passed, 1 failed, 77 skipped (no
 # cargo, no shared library, or a ThreadSanitizer build), 99 could not run.
 
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
+# Debian's cargo and rustc are what the packaged crates are built for
+# (and what ./bootstrap installs); a rustup cargo earlier on PATH would
+# also call rustup's rustc.
+if [ -z "${CARGO:-}" ] && [ -x /usr/bin/cargo ]; then
+  CARGO=/usr/bin/cargo
+  if [ -z "${RUSTC:-}" ] && [ -x /usr/bin/rustc ]; then
+    RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+    export RUSTC RUSTDOC
+  fi
+fi
 CARGO=${CARGO:-cargo}
+CARGO_REGISTRY=${CARGO_REGISTRY:-/usr/share/cargo/registry}
 crate=$top_srcdir/rust
 libdir=$top_builddir/.libs
 header=$top_srcdir/include/tracewriter.h
@@ -32,6 +54,18 @@ fi
 if [ ! -f "$crate/Cargo.toml" ]; then
   echo "ERROR: $crate/Cargo.toml not found" >&2
   exit 99
+fi
+# Every crate of Cargo.lock must be in the registry directory.
+missing=
+for c in $(awk '/^name = / { n = $3 } /^version = / && n { gsub(/"/, "", n); v = $3; gsub(/"/, "", v);
+                if (n != "tracewriter") print n "-" v; n = "" }' "$crate/Cargo.lock"); do
+  [ -d "$CARGO_REGISTRY/$c" ] || missing="$missing $c"
+done
+if [ -n "$missing" ]; then
+  echo "SKIP: crates missing from $CARGO_REGISTRY:$missing"
+  echo "SKIP: (Debian: apt-get install librust-serde-dev librust-serde-derive-dev" \
+       "librust-serde-json-dev librust-tracing-dev librust-tracing-subscriber-dev, or ./bootstrap)"
+  exit 77
 fi
 
 # Every function the header exports is declared in src/ffi.rs, but for
@@ -76,6 +110,19 @@ done
 
 abs_builddir=$(cd "$top_builddir" && pwd) || exit 99
 CARGO_TARGET_DIR=$abs_builddir/rust/target
+# A cargo home of our own: the crates come from the registry directory,
+# never from the network.
+CARGO_HOME=$abs_builddir/rust/target/cargo-home
+mkdir -p "$CARGO_HOME" || exit 99
+cat >"$CARGO_HOME/config.toml" <<EOF || exit 99
+[source.crates-io]
+replace-with = "debian"
+[source.debian]
+directory = "$CARGO_REGISTRY"
+[net]
+offline = true
+EOF
+export CARGO_HOME
 TRACEWRITER_LIB_DIR=$(cd "$libdir" && pwd) || exit 99
 # The rpath build.rs writes covers the tests; rustdoc's doctests get it
 # from newer cargo only.
@@ -102,12 +149,80 @@ deadline=
 if command -v timeout >/dev/null 2>&1; then
   deadline="timeout 900"
 fi
-# shellcheck disable=SC2086 # deadline, targets, CARGO_TEST_ARGS: word lists
-$deadline "$CARGO" test --offline --locked --manifest-path "$crate/Cargo.toml" \
-  $targets $CARGO_TEST_ARGS
-status=$?
-case $status in
-  0) exit 0;;
-  124) echo "FAIL: cargo test did not finish in 900 s"; exit 1;;
-  *) exit 1;;
-esac
+fail=0
+# One cargo command under the deadline; a timeout is a failure that says so.
+run()
+{
+  # shellcheck disable=SC2086 # deadline: a word list
+  $deadline "$@"
+  status=$?
+  [ $status = 124 ] && echo "FAIL: $* did not finish in 900 s"
+  return $status
+}
+
+# Every feature, but static where the library is built with a sanitizer
+# (its runtime is preloaded, not linked).
+features=serde,tracing,static
+[ -n "$preload" ] && features=serde,tracing
+for f in "" "$features"; do
+  echo "== cargo test${f:+ --features $f}"
+  # shellcheck disable=SC2086 # targets, CARGO_TEST_ARGS: word lists
+  run "$CARGO" test --offline --locked --manifest-path "$crate/Cargo.toml" \
+    ${f:+--features "$f"} $targets $CARGO_TEST_ARGS || fail=1
+done
+
+# The fallback to a bare -ltracewriter says what to set.
+echo "== build.rs without TRACEWRITER_LIB_DIR or pkg-config"
+log=$CARGO_TARGET_DIR/fallback.log
+if run env -u TRACEWRITER_LIB_DIR PKG_CONFIG=false "$CARGO" build --offline --locked \
+      --manifest-path "$crate/Cargo.toml" --lib >"$log" 2>&1 &&
+   grep -q '^warning: .*TRACEWRITER_LIB_DIR' "$log"; then
+  echo "PASS: build.rs warns, naming TRACEWRITER_LIB_DIR"
+else
+  cat "$log"
+  echo "FAIL: no cargo:warning naming TRACEWRITER_LIB_DIR"
+  fail=1
+fi
+
+# A crate of its own depending on this one with the static feature: its
+# program starts with no LD_LIBRARY_PATH and needs no libtracewriter.so.
+if [ -z "$preload" ]; then
+  echo "== a dependent crate with the static feature"
+  dep=$CARGO_TARGET_DIR/dependent
+  mkdir -p "$dep/src" || exit 99
+  abs_crate=$(cd "$crate" && pwd) || exit 99
+  cat >"$dep/Cargo.toml" <<EOF || exit 99
+[package]
+name = "tw-dependent"
+version = "0.0.0"
+edition = "2021"
+[dependencies]
+tracewriter = { path = "$abs_crate", features = ["static"] }
+[workspace]
+EOF
+  cat >"$dep/src/main.rs" <<'EOF' || exit 99
+fn main() {
+    let path = std::env::args().nth(1).expect("a path");
+    let w = tracewriter::compat::TraceWriter::enabled(path.into());
+    assert!(w.is_enabled());
+    w.push("dependent", "static", 1.0, 7);
+    w.flush().expect("flush");
+}
+EOF
+  out=$CARGO_TARGET_DIR/dependent.json
+  rm -f "$out"
+  if run "$CARGO" build --offline --manifest-path "$dep/Cargo.toml" &&
+     bin=$CARGO_TARGET_DIR/debug/tw-dependent &&
+     ! LC_ALL=C readelf -d "$bin" | grep -q 'libtracewriter' &&
+     env -u LD_LIBRARY_PATH "$bin" "$out" &&
+     grep -q '"name":"dependent","cat":"static"' "$out"; then
+    echo "PASS: a static dependent runs without LD_LIBRARY_PATH"
+  else
+    echo "FAIL: the static dependent did not link, run or write its event"
+    fail=1
+  fi
+  if [ -x "$top_builddir/tests/jsonlint" ] && [ -f "$out" ]; then
+    "$top_builddir/tests/jsonlint" "$out" || fail=1
+  fi
+fi
+exit $fail

@@ -23,14 +23,17 @@ faulthandler.dump_traceback_later(
     int(os.environ.get("TW_PY_TIMEOUT", "600")), exit=True)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE_PARENT = os.path.dirname(HERE)          # python/
+# python/, or where test_python.sh put a copy of the package with its
+# compiled fast path.
+PACKAGE_PARENT = (os.environ.get("TW_PY_PACKAGE_PARENT") or
+                  os.path.dirname(HERE))
 if PACKAGE_PARENT not in sys.path:
     sys.path.insert(0, PACKAGE_PARENT)
 
 import tracewriter  # noqa: E402
 
 TOP_BUILDDIR = os.environ.get("top_builddir") or os.path.dirname(
-    PACKAGE_PARENT)
+    os.path.dirname(HERE))
 
 
 def tool_env():

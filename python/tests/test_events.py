@@ -141,24 +141,189 @@ class TestSpans(EventTest):
         self.assertLessEqual(o0, i0)
         self.assertLessEqual(i0 + i1, o0 + o1)
 
+    def assertAsyncPairs(self, events):
+        """Every async record is a 'b' then an 'e' of one id, with the
+        same name and cat, on this process; returns {id: (b, e)} in the
+        order the begins were written."""
+        pairs = {}
+        for ev in events:
+            if ev["ph"] not in "be":
+                continue
+            self.assertEqual(ev["pid"], PID)
+            id = ev["id"]
+            if ev["ph"] == "b":
+                self.assertNotIn(id, pairs, "two begins of id %s" % id)
+                pairs[id] = [ev, None]
+            else:
+                self.assertIn(id, pairs, "an end before its begin: %r" % ev)
+                b = pairs[id][0]
+                self.assertIsNone(pairs[id][1], "two ends of id %s" % id)
+                self.assertEqual((ev["name"], ev["cat"]),
+                                 (b["name"], b["cat"]))
+                self.assertLessEqual(us_to_ns(b["ts"]), us_to_ns(ev["ts"]))
+                pairs[id][1] = ev
+        for id, (b, e) in pairs.items():
+            self.assertIsNotNone(e, "no end of id %s" % id)
+        return {id: tuple(p) for id, p in pairs.items()}
+
     def test_async(self):
         w = self.w
 
-        @w.span("coro", cat="aio")
+        @w.span("coro", cat="aio", model="m")
         async def coro(n):
             await asyncio.sleep(0)
             return n * 2
 
         async def main():
-            async with w.span("block"):
-                return await coro(21)
+            async with w.span("block", tokens=3) as s:
+                self.assertIsInstance(s.id, int)
+                r = await coro(21)
+                s.set(result=r)
+            self.assertIsNone(s.id)
+            return r
 
+        before = now_ns()
         self.assertEqual(asyncio.run(main()), 42)
-        coro_ev, block_ev = self.written()
-        self.assertEqual((coro_ev["name"], coro_ev["cat"]), ("coro", "aio"))
-        self.assertEqual(block_ev["name"], "block")
-        self.assertLessEqual(us_to_ns(block_ev["ts"]),
-                             us_to_ns(coro_ev["ts"]))
+        after = now_ns()
+        events = self.written()
+        self.assertEqual([(e["ph"], e["name"]) for e in events],
+                         [("b", "block"), ("b", "coro"), ("e", "coro"),
+                          ("e", "block")])
+        pairs = self.assertAsyncPairs(events)
+        (block_b, block_e), (coro_b, coro_e) = pairs.values()
+        self.assertNotEqual(block_b["id"], coro_b["id"])
+        # Async events given no category get the library's "default".
+        self.assertEqual((block_b["cat"], coro_b["cat"]), ("default", "aio"))
+        # The arguments known at the start on the begin, set() on the end.
+        self.assertEqual(block_b["args"], {"tokens": 3})
+        self.assertEqual(block_e["args"], {"tokens": 3, "result": 42})
+        self.assertEqual(coro_b["args"], {"model": "m"})
+        self.assertNotIn("args", coro_e)
+        for ev in events:
+            self.assertHere(ev)
+            self.assertLessEqual(before, us_to_ns(ev["ts"]))
+            self.assertLessEqual(us_to_ns(ev["ts"]), after)
+        self.assertLessEqual(us_to_ns(block_b["ts"]), us_to_ns(coro_b["ts"]))
+        self.assertLessEqual(us_to_ns(coro_e["ts"]), us_to_ns(block_e["ts"]))
+
+    def test_async_raises_and_cancelled(self):
+        w = self.w
+
+        @w.span("fails")
+        async def fails():
+            await asyncio.sleep(0)
+            raise KeyError("k")
+
+        @w.span("forever")
+        async def forever(started):
+            started.set()
+            await asyncio.Event().wait()
+
+        async def main():
+            with self.assertRaises(KeyError):
+                await fails()
+            with self.assertRaises(ZeroDivisionError):
+                async with w.span("body raises"):
+                    1 / 0
+            started = asyncio.Event()
+            task = asyncio.ensure_future(forever(started))
+            await started.wait()
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(main())
+        events = self.written()
+        pairs = self.assertAsyncPairs(events)
+        self.assertEqual([b["name"] for b, e in pairs.values()],
+                         ["fails", "body raises", "forever"])
+        self.assertEqual(len(events), 6)
+
+    def test_async_same_span_twice_open(self):
+        w = self.w
+        s = w.span("once")
+
+        async def main():
+            async with s:
+                with self.assertRaises(RuntimeError):
+                    async with s:
+                        pass
+            with self.assertRaises(TypeError):
+                async with w.span():
+                    pass
+
+        asyncio.run(main())
+        self.assertEqual([e["ph"] for e in self.written()], ["b", "e"])
+
+    def test_ten_coroutines_in_flight_nest_record_by_record(self):
+        """Ten requests in flight on one event loop: each call is its own
+        async track (b/e with an id), each step inside a request lies
+        within that request's begin and end, and the 'X' events of the
+        plain function called from them nest on the loop's thread."""
+        w = self.w
+        n, steps = 10, 6
+
+        @w.span(cat="tokenizer")
+        def tokenize(i, k):
+            return i * k
+
+        @w.span("request", cat="serve")
+        async def request(i):
+            for k in range(steps):
+                async with w.span("step", cat="serve", req=i, k=k):
+                    await asyncio.sleep(0)       # the others run here
+                    tokenize(i, k)
+                    await asyncio.sleep(0)
+            return i
+
+        async def main():
+            return await asyncio.gather(*(request(i) for i in range(n)))
+
+        self.assertEqual(asyncio.run(main()), list(range(n)))
+        events = self.written()
+        self.assertEqual(len(events), 2 * n + 2 * n * steps + n * steps)
+        pairs = self.assertAsyncPairs(events)
+        self.assertEqual(len(pairs), n + n * steps)     # an id per call
+        loop_tid = threading.get_native_id()
+        for ev in events:
+            self.assertEqual(ev["tid"], loop_tid)
+            self.assertIn(ev["ph"], "beX")
+        # The requests, in the order gather started them.
+        requests = [p for p in pairs.values() if p[0]["name"] == "request"]
+        self.assertEqual(len(requests), n)
+
+        def span(pair):
+            return us_to_ns(pair[0]["ts"]), us_to_ns(pair[1]["ts"])
+
+        # They were in flight at once: intervals that overlap without one
+        # holding the other, which as 'X' on one thread would misnest.
+        r = [span(p) for p in requests]
+        self.assertTrue(any(a0 < b0 < a1 < b1 for a0, a1 in r
+                            for b0, b1 in r))
+        seen = {}
+        for b, e in pairs.values():
+            if b["name"] != "step":
+                continue
+            i, k = b["args"]["req"], b["args"]["k"]
+            self.assertNotIn((i, k), seen)
+            seen[(i, k)] = True
+            # Inside its own request, record by record: the request's
+            # begin is written before the step's, its end after.
+            req_b, req_e = requests[i]
+            order = events.index
+            self.assertLess(order(req_b), order(b))
+            self.assertLess(order(e), order(req_e))
+            s0, s1 = us_to_ns(b["ts"]), us_to_ns(e["ts"])
+            q0, q1 = span(requests[i])
+            self.assertTrue(q0 <= s0 <= s1 <= q1, (i, k))
+        self.assertEqual(len(seen), n * steps)
+        # The plain function keeps 'X', and its events nest (here: never
+        # overlap) on the loop's thread.
+        xs = sorted((us_to_ns(e["ts"]), us_to_ns(e["ts"]) + us_to_ns(e["dur"]))
+                    for e in events if e["ph"] == "X")
+        self.assertEqual(len(xs), n * steps)
+        for (a0, a1), (b0, b1) in zip(xs, xs[1:]):
+            self.assertLessEqual(a1, b0)
 
     def test_with_needs_a_name(self):
         with self.assertRaises(TypeError):

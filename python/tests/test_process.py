@@ -230,12 +230,24 @@ class TestGlobalWriter(TraceTest):
         self.assertEqual(seqs(self.load(self.path("g.json"))), [0, 1])
 
     def test_off_needs_no_library(self):
+        # Every kind of span too, through the compiled path when it is
+        # there (it must not need the library to be loaded).
         code = """if True:
-            import tracewriter
+            import asyncio, tracewriter
             w = tracewriter.global_writer()
             w.instant("e", seq=0)
-            with w.span("s"):
-                pass
+            with w.span("s", k=1) as s:
+                s.set(m=2)
+
+            @w.span("d", k=1)
+            def d(x):
+                return x + 1
+
+            @w.span
+            async def a():
+                async with w.span("inner"):
+                    return d(1)
+            assert asyncio.run(a()) == 2
             w.close()
             print(w.enabled, w.stats().events)
         """

@@ -1,10 +1,11 @@
 """tracewriter: Chrome Trace Event Format JSON, written incrementally.
 
-A Python binding, over ctypes, of libtracewriter: the trace file is a
-complete, strictly valid JSON document again at every commit, so a server
-that is killed leaves a trace that Perfetto (https://ui.perfetto.dev),
-chrome://tracing and DevTools open, and memory stays bounded however long
-it runs.
+A Python binding, over ctypes (spans through a compiled fast path,
+tracewriter._speedups, when it was built), of libtracewriter: the trace
+file is a complete, strictly valid JSON document again at every commit,
+so a server that is killed leaves a trace that Perfetto
+(https://ui.perfetto.dev), chrome://tracing and DevTools open, and memory
+stays bounded however long it runs.
 
     import tracewriter
 
@@ -25,6 +26,7 @@ file, the options and the guarantees; python/README.md this binding.
 import atexit
 import functools
 import inspect
+import itertools
 import json
 import math
 import numbers
@@ -41,10 +43,21 @@ from dataclasses import dataclass
 from . import _lib
 from ._lib import LibraryNotFoundError
 
+# The compiled fast path (tracewriter/_speedups.c), when it was built;
+# else, or with TRACEWRITER_SPEEDUPS=0 in the environment, everything
+# goes through ctypes.  Importing never fails either way.
+if os.environ.get("TRACEWRITER_SPEEDUPS", "1") != "0":
+    try:
+        from . import _speedups
+    except ImportError:
+        _speedups = None
+else:
+    _speedups = None
+
 __all__ = [
     "open", "open_fd", "global_writer", "now_ns", "Writer", "Span", "Stats",
     "Error", "LibraryNotFoundError", "library_path", "library_version",
-    "strerror", "err_name",
+    "strerror", "err_name", "speedups",
     "EOPTION", "EVERSION", "EEVENT", "EUTF8", "ENONFINITE", "ETOOLONG",
     "ETOOBIG", "EJSON", "ETOOMANY", "EFORKED", "ESINK", "EZLIB", "EDROPPED",
     "EBUSY",
@@ -471,7 +484,20 @@ def _flush_at_exit():
             pass
 
 
-class Writer:
+def speedups():
+    """True when spans go through the compiled fast path
+    (tracewriter._speedups), False when through ctypes alone."""
+    return _speedups is not None
+
+
+def _bind_speedups(lib):
+    """Give the fast path the library's tw_complete, once loaded."""
+    if _speedups is not None and not _speedups.bound():
+        _speedups.bind(cast(lib.dll.tw_complete, c_void_p).value, Error,
+                       Span)
+
+
+class Writer(_speedups.WriterBase if _speedups else object):
     """A trace writer.  Get one from open(), open_fd() or global_writer().
 
     Every event method raises Error when the library refuses the event
@@ -498,8 +524,9 @@ class Writer:
 
     A writer is a context manager that closes it on exit."""
 
-    __slots__ = ("_h", "_c", "_e", "path", "_reject_nonfinite", "_global",
-                 "__weakref__")
+    # _h, the handle, is a slot of the compiled base when there is one.
+    __slots__ = (() if _speedups else ("_h",)) + (
+        "_c", "_e", "path", "_reject_nonfinite", "_global", "__weakref__")
 
     def __init__(self):
         raise TypeError("use tracewriter.open(), open_fd() or "
@@ -507,9 +534,11 @@ class Writer:
 
     @classmethod
     def _wrap(cls, h, path, opts, is_global=False):
-        w = object.__new__(cls)
+        w = (_speedups.WriterBase if _speedups else object).__new__(cls)
         w._h = h or 0
         w._c = _lib.get() if h else None     # the library's functions
+        if h:
+            _bind_speedups(w._c)
         w._e = w._c.emit if h else None
         w.path = path
         w._reject_nonfinite = bool(
@@ -676,11 +705,17 @@ class Writer:
                 s.set(cached=n)          # more args, known inside
 
         As a decorator each call of the function is one span (named after
-        the function's qualified name when name is omitted); coroutine
-        functions are timed until they return:
+        the function's qualified name when name is omitted):
 
             @w.span(cat="llm")
             def decode(batch): ...
+
+        On a coroutine function (async def), and with `async with`, a
+        span is an async begin ('b') and end ('e') pair with an id of its
+        own per call, from the call until the coroutine returns: many
+        coroutines in flight on one event loop each get their own async
+        track, where 'X' events would overlap without nesting on the
+        loop's thread.  Plain functions and `with` keep 'X'.
 
         If the body raises, the span is still written, and an error in
         writing it does not replace the body's exception.  A Span object
@@ -688,6 +723,12 @@ class Writer:
         if callable(name) and cat is None and args is None and not kwargs:
             return Span(self, None, None, None)(name)   # bare @w.span
         return Span(self, name, cat, _merge(args, kwargs) if args else kwargs)
+
+    def _span_end(self, name, cat, items, t0, t1):
+        """The span's 'X' event, for the compiled fast path when it cannot
+        write it itself."""
+        self._event("span", b"X", b"\0", _HAS_TS, 0, name, cat, t0, t1 - t0,
+                    0, items)
 
     def complete(self, name, ts_ns, dur_ns, /, cat=None, args=None, **kwargs):
         """A complete ('X') event of dur_ns nanoseconds from ts_ns (both on
@@ -852,11 +893,28 @@ class Writer:
             raise Error(rc, context="emit")
 
 
-class Span:
-    """A span of Writer.span(): a context manager (sync or async) and a
-    decorator that writes one complete ('X') event."""
+if _speedups is not None:
+    # Writer.span is the compiled WriterBase.span, which returns a compiled
+    # span for the common case and calls this one for the rest.
+    Writer._span_py = Writer.span
+    del Writer.span
 
-    __slots__ = ("_w", "_name", "_cat", "_args", "_t0")
+
+# Ids of async spans, one per call: next() of an itertools.count is atomic
+# under the GIL, so threads and coroutines never share one.
+_async_ids = itertools.count(1)
+
+
+class Span:
+    """A span of Writer.span(): a context manager and a decorator.
+
+    Synchronous (`with`, a plain function): one complete ('X') event.
+    Asynchronous (`async with`, an `async def`): an async begin ('b') at
+    the start and an async end ('e') at the end, with an id of their own,
+    so that coroutines interleaved on one thread each get their own async
+    track instead of 'X' events that overlap without nesting."""
+
+    __slots__ = ("_w", "_name", "_cat", "_args", "_t0", "_id", "_a0")
 
     def __init__(self, writer, name, cat, args):
         self._w = writer
@@ -864,12 +922,21 @@ class Span:
         self._cat = cat
         self._args = args
         self._t0 = None
+        self._id = None
+        self._a0 = None
 
     def set(self, **kwargs):
-        """Add or replace arguments of the span before it is written."""
+        """Add or replace arguments of the span before it is written (of
+        an async span: written on its end event)."""
         args = dict(self._args) if self._args else {}
         args.update(kwargs)
         self._args = args
+
+    @property
+    def id(self):
+        """The id of an async span while it is open (`async with`), else
+        None."""
+        return self._id
 
     def __enter__(self):
         if self._name is None:
@@ -892,10 +959,31 @@ class Span:
             # The body's exception goes on, not ours.
 
     async def __aenter__(self):
-        return self.__enter__()
+        if self._name is None:
+            raise TypeError("a span used with 'async with' needs a name")
+        if self._id is not None:
+            raise RuntimeError("this span is already open: make one per use")
+        id = next(_async_ids)
+        self._w._event("span", b"b", b"\0", _HAS_ID, 0, self._name,
+                       self._cat, 0, 0, id, self._args)
+        self._id = id
+        self._a0 = self._args
+        return self
 
     async def __aexit__(self, exc_type, exc, tb):
-        return self.__exit__(exc_type, exc, tb)
+        id = self._id
+        if id is None:
+            raise RuntimeError("span exited without being entered")
+        self._id = None
+        # Only the arguments set() added after the begin.
+        late = self._args if self._args is not self._a0 else None
+        self._a0 = None
+        try:
+            self._w._event("span", b"e", b"\0", _HAS_ID, 0, self._name,
+                           self._cat, 0, 0, id, late)
+        except (Error, TypeError, ValueError):
+            if exc is None:
+                raise
 
     def __call__(self, fn):
         w, cat, items = self._w, self._cat, self._args
@@ -911,6 +999,34 @@ class Span:
             packed = (addr, len(items), keep)
         event = w._event
 
+        if inspect.iscoroutinefunction(fn):
+            ids = _async_ids
+
+            @functools.wraps(fn)
+            async def async_wrapper(*a, **k):
+                id = next(ids)
+                event("span", b"b", b"\0", _HAS_ID, 0, name, cat, 0, 0, id,
+                      None, packed)
+                try:
+                    result = await fn(*a, **k)
+                except BaseException:
+                    try:
+                        event("span", b"e", b"\0", _HAS_ID, 0, name, cat, 0,
+                              0, id, None)
+                    except (Error, TypeError, ValueError):
+                        pass
+                    raise
+                event("span", b"e", b"\0", _HAS_ID, 0, name, cat, 0, 0, id,
+                      None)
+                return result
+            return async_wrapper
+
+        if _speedups is not None:
+            # The compiled wrapper: it converts the arguments once and
+            # calls tw_complete itself (or this module when it cannot).
+            return functools.update_wrapper(
+                _speedups.Decorated(w, name, cat, items or None, fn), fn)
+
         def end(t0, failed):
             t1 = now_ns()
             try:
@@ -919,19 +1035,6 @@ class Span:
             except (Error, TypeError, ValueError):
                 if not failed:
                     raise
-
-        if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def async_wrapper(*a, **k):
-                t0 = now_ns()
-                try:
-                    result = await fn(*a, **k)
-                except BaseException:
-                    end(t0, True)
-                    raise
-                end(t0, False)
-                return result
-            return async_wrapper
 
         @functools.wraps(fn)
         def wrapper(*a, **k):

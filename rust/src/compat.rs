@@ -49,15 +49,18 @@
 //!
 //! # What differs, and why
 //!
-//! * **The environment**: `TRACEWRITER_OUT` names the file (the seed read
-//!   `FERRUM_TRACE_OUT`), and `TRACEWRITER_OPTIONS` takes the library's
-//!   options string (`flush=1s,gzip`...).  [`global_trace`] and
-//!   [`TraceWriter::from_env`] are the library's process-wide writer
-//!   ([`crate::global`]): `%p` in the path is the pid and `%t` the start
-//!   time, a child after `fork` never writes into its parent's file, and
-//!   the file is committed at exit, which the seed's never-dropped static
-//!   could not do.  Every writer made from the environment is that one
-//!   writer, so two of them never fight over one file.
+//! * **The environment**: `TRACEWRITER_OUT` names the file, and the
+//!   seed's `FERRUM_TRACE_OUT` is read when `TRACEWRITER_OUT` is unset,
+//!   so a deployment that sets it keeps its trace; `TRACEWRITER_OPTIONS`
+//!   takes the library's options string (`flush=1s,gzip`...).
+//!   [`global_trace`] and [`TraceWriter::from_env`] are the library's
+//!   process-wide writer ([`crate::global`]): `%p` in the path is the pid
+//!   and `%t` the start time, a child after `fork` never writes into its
+//!   parent's file, and the file is committed at exit, which the seed's
+//!   never-dropped static could not do.  Every writer made from the
+//!   environment is that one writer, so two of them never fight over one
+//!   file.  (The file of `FERRUM_TRACE_OUT` is opened by this module as
+//!   written, without `%p`, and committed at exit the same way.)
 //!   [`from_env_vars`](TraceWriter::from_env_vars) reads the same two
 //!   variables from the pairs it is given and opens a writer of its own
 //!   on the path as written (no `%p`).
@@ -80,8 +83,9 @@
 //!   processes merge.
 //! * **Arguments** are a [`Map`] of this module's [`Value`] (the shape of
 //!   `serde_json::Map<String, serde_json::Value>`, without depending on
-//!   serde); [`Value::Raw`] passes already-serialised JSON, for example
-//!   `serde_json::to_string(&v)`, checked by the library.  A `push` whose
+//!   serde), or, with the `serde` feature, the seed's own
+//!   `serde_json::Map`; [`Value::Raw`] passes already-serialised JSON,
+//!   checked by the library.  A `push` whose
 //!   arguments the library refuses (invalid raw JSON) writes nothing and
 //!   counts in [`stats`](TraceWriter::stats)`.rejected`.
 //! * **Strings**: `name` and `cat` are `impl AsRef<str>` (the seed's
@@ -91,15 +95,24 @@
 //!   the first flush.  If that fails the writer is disabled
 //!   ([`is_enabled`](TraceWriter::is_enabled) is false) and every
 //!   [`flush`](TraceWriter::flush) returns the error.
-//! * The seed's `TraceEvent` struct is not here: nothing in the seed
-//!   consumed it but its own tests, which parsed the file back with serde.
-//!   Read a trace with any JSON parser; it is an array of event objects
-//!   (after the `process_name` record).
+//! * **`TraceEvent`** (the `serde` feature) has the seed's fields,
+//!   constructor and derives, and its `Deserialize` reads every record
+//!   tracewriter writes.  A file holds two records before the first
+//!   event: the `process_name` metadata record and the clock record
+//!   (`"ph":"c"`), so parsing a whole file as `Vec<TraceEvent>` gives
+//!   two more records than were pushed; [`read_events`] gives only the
+//!   complete events.  `ts` and `dur` are read rounded to whole
+//!   microseconds.
 
 use std::collections::BTreeMap;
+use std::env;
 use std::fmt::{self, Write as _};
 use std::io;
+use std::os::raw::c_int;
 use std::path::PathBuf;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Once;
 
 use crate::args::{Arg, Value as ArgValue};
 use crate::error::Error;
@@ -110,6 +123,14 @@ use crate::writer::{global, global_status, now_ns, Stats, Writer};
 pub const TRACE_OUT_ENV: &str = "TRACEWRITER_OUT";
 /// The environment variable holding the options string.
 pub const TRACE_OPTIONS_ENV: &str = "TRACEWRITER_OPTIONS";
+/// The seed's variable naming the output file, read when
+/// [`TRACE_OUT_ENV`] is unset.
+pub const FERRUM_TRACE_OUT_ENV: &str = "FERRUM_TRACE_OUT";
+
+#[cfg(feature = "serde")]
+mod event;
+#[cfg(feature = "serde")]
+pub use event::{read_events, TraceEvent};
 
 /// The map type of [`TraceWriter::push_with_args`]: keys in sorted order,
 /// as `serde_json::Map` without its `preserve_order` feature.
@@ -327,6 +348,75 @@ impl From<Map<String, Value>> for Value {
     }
 }
 
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The argument maps [`TraceWriter::push_with_args`] takes: a [`Map`] of
+/// this module's [`Value`], and with the `serde` feature a
+/// `serde_json::Map<String, serde_json::Value>` (the seed's type).
+/// Sealed: implemented here only.
+pub trait PushArgs: sealed::Sealed {
+    /// Call `f` with the map as typed arguments, in key order.
+    #[doc(hidden)]
+    fn with_args(&self, f: &mut dyn FnMut(&[Arg<'_>]));
+}
+
+impl sealed::Sealed for Map<String, Value> {}
+
+/// Call `f` with a map's entries (`entries()` walks them) as typed
+/// arguments: `text` gives the JSON text of the values that need one
+/// (arrays, objects), kept alive here while `value` makes the argument of
+/// each entry from it.
+pub(crate) fn with_map_args<'m, V: 'm, I>(
+    entries: impl Fn() -> I,
+    text: impl Fn(&V) -> Option<String>,
+    value: impl for<'b> Fn(&'b V, Option<&'b str>) -> ArgValue<'b>,
+    f: &mut dyn FnMut(&[Arg<'_>]),
+) where
+    I: Iterator<Item = (&'m String, &'m V)>,
+{
+    let texts: Vec<Option<String>> = entries().map(|(_, v)| text(v)).collect();
+    let typed: Vec<Arg<'_>> = entries()
+        .zip(&texts)
+        .map(|((k, v), t)| Arg {
+            name: k,
+            value: value(v, t.as_deref()),
+        })
+        .collect();
+    f(&typed);
+}
+
+impl PushArgs for Map<String, Value> {
+    fn with_args(&self, f: &mut dyn FnMut(&[Arg<'_>])) {
+        with_map_args(
+            || self.iter(),
+            |v| match v {
+                Value::Array(_) | Value::Object(_) => {
+                    let mut s = String::new();
+                    v.write_json(&mut s);
+                    Some(s)
+                }
+                _ => None,
+            },
+            |v, text| match (v, text) {
+                (_, Some(t)) => ArgValue::Json(t),
+                (Value::Null, _) => ArgValue::Null,
+                (Value::Bool(b), _) => ArgValue::Bool(*b),
+                (Value::Number(n), _) => match n.0 {
+                    N::Int(i) => ArgValue::Int(i),
+                    N::UInt(u) => ArgValue::UInt(u),
+                    N::Float(f) => ArgValue::Float(f),
+                },
+                (Value::String(s), _) => ArgValue::Str(s),
+                (Value::Raw(s), _) => ArgValue::Json(s),
+                (Value::Array(_), None) | (Value::Object(_), None) => ArgValue::Null,
+            },
+            f,
+        );
+    }
+}
+
 /// Where a TraceWriter's events go.
 enum Inner {
     /// Tracing off: every call returns at once.
@@ -350,12 +440,51 @@ static GLOBAL_TRACE: TraceWriter = TraceWriter {
 };
 
 /// The process-wide writer, from `TRACEWRITER_OUT` and
-/// `TRACEWRITER_OPTIONS` at the first call: a disabled writer when
-/// `TRACEWRITER_OUT` is unset or empty, so callers can always
+/// `TRACEWRITER_OPTIONS` at the first call, or from the seed's
+/// `FERRUM_TRACE_OUT` when `TRACEWRITER_OUT` is unset: a disabled writer
+/// when neither names a file, so callers can always
 /// `global_trace().push(...)`.  Committed at exit; cheap to call from hot
-/// paths (two loads once open).
+/// paths (a few loads once open).
 pub fn global_trace() -> &'static TraceWriter {
     &GLOBAL_TRACE
+}
+
+/// The writer of `FERRUM_TRACE_OUT`, made at the first call when
+/// `TRACEWRITER_OUT` is unset: `None` when there is none to make,
+/// `Some(Err)` when the open failed.
+fn ferrum_global() -> Option<&'static Result<Writer, Error>> {
+    static INIT: Once = Once::new();
+    static SLOT: AtomicPtr<Result<Writer, Error>> = AtomicPtr::new(ptr::null_mut());
+    INIT.call_once(|| {
+        if env::var_os(TRACE_OUT_ENV).is_some() {
+            return; // the library's own global writer, or off
+        }
+        let path = match env::var_os(FERRUM_TRACE_OUT_ENV) {
+            Some(p) if !p.is_empty() => p,
+            _ => return,
+        };
+        let opts = env::var(TRACE_OPTIONS_ENV).unwrap_or_default();
+        let made = Options::parse(&opts).and_then(|o| Writer::open(PathBuf::from(path), &o));
+        let ok = made.is_ok();
+        SLOT.store(Box::into_raw(Box::new(made)), Ordering::Release);
+        if ok {
+            extern "C" {
+                fn atexit(f: extern "C" fn()) -> c_int;
+            }
+            // Committed at exit, as the library's global writer; a
+            // failed registration leaves flush_global_trace to do it.
+            // SAFETY: registers a plain function.
+            unsafe { atexit(commit_ferrum_at_exit) };
+        }
+    });
+    // SAFETY: a non-NULL SLOT points to a leaked, never freed value.
+    unsafe { SLOT.load(Ordering::Acquire).as_ref() }
+}
+
+extern "C" fn commit_ferrum_at_exit() {
+    if let Some(Ok(w)) = ferrum_global() {
+        let _ = w.flush();
+    }
 }
 
 /// Commit the process-wide writer now (before a signal handler or panic
@@ -376,7 +505,8 @@ fn ms_to_ns(dur_ms: f64) -> u64 {
 
 impl TraceWriter {
     /// The process-wide writer ([`global_trace`]'s), or a disabled writer
-    /// when `TRACEWRITER_OUT` is unset or empty.  Dropping it commits
+    /// when neither `TRACEWRITER_OUT` nor (when that is unset)
+    /// `FERRUM_TRACE_OUT` names a file.  Dropping it commits
     /// (never closes) the shared writer.
     pub fn from_env() -> TraceWriter {
         TraceWriter {
@@ -385,9 +515,10 @@ impl TraceWriter {
     }
 
     /// A writer configured from `(name, value)` pairs, such as a snapshot
-    /// of `std::env::vars()`: `TRACEWRITER_OUT` names the file (taken as
-    /// written: no `%p`), `TRACEWRITER_OPTIONS` the options; disabled when
-    /// the path is missing or empty.  Each call opens a file of its own:
+    /// of `std::env::vars()`: `TRACEWRITER_OUT` (or, when it is absent,
+    /// the seed's `FERRUM_TRACE_OUT`) names the file (taken as written:
+    /// no `%p`), `TRACEWRITER_OPTIONS` the options; disabled when the
+    /// path is missing or empty.  Each call opens a file of its own:
     /// do not give two writers one path.
     pub fn from_env_vars<I, K, V>(vars: I) -> TraceWriter
     where
@@ -396,16 +527,19 @@ impl TraceWriter {
         V: Into<String>,
     {
         let mut out = None;
+        let mut ferrum_out = None;
         let mut opts = None;
         for (k, v) in vars {
             let k = k.into();
             if k == TRACE_OUT_ENV {
                 out = Some(v.into());
+            } else if k == FERRUM_TRACE_OUT_ENV {
+                ferrum_out = Some(v.into());
             } else if k == TRACE_OPTIONS_ENV {
                 opts = Some(v.into());
             }
         }
-        match out {
+        match out.or(ferrum_out) {
             Some(path) if !path.is_empty() => {
                 let opts = opts.unwrap_or_default();
                 match Options::parse(&opts) {
@@ -450,7 +584,10 @@ impl TraceWriter {
     pub fn writer(&self) -> Option<&Writer> {
         match &self.inner {
             Inner::Owned(w) => Some(w),
-            Inner::Global => global(),
+            Inner::Global => global().or_else(|| match ferrum_global() {
+                Some(Ok(w)) => Some(w),
+                _ => None,
+            }),
             Inner::Disabled | Inner::Failed(_) => None,
         }
     }
@@ -470,56 +607,27 @@ impl TraceWriter {
         }
     }
 
-    /// As [`push`](TraceWriter::push), with arguments (tensor shapes...).
+    /// As [`push`](TraceWriter::push), with arguments (tensor shapes...):
+    /// a [`Map`] of this module's [`Value`], or, with the `serde`
+    /// feature, the seed's `serde_json::Map<String, serde_json::Value>`.
     /// Numbers, booleans, strings and null are passed to the library as
     /// typed arguments; arrays and objects are serialised here; raw JSON
     /// is checked by the library.
-    pub fn push_with_args(
+    pub fn push_with_args<A: PushArgs>(
         &self,
         name: impl AsRef<str>,
         cat: impl AsRef<str>,
         dur_ms: f64,
         tid: u32,
-        args: Map<String, Value>,
+        args: A,
     ) {
         let w = match self.writer() {
             Some(w) => w,
             None => return,
         };
-        // Arrays and objects become JSON text, kept alive in `texts`
-        // while the typed arguments borrow it.
-        let texts: Vec<Option<String>> = args
-            .values()
-            .map(|v| match v {
-                Value::Array(_) | Value::Object(_) => {
-                    let mut s = String::new();
-                    v.write_json(&mut s);
-                    Some(s)
-                }
-                _ => None,
-            })
-            .collect();
-        let typed: Vec<Arg<'_>> = args
-            .iter()
-            .zip(&texts)
-            .map(|((k, v), text)| {
-                let value = match (v, text) {
-                    (_, Some(t)) => ArgValue::Json(t),
-                    (Value::Null, _) => ArgValue::Null,
-                    (Value::Bool(b), _) => ArgValue::Bool(*b),
-                    (Value::Number(n), _) => match n.0 {
-                        N::Int(i) => ArgValue::Int(i),
-                        N::UInt(u) => ArgValue::UInt(u),
-                        N::Float(f) => ArgValue::Float(f),
-                    },
-                    (Value::String(s), _) => ArgValue::Str(s),
-                    (Value::Raw(s), _) => ArgValue::Json(s),
-                    (Value::Array(_), None) | (Value::Object(_), None) => ArgValue::Null,
-                };
-                Arg { name: k, value }
-            })
-            .collect();
-        let _ = complete_ending_now(w, name.as_ref(), cat.as_ref(), dur_ms, tid, &typed);
+        args.with_args(&mut |typed| {
+            let _ = complete_ending_now(w, name.as_ref(), cat.as_ref(), dur_ms, tid, typed);
+        });
     }
 
     /// Commit: the file then holds every event pushed so far, and every
@@ -528,9 +636,10 @@ impl TraceWriter {
     pub fn flush(&self) -> io::Result<()> {
         match &self.inner {
             Inner::Owned(w) => w.flush().map_err(io::Error::from),
-            Inner::Global => match global() {
-                Some(w) => w.flush().map_err(io::Error::from),
-                None => global_status().map_err(io::Error::from),
+            Inner::Global => match (global(), ferrum_global()) {
+                (Some(w), _) | (None, Some(Ok(w))) => w.flush().map_err(io::Error::from),
+                (None, Some(Err(e))) => Err(io::Error::from(e.clone())),
+                (None, None) => global_status().map_err(io::Error::from),
             },
             Inner::Disabled => Ok(()),
             Inner::Failed(e) => Err(io::Error::from(e.clone())),

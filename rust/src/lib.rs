@@ -38,9 +38,13 @@
 //! * [`compat`]: a drop-in for the buffered `TraceWriter` of the Rust
 //!   inference engine tracewriter was born from.
 //! * [`ffi`]: the C declarations, for what the safe interface lacks.
+//! * `layer` (the `tracing` feature): a `tracing-subscriber` layer.
 //!
 //! The crate links `libtracewriter` found through `TRACEWRITER_LIB_DIR`,
-//! `pkg-config`, or the default library path (see `README.md`).
+//! `pkg-config`, or the default library path (see `README.md`); the
+//! `static` feature links `libtracewriter.a`.  Optional features, each
+//! built offline from Debian's packaged crates: `serde`, `tracing`,
+//! `static`.
 
 #![warn(missing_docs)]
 
@@ -48,6 +52,8 @@ mod args;
 pub mod compat;
 mod error;
 pub mod ffi;
+#[cfg(feature = "tracing")]
+pub mod layer;
 mod options;
 mod writer;
 

@@ -230,7 +230,8 @@ fn child(test: &str, env: &[(&str, &str)]) -> std::process::Output {
         "--nocapture",
     ]);
     cmd.env_remove("TRACEWRITER_OUT")
-        .env_remove("TRACEWRITER_OPTIONS");
+        .env_remove("TRACEWRITER_OPTIONS")
+        .env_remove("FERRUM_TRACE_OUT");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -361,4 +362,65 @@ fn global_trace_off_or_failed() {
         ],
     );
     assert!(!path.exists());
+}
+
+/// The child's side of ferrum_trace_out_when_tracewriter_out_is_unset.
+#[test]
+#[ignore = "run by ferrum_trace_out_when_tracewriter_out_is_unset in a child"]
+fn child_ferrum_enabled() {
+    assert!(tracewriter::global().is_none()); // the library's is off
+    assert!(global_trace().is_enabled());
+    assert!(TraceWriter::from_env().is_enabled());
+    global_trace().push("seed variable", "g", 1.0, 1);
+    flush_global_trace();
+    global_trace().push("at exit", "g", 0.5, 2); // committed at exit
+}
+
+#[test]
+#[ignore = "run by ferrum_trace_out_when_tracewriter_out_is_unset in a child"]
+fn child_ferrum_bad_path() {
+    assert!(!global_trace().is_enabled());
+    global_trace().push("nothing", "g", 1.0, 1);
+    let err = global_trace().flush().unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::NotFound);
+}
+
+#[test]
+fn ferrum_trace_out_when_tracewriter_out_is_unset() {
+    let dir = TempDir::new("ferrum");
+    let path = dir.path("ferrum.json");
+    child(
+        "child_ferrum_enabled",
+        &[("FERRUM_TRACE_OUT", path.to_str().unwrap())],
+    );
+    let all = load(&path);
+    let ev = events_after_head(&all);
+    for e in ev {
+        assert_eq!(e.ph(), "X");
+        assert_eq!(e.at("pid").i64(), all[0].at("pid").i64());
+    }
+    let got: Vec<(&str, i64)> = ev.iter().map(|e| (e.name(), e.at("tid").i64())).collect();
+    assert_eq!(got, [("seed variable", 1), ("at exit", 2)]);
+    assert_eq!(ev[1].at("dur").num(), "500.000");
+
+    // TRACEWRITER_OUT set: FERRUM_TRACE_OUT is not read.
+    let ignored = dir.path("ignored.json");
+    child(
+        "child_global_enabled",
+        &[
+            ("TRACEWRITER_OUT", dir.path("g-%p.json").to_str().unwrap()),
+            ("FERRUM_TRACE_OUT", ignored.to_str().unwrap()),
+        ],
+    );
+    assert!(!ignored.exists());
+    // Set but empty: tracing off, not the seed's variable.
+    child(
+        "child_global_disabled",
+        &[("TRACEWRITER_OUT", ""), ("FERRUM_TRACE_OUT", ignored.to_str().unwrap())],
+    );
+    assert!(!ignored.exists());
+    child(
+        "child_ferrum_bad_path",
+        &[("FERRUM_TRACE_OUT", dir.path("no/such/dir.json").to_str().unwrap())],
+    );
 }

@@ -334,6 +334,11 @@ impl J {
 /// the first record of every document (a "c" "clock_sync" event, checked
 /// here); also runs the project's checker when it is built.
 pub fn load(path: &Path) -> Vec<J> {
+    without_clock(load_all(path))
+}
+
+/// As [`load`], with every record, the clock record included.
+pub fn load_all(path: &Path) -> Vec<J> {
     let bytes = fs::read(path).unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
     let doc =
         parse(&bytes).unwrap_or_else(|e| panic!("{}: not strict JSON: {}", path.display(), e));
@@ -346,7 +351,7 @@ pub fn load(path: &Path) -> Vec<J> {
         },
         _ => panic!("{}: not a trace", path.display()),
     };
-    without_clock(events)
+    events
 }
 
 /// The events without the document's clock record (second, after the
