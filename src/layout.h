@@ -24,6 +24,12 @@
 #define TW__LAYOUT_SEP ",\n"
 #define TW__LAYOUT_SEP_LEN 2
 
+/* The deepest record the library writes: the record, its "args" object
+ * and a raw JSON argument TW_MAX_JSON_DEPTH deep (tw_arg_json, whose
+ * check in src/format.c allows that depth).  The tools accept records
+ * exactly this deep, from this one definition. */
+#define TW__LAYOUT_RECORD_DEPTH (TW_MAX_JSON_DEPTH + 2u)
+
 /* The longest head, so that callers can keep room for it before the first
  * record. */
 #define TW__LAYOUT_HEAD_MAX 16

@@ -24,6 +24,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "layout.h"       /* TW__LAYOUT_RECORD_DEPTH */
+#include "reader.h"
 #include "repair.h"
 
 /* ============================================================ helpers */
@@ -577,9 +579,10 @@ static void test_not_a_trace(void **state)
     C("[\n1,\n2\n]\n", TW_REPAIR_ENOTTRACE),
     C("[\n]\n", TW_REPAIR_ENOTTRACE),
     C("[\n\"x\",\n{\"a\":1}\n]\n", TW_REPAIR_ENOTTRACE),
-    C("[ \n{\"a\":1}\n]\n", TW_REPAIR_ENOTTRACE),
+    /* Strict JSON, only not in the library's layout: left as it is. */
+    C("[ \n{\"a\":1}\n]\n", 0),
     C("[\r\n{\"a\":1}\r\n]\r\n", TW_REPAIR_ENOTTRACE),
-    C("{\"traceEvents\": [\n{\"a\":1}\n]}\n", TW_REPAIR_ENOTTRACE),
+    C("{\"traceEvents\": [\n{\"a\":1}\n]}\n", 0),
     C("[\0\n{\"a\":1}\n]\n", TW_REPAIR_ENOTTRACE),
     C("[", TW_REPAIR_ENORECORD),
     C("[\n", TW_REPAIR_ENORECORD),
@@ -590,8 +593,8 @@ static void test_not_a_trace(void **state)
     C("\x1f\x8b", TW_REPAIR_ENOTTRACE),
     C("      \n \n", TW_REPAIR_ENORECORD),
     C("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", TW_REPAIR_ENORECORD),
-    C("   [\n{\"a\":1}\n]\n", TW_REPAIR_ENOTTRACE),
-    C("\n[\n{\"a\":1}\n]\n", TW_REPAIR_ENOTTRACE),
+    C("   [\n{\"a\":1}\n]\n", 0),
+    C("\n[\n{\"a\":1}\n]\n", 0),
     C("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage", TW_REPAIR_ENOTTRACE),
 #undef C
   };
@@ -612,10 +615,18 @@ static void test_not_a_trace(void **state)
       if (rc != cases[i].rc)
         fail_msg("case %zu: rc %d, expected %d (%s)", i, rc, cases[i].rc,
                  err);
-      assert_non_null(strstr(err, path));
       after = tt_take_snap(path);
       tt_assert_same_snap(&before, &after);
       tt_assert_file_is(path, cases[i].text, cases[i].len);
+      if (rc == 0) {                /* valid: -o gets a copy */
+        assert_true(rep.was_valid);
+        if (with_out) {
+          tt_assert_file_is(out, cases[i].text, cases[i].len);
+          assert_int_equal(unlink(out), 0);
+        }
+        continue;
+      }
+      assert_non_null(strstr(err, path));
       assert_int_equal(tt_count_files(dir), 1);   /* nor out, nor a temp */
     }
   }
@@ -1817,6 +1828,155 @@ static void test_describe(void **state)
   assert_int_equal(strlen(buf), 9);
 }
 
+
+/* ==================================================== depth, layout */
+
+/* "[[[...]]]", depth deep, malloc'ed. */
+static char *nested(unsigned depth)
+{
+  char *s = malloc(2 * (size_t)depth + 1);
+
+  assert_non_null(s);
+  memset(s, '[', depth);
+  memset(s + depth, ']', depth);
+  s[2 * depth] = '\0';
+  return s;
+}
+
+/* Read path to its end with the reader (flags): the records kept and
+ * dropped, and whether it is strict. */
+static void read_counts(const char *path, unsigned flags, uint64_t *kept,
+                        uint64_t *dropped, int *strict)
+{
+  struct tw_read_options ro;
+  tw_reader *r;
+  tw_read_item item;
+  char err[512];
+
+  memset(&ro, 0, sizeof ro);
+  ro.flags = flags;
+  assert_int_equal(tw_reader_open(&r, path, &ro, err, sizeof err), 0);
+  while (tw_reader_next(r, &item) > 0)
+    continue;
+  assert_int_equal(tw_reader_error(r)[0], '\0');
+  *kept = tw_reader_info(r)->records;
+  *dropped = tw_reader_info(r)->dropped_records;
+  *strict = tw_reader_info(r)->strict;
+  tw_reader_close(r);
+}
+
+/* repair in place leaves path exactly as it is (valid). */
+static void assert_repair_leaves(const char *path)
+{
+  struct tw_repair_report rep;
+  char err[512];
+  size_t len, len2;
+  char *before = tu_read_file(path, &len), *after;
+  tt_snap a = tt_take_snap(path), b;
+
+  if (tw_repair_file(path, NULL, &rep, err, sizeof err) != 0)
+    fail_msg("repair: %s", err);
+  assert_true(rep.was_valid);
+  assert_false(rep.written);
+  b = tt_take_snap(path);
+  tt_assert_same_snap(&a, &b);
+  after = tu_read_file(path, &len2);
+  assert_int_equal(len, len2);
+  assert_memory_equal(before, after, len);
+  free(before);
+  free(after);
+}
+
+/* One nesting limit, from one definition: a raw argument
+ * TW_MAX_JSON_DEPTH deep is accepted by tw_emit, and its record is kept
+ * by both readers and left alone by repair; one level more is refused by
+ * tw_emit and, written by hand, dropped by both readers (the record,
+ * with its args, is then TW__LAYOUT_RECORD_DEPTH + 1 deep). */
+static void test_depth_limit(void **state)
+{
+  char *dir = tt_make_dir(), *path = tt_in_dir(dir, "deep.json");
+  char *at = nested(TW_MAX_JSON_DEPTH), *past = nested(TW_MAX_JSON_DEPTH + 1);
+  uint64_t kept, dropped;
+  int strict, rc = 0;
+  tw_options o;
+  tw_writer *w;
+  tw_arg a;
+  (void)state;
+
+  assert_int_equal(TW__LAYOUT_RECORD_DEPTH, TW_MAX_JSON_DEPTH + 2);
+  tt_trace_options(&o, 0);
+  w = tw_open(path, &o, &rc);
+  assert_non_null(w);
+  a = tw_arg_json("deep", at);
+  assert_int_equal(tw_instant(w, "cat", "at the limit", 't', &a, 1), 0);
+  a = tw_arg_json("deep", past);
+  assert_int_equal(tw_instant(w, "cat", "one past", 't', &a, 1), TW_EJSON);
+  assert_int_equal(tw_close(w), 0);
+  for (unsigned f = 0; f < 2; f++) {
+    read_counts(path, f ? TW_READ_GENERAL : TW_READ_LAYOUT, &kept,
+                &dropped, &strict);
+    assert_int_equal(kept, TT_DOC_RECORDS + 1);
+    assert_int_equal(dropped, 0);
+    assert_true(strict);
+  }
+  assert_repair_leaves(path);
+
+  /* By hand, at the limit and one past it. */
+  for (int over = 0; over < 2; over++) {
+    char *doc;
+    assert_true(asprintf(&doc, "[\n{\"ph\":\"M\",\"name\":\"process_name\","
+                         "\"pid\":1,\"tid\":1,\"args\":{\"name\":\"x\"}},\n"
+                         "{\"ph\":\"i\",\"name\":\"deep\",\"ts\":1,\"pid\":1,"
+                         "\"tid\":1,\"args\":{\"deep\":%s}}\n]",
+                         over ? past : at) > 0);
+    tt_write_bytes(path, doc, strlen(doc));
+    for (unsigned f = 0; f < 2; f++) {
+      read_counts(path, f ? TW_READ_GENERAL : TW_READ_LAYOUT, &kept,
+                  &dropped, &strict);
+      assert_int_equal(kept, over ? 1 : 2);
+      assert_int_equal(dropped, over ? 1 : 0);
+      assert_int_equal(strict, !over);
+    }
+    if (!over)
+      assert_repair_leaves(path);
+    free(doc);
+  }
+  free(at);
+  free(past);
+  free(path);
+  tt_remove_dir(dir);
+}
+
+/* A strictly valid file laid out otherwise than the library lays it out
+ * -- a record over two lines (the first, or a later one), the tail on
+ * the last record's line, CRLF -- is left byte-identical by repair. */
+static void test_strict_other_layout(void **state)
+{
+  static const char *const docs[] = {
+    "[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":1,"
+    "\"args\":{\"name\":\"x\"}},\n{\"ph\":\"X\",\"name\":\"a\",\n"
+    "\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}\n]",
+    "[\n{\"ph\":\"M\",\"name\":\"process_name\",\n\"pid\":1,\"tid\":1,"
+    "\"args\":{\"name\":\"x\"}},\n{\"ph\":\"X\",\"name\":\"a\","
+    "\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}\n]\n",
+    "{\"traceEvents\":[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,"
+    "\"pid\":1,\"tid\":1},\n{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,"
+    "\"dur\":2,\"pid\":1,\n\"tid\":1}],\"displayTimeUnit\":\"ns\"}",
+    "[\r\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,"
+    "\"tid\":1},\r\n{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,\"dur\":2,"
+    "\"pid\":1,\"tid\":1}]",
+  };
+  char *dir = tt_make_dir(), *path = tt_in_dir(dir, "t.json");
+  (void)state;
+
+  for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+    tt_write_bytes(path, docs[i], strlen(docs[i]));
+    assert_repair_leaves(path);
+  }
+  free(path);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1844,6 +2004,8 @@ int main(void)
     cmocka_unit_test(test_gzip_library_sink_object),
     cmocka_unit_test(test_cli),
     cmocka_unit_test(test_describe),
+    cmocka_unit_test(test_depth_limit),
+    cmocka_unit_test(test_strict_other_layout),
   };
   tt_deadline(600, "test_repair (600 s)");
   return cmocka_run_group_tests(tests, NULL, NULL);

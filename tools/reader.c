@@ -13,18 +13,24 @@
  *    follows it), or at the end of the data.  Padding and commas at the
  *    end of a line are counted, not kept beyond WS_KEEP bytes.  A record
  *    line is yielded if its text is one strictly valid JSON object
- *    (tw__json_validate); otherwise it is dropped and counted.
+ *    (twt_json_check, at most TWT_RECORD_DEPTH deep: the deepest record
+ *    the library writes); otherwise it is dropped and counted.
  *  - The scanner also decides whether the input is already exactly valid
  *    (info.strict): the head, records separated by exactly one comma,
  *    padding only where JSON allows whitespace, one tail line and at most
  *    one newline after it (Perfetto rejects bytes after the final "]"
  *    that fall in a later read chunk).
+ *  - Which front end reads the file is decided on its first chunk of
+ *    JSON text (sniff): the library's head line followed by a record on
+ *    one line is the crash-layout reader's; anything else goes to the
+ *    general reader (jsonscan.c), which is fed the same chunks.
  *  - tw_reader_next feeds the current chunk to the scanner until a line
  *    ends with an item to yield, so records come one at a time, and the
  *    record's text is the scanner's line buffer.
  */
-#include "internal.h"     /* config.h first; tw__json_validate */
+#include "internal.h"     /* config.h first */
 #include "layout.h"       /* tw__layout_head, tw__layout_tail */
+#include "jsonscan.h"     /* the general front end; twt_json_check */
 #include "reader.h"
 
 #include <errno.h>
@@ -52,6 +58,7 @@
 #define MSG_MAX     (PATH_MAX + 256)
 #define END_OF_DATA (-1)                 /* what ends the last line */
 #define FOLLOW_MAX  16                   /* TW_READ_FOLLOW's growths */
+#define MEMBERS_MAX ((size_t)1024 * 1024) /* members of an object kept */
 
 /* The gzip sink rewrites, at every commit, a stored final block holding
  * the tail and the trailer after the deflate data.  A commit cut within
@@ -168,7 +175,14 @@ struct tw_reader {
   struct tw_read_info info;
   tw_read_item item;       /* the item to yield */
   int ready;               /* ... is there */
+
+  /* The front end. */
+  int mode;                /* MODE_*: decided on the first chunk */
+  twt_scan *js;            /* the general reader */
+  char *gtail;             /* its tail: "]", members, "}" */
 };
+
+enum { MODE_UNKNOWN, MODE_LAYOUT, MODE_GENERAL };
 
 /* =========================================================== errors */
 
@@ -465,7 +479,7 @@ static int record_complete(const tw_reader *r, size_t *len, int *glued)
 
   *glued = 0;
   *len = q;
-  if (tw__json_validate(t, q) == 0)
+  if (twt_json_check(t, q, TWT_RECORD_DEPTH, NULL) == 0)
     return 1;
   /* The old tail glued after it: a commit that overwrote only the tail's
    * first byte leaves "{...},]" or "{...},]}". */
@@ -474,7 +488,7 @@ static int record_complete(const tw_reader *r, size_t *len, int *glued)
     uint64_t between = 0;           /* commas before the old tail */
     size_t g = trim_end(t, t[q - 1] == ']' ? q - 1 : q - 2, &between,
                         NULL);
-    if (g > 0 && tw__json_validate(t, g) == 0) {
+    if (g > 0 && twt_json_check(t, g, TWT_RECORD_DEPTH, NULL) == 0) {
       *glued = 1;
       *len = g;
       return 1;
@@ -516,7 +530,7 @@ static void take_tail(tw_reader *r, int term)
 
   memcpy(doc, r->head, r->head_len);
   memcpy(doc + r->head_len, r->line, n);
-  if (tw__json_validate(doc, r->head_len + n) != 0) {
+  if (twt_json_check(doc, r->head_len + n, TWT_RECORD_DEPTH, NULL) != 0) {
     if (is_tail_prefix(r->info.object_form, r->line, n))
       r->strict = 0;                /* the tail, cut: nothing lost */
     else
@@ -719,11 +733,155 @@ static ptrdiff_t scan_line(tw_reader *r, const char *p, size_t n)
   return (ptrdiff_t)seg + 1;
 }
 
+static void note_gzip(tw_reader *r);
+
+/* 1 if the text that begins with p[0..n) (all of it if at_end) is in
+ * the library's layout: the head line, then a record on one line (or
+ * only NULs and whitespace, or a head cut short: a crash's leftovers,
+ * which the crash-layout reader explains). */
+static int sniff_layout(const char *p, size_t n, int at_end)
+{
+  size_t i, k;
+
+  if (n > 0 && p[0] == '\0')
+    return 1;
+  for (int form = 0; form < 2; form++) {
+    size_t hl;
+    const char *head = tw__layout_head(form, &hl);
+    const char *q, *nl;
+
+    if (n <= hl)
+      return memcmp(p, head, n) == 0 && (at_end || n < hl);
+    if (memcmp(p, head, hl) != 0 || p[hl] != '\n')
+      continue;
+    q = p + hl + 1;
+    k = n - hl - 1;
+    if (k == 0 || q[0] != '{')
+      return k == 0 || q[0] == '\0' || q[0] == ' ';
+    if (!(nl = memchr(q, '\n', k)))
+      return 1;                     /* one long line, or cut */
+    for (i = (size_t)(nl - q); i > 0 && (q[i - 1] == ' ' ||
+                                         q[i - 1] == ',' ||
+                                         q[i - 1] == '\r'); i--)
+      continue;
+    return i > 0 && q[i - 1] == '}';
+  }
+  return 0;
+}
+
+/* Feed p[0..n) to the general reader until an item is ready. */
+static ptrdiff_t scan_general(tw_reader *r, const char *p, size_t n)
+{
+  twt_scan_rec rec;
+  int ready;
+  ptrdiff_t k = twt_scan_feed(r->js, p, n, &rec, &ready);
+
+  r->info.object_form = twt_scan_info(r->js)->object_form;
+
+  if (k < 0) {
+    int rc = (int)k == TWT_SCAN_ETOOBIG ? TW_READ_ELINE :
+             (int)k == TWT_SCAN_ENOTTRACE ? TW_READ_ENOTTRACE : (int)k;
+    return fail(r, rc, "%s", twt_scan_error(r->js));
+  }
+  if (ready) {
+    r->line_off = rec.offset;
+    r->line_no = 0;
+    if (rec.dropped) {
+      r->info.dropped_records++;
+      r->info.dropped_bytes += rec.len;
+      if (r->flags & TW_READ_DROPPED)
+        yield(r, TW_ITEM_CUT, NULL, rec.len);
+    } else {
+      r->info.records++;
+      yield(r, TW_ITEM_RECORD, rec.text, rec.len);
+    }
+  }
+  return k;
+}
+
+/* The end of the data, for the general reader. */
+static int finish_general(tw_reader *r)
+{
+  const struct twt_scan_info *in = twt_scan_info(r->js);
+  int rc = twt_scan_end(r->js);
+  size_t len;
+
+  if (rc != 0) {
+    rc = rc == TWT_SCAN_ENOTTRACE ? TW_READ_ENOTTRACE : rc;
+    fail(r, rc, "%s", twt_scan_error(r->js));
+    note_gzip(r);
+    return rc;
+  }
+  if (in->records == 0 && in->cut) {
+    rc = fail(r, TW_READ_ENORECORD, "cut before the end of its first "
+              "record: no record to keep");
+    note_gzip(r);
+    return rc;
+  }
+  r->info.object_form = in->object_form;
+  r->info.bom = in->bom;
+  r->info.skipped = in->skipped;
+  r->info.stray_commas = in->stray_commas;
+  r->info.members_dropped = in->members_dropped;
+  r->info.cut = in->cut;
+  r->info.stopped = in->stopped;
+  r->info.stop_offset = in->stop_offset;
+  r->info.stop_why = in->stop_why;
+  r->info.had_tail = in->done;
+  /* The tail to write: the bracket, and for the object form the other
+   * members, without the whitespace between their tokens. */
+  free(r->gtail);
+  len = in->members_len;
+  if (!(r->gtail = malloc(len + 3)))
+    return fail(r, -ENOMEM, "out of memory");
+  r->gtail[0] = ']';
+  len = 1 + twt_json_compact(r->gtail + 1, in->members ? in->members : "",
+                             len);
+  if (in->object_form)
+    r->gtail[len++] = '}';
+  r->gtail[len] = '\0';
+  r->info.tail = r->gtail;
+  r->info.tail_len = len;
+  r->state = ST_DONE;
+  r->info.ended = 1;
+  r->info.strict = in->strict && in->done &&
+                   (!r->info.gzip || (r->gz.clean &&
+                                      r->info.gzip_members == 1 &&
+                                      r->info.gzip_trailing == 0));
+  return 0;
+}
+
+/* Decide the front end on the first chunk p[0..n). */
+static int choose(tw_reader *r, const char *p, size_t n)
+{
+  if (r->flags & TW_READ_LAYOUT)
+    r->mode = MODE_LAYOUT;
+  else if (r->flags & TW_READ_GENERAL)
+    r->mode = MODE_GENERAL;
+  else
+    r->mode = sniff_layout(p, n, r->src_end) ? MODE_LAYOUT : MODE_GENERAL;
+  if (r->mode == MODE_GENERAL) {
+    r->info.general = 1;
+    if (!(r->js = twt_scan_new(r->max_record, MEMBERS_MAX)))
+      return fail(r, -ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
 /* Scan p[0..n) until an item is ready.  Returns the bytes used, or a
  * negative code. */
 static ptrdiff_t scan(tw_reader *r, const char *p, size_t n)
 {
   size_t used = 0;
+
+  if (r->mode == MODE_UNKNOWN && choose(r, p, n) != 0)
+    return r->err;
+  if (r->mode == MODE_GENERAL) {
+    ptrdiff_t k = scan_general(r, p, n);
+    if (k > 0)
+      r->offset += (uint64_t)k;
+    return k;
+  }
 
   while (used < n && !r->ready) {
     ptrdiff_t k;
@@ -768,6 +926,10 @@ static int scan_finish(tw_reader *r)
 {
   int rc;
 
+  if (r->mode == MODE_UNKNOWN && r->offset == 0 && choose(r, "", 0) != 0)
+    return r->err;
+  if (r->mode == MODE_GENERAL)
+    return finish_general(r);
   if (r->state == ST_HEAD) {
     if (r->offset == 0)
       rc = fail(r, TW_READ_ENOTTRACE, "empty%s: not a trace",
@@ -795,6 +957,7 @@ static int scan_finish(tw_reader *r)
   r->info.ended = 1;
   r->info.strict = r->strict && r->tail_last &&
                    (!r->info.gzip || (r->gz.clean &&
+                                      r->info.gzip_members == 1 &&
                                       r->info.gzip_trailing == 0));
   return 0;
 }
@@ -988,6 +1151,23 @@ static void gz_finish(tw_reader *r)
   g->z_ready = 0;
 }
 
+/* At the end of a gzip member: 1 if another one follows (its magic
+ * bytes), with inflate ready for it, as gzip -d reads several. */
+static int gz_next_member(tw_reader *r)
+{
+  gzsrc *g = &r->gz;
+  unsigned char magic[2];
+
+  if (r->size - g->consumed < 18 ||
+      pread(r->fd, magic, 2, (off_t)g->consumed) != 2 ||
+      magic[0] != 0x1f || magic[1] != 0x8b ||
+      inflateReset(&g->z) != Z_OK)
+    return 0;
+  g->crc = crc32(0, NULL, 0);
+  g->out_total = 0;
+  return 1;
+}
+
 /* The next chunk of a gzip file: *n = 0 at the end.  0 or a code. */
 static int gz_next(tw_reader *r, const char **p, size_t *n)
 {
@@ -1033,6 +1213,9 @@ static int gz_next(tw_reader *r, const char **p, size_t *n)
       return rc;
     if (r->info.gzip_corrupt) {
       gz_finish(r);
+    } else if (zr == Z_STREAM_END && ++r->info.gzip_members &&
+               gz_next_member(r)) {
+      g->clean = 0;                 /* another member follows */
     } else if (zr == Z_STREAM_END) {
       g->clean = 1;
       r->info.gzip_trailing = r->size - g->consumed;
@@ -1117,6 +1300,9 @@ static int start(tw_reader *r)
   r->after_tail = r->tail_last = 0;
   r->strict = 1;
   r->ready = 0;
+  r->mode = MODE_UNKNOWN;
+  twt_scan_free(r->js);
+  r->js = NULL;
 
   if (fstat(r->fd, &st) != 0)
     return sys_fail(r, "stat");
@@ -1268,6 +1454,8 @@ void tw_reader_close(tw_reader *r)
   gz_end(r);
   if (r->own_fd && r->fd >= 0)
     close(r->fd);
+  twt_scan_free(r->js);
+  free(r->gtail);
   free(r->line);
   free(r->ibuf);
   free(r->name);

@@ -45,6 +45,16 @@
  * One reader is not thread-safe; different readers are independent.  No
  * function prints or exits.
  *
+ * Two front ends: a file that begins as the library's files do (the
+ * head line, then a record on one line) is read by the crash-layout
+ * reader described above; any other file -- a Chrome Trace Event JSON
+ * document of any shape, from any program -- by the general reader
+ * (tools/jsonscan.h), chosen by sniffing its first bytes, never its name
+ * (TW_READ_LAYOUT and TW_READ_GENERAL force one).  Both yield the same
+ * items; the general reader's TW_ITEM_CUT items are records that are not
+ * valid JSON, and its info.tail, for the object form, holds the
+ * document's other members: "],\"key\":value...}".
+ *
  * These functions are for the command-line tool (repair, snapshot, and
  * the commands built on them) and its tests; they are not part of
  * libtracewriter.
@@ -85,6 +95,12 @@ extern "C" {
                                      inside a line, read on to its size now
                                      (up to 16 times), so that a record
                                      being appended is read whole */
+#define TW_READ_LAYOUT  4u        /* read with the crash-layout reader
+                                     whatever the file holds (repair,
+                                     snapshot) */
+#define TW_READ_GENERAL 8u        /* read with the general reader
+                                     (tools/jsonscan.h) whatever the file
+                                     holds */
 
 /* Options of tw_reader_open.  NULL means the defaults: max_record
  * TW_READ_DEFAULT_MAX_RECORD, no flags. */
@@ -155,6 +171,21 @@ struct tw_read_info {
   uint64_t gzip_trailing;  /* gzip: bytes after the member, ignored */
   uint64_t gzip_discarded; /* gzip: bytes inflated from the damaged end of
                               the data (stale or invalid), not used */
+  unsigned gzip_members;   /* gzip members read (several: one after the
+                              other, as gzip -d does) */
+
+  /* The general reader (any Chrome JSON trace, tools/jsonscan.h). */
+  int general;             /* the file is read by it: it does not begin
+                              as the library's layout does */
+  int bom;                 /* it began with a UTF-8 byte-order mark */
+  uint64_t skipped;        /* events that are not objects, skipped */
+  uint64_t stray_commas;   /* commas with no element before them */
+  uint64_t members_dropped; /* members besides traceEvents not kept */
+  int cut;                 /* the data ended inside the document */
+  int stopped;             /* the text stopped making sense (records
+                              after that point are not read) */
+  uint64_t stop_offset;    /* where it was cut or stopped */
+  const char *stop_why;    /* ... and why ("" if neither) */
 };
 
 typedef struct tw_reader tw_reader;

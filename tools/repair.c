@@ -2,7 +2,9 @@
  *
  * See repair.h for the contract.  How it works: the input is streamed
  * through tools/reader.h, which yields every complete record and says
- * whether the file is already exactly valid.  Pass 1 only checks; it runs
+ * whether the file is already exactly valid (or, when the crash-layout
+ * reader finds fault with it, the general reader finds it one strict
+ * JSON document: a record spread over lines).  Pass 1 only checks; it runs
  * when the file may be valid (a plain file that ends with "]" or "}",
  * with or without a newline, and every gzip file).  A valid file is left
  * alone.  Otherwise pass 2 reads it again and writes head + records +
@@ -116,6 +118,30 @@ static void report(const tw_reader *r, struct tw_repair_report *rep)
   rep->gzip_discarded = info->gzip_discarded;
 }
 
+/* 1 if the file r reads is one strict JSON trace however it is laid out
+ * (a record spread over two lines, say, which the crash-layout reader
+ * takes for a cut one): read again by the general reader, whose report
+ * then goes into rep.  A strict file is never changed. */
+static int strict_anyhow(tw_reader *r, size_t max_record,
+                         struct tw_repair_report *rep)
+{
+  struct tw_read_options ro;
+  tw_reader *g;
+  int strict;
+
+  memset(&ro, 0, sizeof ro);
+  ro.max_record = max_record;
+  ro.flags = TW_READ_GENERAL;
+  if (tw_reader_open_fd(&g, tw_reader_fd(r), "", &ro, NULL, 0) != 0)
+    return 0;
+  strict = check_only(g) == 0 && tw_reader_info(g)->strict &&
+           tw_reader_info(g)->records > 0;
+  if (strict)
+    report(g, rep);
+  tw_reader_close(g);
+  return strict;
+}
+
 /* ========================================================= the API */
 
 void tw_repair_options_init(struct tw_repair_options *opts)
@@ -162,6 +188,7 @@ int tw_repair_file_ex(const char *in, const char *out,
   memset(&ro, 0, sizeof ro);
   ro.max_record = defaults.max_line ? defaults.max_line :
                   TW_REPAIR_MIN_MAX_LINE;
+  ro.flags = TW_READ_LAYOUT;        /* the library's files, crash-cut */
   if ((rc = tw_reader_open(&r, in, &ro, err, errsize)) != 0)
     return rc;
   if (fstat(tw_reader_fd(r), &st) != 0) {
@@ -175,9 +202,22 @@ int tw_repair_file_ex(const char *in, const char *out,
       may_be_valid(tw_reader_fd(r), (uint64_t)st.st_size)) {
     rc = check_only(r);
     report(r, rep);
+    if ((rc == TW_READ_ENOTTRACE || rc == TW_READ_ENORECORD) &&
+        strict_anyhow(r, ro.max_record, rep)) {
+      rc = 0;                       /* strict, in another layout */
+      rep->was_valid = strict = 1;
+      if (err && errsize)
+        err[0] = '\0';
+      if (defaults.dry_run || in_place)
+        goto done;
+      if ((rc = tw_reader_rewind(r)) != 0)
+        goto reader_error;
+      goto copy;
+    }
     if (rc != 0)
       goto reader_error;
-    strict = tw_reader_info(r)->strict;
+    strict = tw_reader_info(r)->strict ||
+             strict_anyhow(r, ro.max_record, rep);
     rep->was_valid = strict;
     if (defaults.dry_run || (strict && in_place))
       goto done;
@@ -187,6 +227,7 @@ int tw_repair_file_ex(const char *in, const char *out,
 
   /* Pass 2: write head + records + tail (or, for a valid file and -o, a
    * copy byte for byte). */
+copy:
   tw_out_options_init(&oo);
   oo.compress = tw_reader_info(r)->gzip && !strict ? TW_OUT_GZIP :
                 TW_OUT_PLAIN;

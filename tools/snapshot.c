@@ -92,7 +92,8 @@ int tw_snapshot_file(const char *in, const char *out,
   }
   memset(&ro, 0, sizeof ro);
   ro.max_record = opts->max_record;
-  ro.flags = TW_READ_FOLLOW;        /* a record being appended, whole */
+  ro.flags = TW_READ_FOLLOW | TW_READ_LAYOUT; /* a record being appended,
+                                               whole; our layout */
   if ((rc = tw_reader_open(&r, in, &ro, err, errsize)) != 0)
     return rc;
   msg[0] = '\0';

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #define MSG_MAX (2 * PATH_MAX + 256)
-#define TAIL_MAX 4096
 #define META_SLOTS (2 * TW_TIN_META_MAX)   /* a power of two */
 #define PROGRESS_DELAY_NS (1000u * 1000u * 1000u)
 #define PROGRESS_EVERY_NS (500u * 1000u * 1000u)
@@ -62,7 +61,7 @@ struct tw_tin {
   int have_base;
 
   int form_known, object_form;
-  char tail[TAIL_MAX];
+  char *tail;              /* the last file's tail (malloc'd) */
   size_t tail_len;
 
   struct tw_tin_stats stats;
@@ -298,7 +297,7 @@ int tw_tin_open(tw_tin **tp, char *const *paths, size_t n,
 static void warn_dropped(tw_tin *t, const struct tw_read_info *info)
 {
   const char *name = t->files[t->cur].path;
-  char what[256];
+  char what[512];
   size_t k = 0;
 
 #define ADD(...) tw_cli_append(what, sizeof what, &k, __VA_ARGS__)
@@ -310,6 +309,19 @@ static void warn_dropped(tw_tin *t, const struct tw_read_info *info)
         t->part_dropped_bytes,
         tw_cli_plural(t->part_dropped_bytes, "byte", "bytes"),
         t->part_first_drop);
+  if (info->cut)
+    ADD("%sthe document was cut at byte %" PRIu64, k ? "; " : "",
+        info->stop_offset);
+  if (info->stopped)
+    ADD("%sread up to byte %" PRIu64 ", where %s", k ? "; " : "",
+        info->stop_offset, info->stop_why);
+  if (info->skipped)
+    ADD("%s%" PRIu64 " %s that %s not objects skipped", k ? "; " : "",
+        info->skipped, tw_cli_plural(info->skipped, "event", "events"),
+        info->skipped == 1 ? "is" : "are");
+  if (info->members_dropped)
+    ADD("%s%" PRIu64 " members besides traceEvents too long to keep",
+        k ? "; " : "", info->members_dropped);
   if (info->gzip_cut)
     ADD("%sthe gzip data was cut", k ? "; " : "");
   if (info->gzip_corrupt)
@@ -333,9 +345,13 @@ static void file_done(tw_tin *t)
   t->stats.dropped_bytes += info->dropped_bytes + info->junk_bytes;
   t->stats.files_done++;
   t->stats.any_gzip |= info->gzip;
-  if (info->tail && info->tail_len < sizeof t->tail) {
-    memcpy(t->tail, info->tail, info->tail_len);
-    t->tail_len = info->tail_len;
+  if (info->tail) {
+    char *p = realloc(t->tail, info->tail_len + 1);
+    if (p) {
+      memcpy(p, info->tail, info->tail_len);
+      t->tail = p;
+      t->tail_len = info->tail_len;
+    }
   }
   t->base_pos += info->json_bytes;
   t->done_bytes += t->files[t->cur].size;
@@ -601,6 +617,7 @@ void tw_tin_close(tw_tin *t)
     free(t->files[i].path);
   free(t->files);
   free(t->meta);
+  free(t->tail);
   free(t);
 }
 

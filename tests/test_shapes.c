@@ -1,0 +1,661 @@
+/* test_shapes.c -- the general reader (tools/jsonscan.c behind
+ * tools/reader.c): every shape of Chrome Trace Event JSON that other
+ * programs write, read by every command
+ *
+ * Each test writes its file itself, in the shape another producer
+ * writes: the PyTorch profiler's (Kineto) pretty-printed object with
+ * members before and after traceEvents, Chrome's one-line object,
+ * viztracer's ", "-separated object, an array with a byte-order mark,
+ * CRLF, a trailing comma, "{}" and elements that are not objects, gzip
+ * in several members, a document cut inside a record.  The output of
+ * cat is parsed strictly and compared record by record with the records
+ * written (each one's text, without the whitespace between its tokens,
+ * byte for byte), and the members besides traceEvents value by value.
+ * Files that are no trace give exit status 1 and a message naming the
+ * file and the byte; hostile nesting and sizes neither crash nor grow.
+ */
+#include "testutil.h"
+#include "tooltest.h"
+
+#include <inttypes.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "jsonscan.h"
+
+typedef int (*main_fn)(int, char **);
+
+/* The records every shape holds: every kind of value the format allows
+ * for ts, pid, tid and ids, and phases old and new. */
+static const char *const RECS[] = {
+  "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":1,"
+    "\"args\":{\"name\":\"python3 \\\"main\\\"\"}}",
+  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":1,\"tid\":7,"
+    "\"ts\":1694039968955744.123,\"dur\":12.5,"
+    "\"args\":{\"grid\":[128,1,1],\"stream\":7,\"nested\":{\"a\":[true,"
+    "false,null,-0.5e-3,\"\\u00e9\\n\"]}}}",
+  "{\"ph\":\"X\",\"name\":\"step\",\"pid\":\"Spans\",\"tid\":\"\","
+    "\"ts\":\"1694039968955750.5\",\"dur\":\"3\"}",
+  "{\"ph\":\"B\",\"name\":\"exp\",\"pid\":-4,\"tid\":9007199254740993,"
+    "\"ts\":1.6940399689558E15}",
+  "{\"ph\":\"E\",\"pid\":-4,\"tid\":9007199254740993,"
+    "\"ts\":1694039968955900}",
+  "{\"ph\":\"b\",\"cat\":\"async\",\"name\":\"req\",\"id2\":{\"local\":"
+    "\"0x2a\"},\"pid\":1,\"tid\":1,\"ts\":1694039968955800}",
+  "{\"ph\":\"e\",\"cat\":\"async\",\"name\":\"req\",\"id2\":{\"local\":"
+    "\"0x2a\"},\"pid\":1,\"tid\":1,\"ts\":1694039968955810}",
+  "{\"ph\":\"S\",\"name\":\"legacy\",\"id\":\"0xff\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955801}",
+  "{\"ph\":\"T\",\"name\":\"legacy\",\"id\":\"0xff\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955802,\"args\":{\"step\":\"one\"}}",
+  "{\"ph\":\"p\",\"name\":\"legacy\",\"id\":\"0xff\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955803}",
+  "{\"ph\":\"F\",\"name\":\"legacy\",\"id\":\"0xff\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955804}",
+  "{\"ph\":\"s\",\"name\":\"flow\",\"id\":5,\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955805}",
+  "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"flow\",\"id\":5,\"pid\":1,"
+    "\"tid\":7,\"ts\":1694039968955806}",
+  "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"mark\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955807}",
+  "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":1694039968955808,"
+    "\"args\":{\"bytes\":123456789012}}",
+  "{}",
+};
+#define NRECS (sizeof RECS / sizeof RECS[0])
+
+/* The members of the PyTorch profiler's object, before and after
+ * traceEvents (name, value). */
+static const char *const KINETO_BEFORE[][2] = {
+  { "schemaVersion", "1" },
+  { "deviceProperties", "[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
+    "\"totalGlobalMem\":84929347584,\"computeMajor\":9,"
+    "\"maxThreadsPerBlock\":1024}]" },
+  { "distributedInfo", "{\"backend\":\"nccl\",\"rank\":0,\"world_size\":8,"
+    "\"pg_config\":[{\"pg_name\":\"0\",\"ranks\":[0,1,2,3,4,5,6,7]}]}" },
+  { "record_shapes", "1" },
+};
+static const char *const KINETO_AFTER[][2] = {
+  { "traceName", "\"/tmp/rank0.1694039968.pt.trace.json\"" },
+  { "displayTimeUnit", "\"ms\"" },
+  { "baseTimeNanoseconds", "1694039968000000000" },
+};
+
+/* ============================================================ helpers */
+
+/* A growing text. */
+typedef struct text {
+  char *p;
+  size_t len, cap;
+} text;
+
+static void put(text *t, const char *s, size_t n)
+{
+  if (t->len + n + 1 > t->cap) {
+    t->cap = (t->len + n + 1) * 2;
+    t->p = realloc(t->p, t->cap);
+    assert_non_null(t->p);
+  }
+  memcpy(t->p + t->len, s, n);
+  t->len += n;
+  t->p[t->len] = '\0';
+}
+
+static void puts_(text *t, const char *s)
+{
+  put(t, s, strlen(s));
+}
+
+/* The JSON text s written as Python's json.dump(indent=2) does: a
+ * newline and indentation after every "{", "[" and ",", ": " between key
+ * and value, the closing bracket on a line of its own; sep is what
+ * follows each newline beyond the indentation ("\r\n" for CRLF: eol). */
+static void pretty(text *t, const char *s, int indent, const char *eol)
+{
+  int str = 0, esc = 0;
+
+  for (; *s; s++) {
+    char c = *s, pad[64];
+    if (str) {
+      put(t, s, 1);
+      if (esc)
+        esc = 0;
+      else if (c == '\\')
+        esc = 1;
+      else if (c == '"')
+        str = 0;
+      continue;
+    }
+    if (c == '"')
+      str = 1;
+    if ((c == '}' || c == ']') && s[-1] != '{' && s[-1] != '[') {
+      indent -= 2;
+      puts_(t, eol);
+      memset(pad, ' ', (size_t)indent);
+      put(t, pad, (size_t)indent);
+    }
+    put(t, s, 1);
+    if (c == ':')
+      puts_(t, " ");
+    if (((c == '{' || c == '[') && s[1] != '}' && s[1] != ']') ||
+        c == ',') {
+      if (c != ',')
+        indent += 2;
+      puts_(t, eol);
+      memset(pad, ' ', (size_t)indent);
+      put(t, pad, (size_t)indent);
+    }
+  }
+}
+
+/* s with ", " and ": " between tokens, as Python's json.dumps writes by
+ * default (viztracer). */
+static void spaced(text *t, const char *s)
+{
+  int str = 0, esc = 0;
+
+  for (; *s; s++) {
+    put(t, s, 1);
+    if (str) {
+      if (esc)
+        esc = 0;
+      else if (*s == '\\')
+        esc = 1;
+      else if (*s == '"')
+        str = 0;
+    } else if (*s == '"') {
+      str = 1;
+    } else if (*s == ',' || *s == ':') {
+      puts_(t, " ");
+    }
+  }
+}
+
+enum shape { KINETO, CHROME, VIZTRACER, ARRAY_ODD, ONE_LINE };
+
+/* The document of a shape. */
+static text make_doc(enum shape sh)
+{
+  text t = { 0 };
+  size_t i;
+
+  switch (sh) {
+  case KINETO:
+    puts_(&t, "{\n");
+    for (i = 0; i < sizeof KINETO_BEFORE / sizeof *KINETO_BEFORE; i++) {
+      puts_(&t, "  \"");
+      puts_(&t, KINETO_BEFORE[i][0]);
+      puts_(&t, "\": ");
+      pretty(&t, KINETO_BEFORE[i][1], 2, "\n");
+      puts_(&t, ",\n");
+    }
+    puts_(&t, "  \"traceEvents\": [\n");
+    for (i = 0; i < NRECS; i++) {
+      puts_(&t, "  ");
+      pretty(&t, RECS[i], 2, "\n");
+      puts_(&t, i + 1 < NRECS ? ",\n" : "\n");
+    }
+    puts_(&t, "  ],\n");
+    for (i = 0; i < sizeof KINETO_AFTER / sizeof *KINETO_AFTER; i++) {
+      puts_(&t, "  \"");
+      puts_(&t, KINETO_AFTER[i][0]);
+      puts_(&t, "\": ");
+      puts_(&t, KINETO_AFTER[i][1]);
+      puts_(&t, i + 1 < sizeof KINETO_AFTER / sizeof *KINETO_AFTER ?
+            ",\n" : "\n");
+    }
+    puts_(&t, "}");
+    break;
+  case CHROME:
+    /* chrome://tracing's "Save": one line, metadata after. */
+    puts_(&t, "{\"traceEvents\":[");
+    for (i = 0; i < NRECS; i++) {
+      puts_(&t, RECS[i]);
+      if (i + 1 < NRECS)
+        puts_(&t, ",");
+    }
+    puts_(&t, "],\"metadata\":{\"clock-domain\":\"LINUX_CLOCK_MONOTONIC\","
+          "\"cpu-brand\":\"Intel(R) Xeon(R)\",\"trace-config\":\"\"}}\n");
+    break;
+  case VIZTRACER:
+    puts_(&t, "{\"traceEvents\": [");
+    for (i = 0; i < NRECS; i++) {
+      spaced(&t, RECS[i]);
+      if (i + 1 < NRECS)
+        puts_(&t, ", ");
+    }
+    puts_(&t, "], \"viztracer_metadata\": {\"version\": \"0.16.3\", "
+          "\"overflow\": false}, \"file_info\": {\"files\": {}, "
+          "\"functions\": {}}}");
+    break;
+  case ARRAY_ODD:
+    /* A byte-order mark, CRLF, pretty-printed, elements that are not
+     * objects, a stray comma and a trailing one. */
+    puts_(&t, "\xef\xbb\xbf[\r\n");
+    for (i = 0; i < NRECS; i++) {
+      pretty(&t, RECS[i], 2, "\r\n");
+      puts_(&t, ",\r\n");
+      if (i == 3)
+        puts_(&t, "  42, \"not an event\", [1, {\"a\": 2}], null,,\r\n");
+    }
+    puts_(&t, "]\r\n");
+    break;
+  case ONE_LINE:
+    puts_(&t, "[");
+    for (i = 0; i < NRECS; i++) {
+      puts_(&t, RECS[i]);
+      if (i + 1 < NRECS)
+        puts_(&t, ",");
+    }
+    puts_(&t, "]");
+    break;
+  }
+  return t;
+}
+
+/* Run a command on argv (NULL-terminated). */
+static int run(main_fn fn, char **argv, const char *out_path,
+               const char *err_path)
+{
+  int argc = 0;
+
+  while (argv[argc])
+    argc++;
+  return tt_run(fn, argc, argv, out_path, err_path);
+}
+
+static jc_doc *load_out(const char *path)
+{
+  size_t len;
+  char *buf = tu_read_file(path, &len);
+  jc_doc *d = tt_load_raw(buf, len);
+
+  free(buf);
+  return d;
+}
+
+/* The events of d must be exactly the records RECS[from..to), each one's
+ * text byte for byte: as written when it was on one line (spaced: with
+ * ", " and ": "), without the whitespace between its tokens when it was
+ * spread over lines. */
+static void assert_records_as(const jc_doc *d, size_t from, size_t to,
+                              int is_spaced)
+{
+  jc_val ev = jc_trace_events(d), v;
+  size_t i = from;
+
+  assert_true(ev >= 0);
+  for (v = jc_first(d, ev); v >= 0; v = jc_next(d, v), i++) {
+    size_t len;
+    const char *raw = jc_raw(d, v, &len);
+    text want = { 0 };
+    assert_true(i < to);
+    if (is_spaced)
+      spaced(&want, RECS[i]);
+    else
+      puts_(&want, RECS[i]);
+    if (len != want.len || memcmp(raw, want.p, len) != 0)
+      fail_msg("record %zu: got %.*s\nwant %s", i, (int)len, raw, want.p);
+    free(want.p);
+  }
+  assert_int_equal(i, to);
+}
+
+static void assert_records(const jc_doc *d, size_t from, size_t to)
+{
+  assert_records_as(d, from, to, 0);
+}
+
+/* Member key of the object d must hold exactly value (raw JSON without
+ * whitespace between tokens). */
+static void assert_member(const jc_doc *d, const char *key,
+                          const char *value)
+{
+  jc_val v = jc_get(d, jc_root(d), key);
+  size_t len;
+  const char *raw;
+
+  assert_true(v >= 0);
+  raw = jc_raw(d, v, &len);
+  if (len != strlen(value) || memcmp(raw, value, len) != 0)
+    fail_msg("member %s: got %.*s\nwant %s", key, (int)len, raw, value);
+}
+
+/* cat of the file at in must give every record, and (object form) the
+ * members wanted. */
+static void assert_cat(const char *dir, const char *in, enum shape sh)
+{
+  char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
+  char *argv[] = { "cat", "-o", out, (char *)in, NULL };
+  jc_doc *d;
+
+  assert_int_equal(run(tw_tool_cat_main, argv, NULL, err), 0);
+  d = load_out(out);
+  assert_records_as(d, 0, NRECS, sh == VIZTRACER);
+  if (sh == KINETO) {
+    assert_int_equal(jc_type(d, jc_root(d)), JC_OBJECT);
+    for (size_t i = 0; i < sizeof KINETO_BEFORE / sizeof *KINETO_BEFORE;
+         i++)
+      assert_member(d, KINETO_BEFORE[i][0], KINETO_BEFORE[i][1]);
+    for (size_t i = 0; i < sizeof KINETO_AFTER / sizeof *KINETO_AFTER; i++)
+      assert_member(d, KINETO_AFTER[i][0], KINETO_AFTER[i][1]);
+    assert_int_equal(jc_count_key(d, jc_root(d), "traceEvents"), 1);
+  } else if (sh == CHROME) {
+    assert_member(d, "metadata", "{\"clock-domain\":"
+                  "\"LINUX_CLOCK_MONOTONIC\",\"cpu-brand\":"
+                  "\"Intel(R) Xeon(R)\",\"trace-config\":\"\"}");
+  } else if (sh == VIZTRACER) {
+    assert_member(d, "viztracer_metadata", "{\"version\":\"0.16.3\","
+                  "\"overflow\":false}");
+    assert_member(d, "file_info", "{\"files\":{},\"functions\":{}}");
+  } else {
+    assert_int_equal(jc_type(d, jc_root(d)), JC_ARRAY);
+  }
+  jc_free(d);
+  /* The output, in the library's layout, reads back the same. */
+  {
+    char *again = tt_in_dir(dir, "again.json");
+    char *argv2[] = { "cat", "-o", again, out, NULL };
+    size_t l1, l2;
+    char *a, *b;
+    assert_int_equal(run(tw_tool_cat_main, argv2, NULL, NULL), 0);
+    a = tu_read_file(out, &l1);
+    b = tu_read_file(again, &l2);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(a, b, l1);
+    free(a);
+    free(b);
+    free(again);
+  }
+  free(out);
+  free(err);
+}
+
+/* stats of in counts every record. */
+static void assert_stats_counts(const char *dir, const char *in)
+{
+  char *out = tt_in_dir(dir, "stats.txt");
+  char *argv[] = { "stats", (char *)in, NULL }, want[64];
+  char *buf;
+
+  assert_int_equal(run(tw_tool_stats_main, argv, out, NULL), 0);
+  buf = tu_read_file(out, NULL);
+  snprintf(want, sizeof want, "records      %zu:", NRECS);
+  if (!strstr(buf, want))
+    fail_msg("stats: no \"%s\" in\n%s", want, buf);
+  free(buf);
+  free(out);
+}
+
+/* ============================================================== tests */
+
+/* Every shape, plain and gzip, read whole by cat and stats. */
+static void test_every_shape(void **state)
+{
+  char *dir = tt_make_dir();
+  (void)state;
+
+  for (int sh = KINETO; sh <= ONE_LINE; sh++) {
+    text t = make_doc((enum shape)sh);
+    char *in = tt_in_dir(dir, "in.json"), *gz = tt_in_dir(dir, "in.gz");
+    size_t gzlen;
+    unsigned char *g;
+
+    tt_write_bytes(in, t.p, t.len);
+    assert_cat(dir, in, (enum shape)sh);
+    assert_stats_counts(dir, in);
+    g = tt_gz_member(t.p, t.len, &gzlen);
+    tt_write_bytes(gz, g, gzlen);
+    assert_cat(dir, gz, (enum shape)sh);
+    free(g);
+    free(t.p);
+    free(in);
+    free(gz);
+  }
+  tt_remove_dir(dir);
+}
+
+/* gzip in several members, cut anywhere between them: read as one text,
+ * as gzip -d does. */
+static void test_gzip_members(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "in.json.gz");
+  text t = make_doc(KINETO), all = { 0 };
+  size_t cuts[] = { 0, 1, 100, t.len / 2, t.len - 3, t.len };
+  (void)state;
+
+  for (size_t i = 0; i + 1 < sizeof cuts / sizeof *cuts; i++) {
+    size_t gl;
+    unsigned char *g = tt_gz_member(t.p + cuts[i], cuts[i + 1] - cuts[i],
+                                    &gl);
+    put(&all, (const char *)g, gl);
+    free(g);
+  }
+  tt_write_bytes(in, all.p, all.len);
+  assert_cat(dir, in, KINETO);
+  free(all.p);
+  free(t.p);
+  free(in);
+  tt_remove_dir(dir);
+}
+
+/* A document cut at every byte inside the events: every complete record
+ * before the cut is read, with a warning; never more, never an error
+ * once one record is whole. */
+static void test_cut_anywhere(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "cut.json");
+  char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
+  text t = make_doc(KINETO);
+  const char *ev = strstr(t.p, "\"traceEvents\"");
+  size_t first = (size_t)(ev - t.p);
+  (void)state;
+
+  for (size_t cut = first; cut < t.len; cut += 7) {
+    char *argv[] = { "cat", "-q", "-o", out, in, NULL };
+    size_t whole = 0, end = 0;
+    int rc;
+    const char *p = strchr(ev, '[') + 1;
+
+    tt_write_bytes(in, t.p, cut);
+    /* How many records end before the cut: each ends at the "}" that
+     * closes it at indentation 2. */
+    while ((p = strstr(p, "\n  }")) && (size_t)(p - t.p) + 4 <= cut) {
+      whole++;
+      p += 4;
+      end = (size_t)(p - t.p);
+    }
+    (void)end;
+    /* "{}" is on one line: it ends at "  {}". */
+    if (strstr(t.p, "  {}") && (size_t)(strstr(t.p, "  {}") - t.p) + 4 <=
+        cut)
+      whole++;
+    rc = run(tw_tool_cat_main, argv, NULL, err);
+    if (whole == 0) {
+      assert_int_equal(rc, 1);
+      continue;
+    }
+    assert_int_equal(rc, 0);
+    {
+      jc_doc *d = load_out(out);
+      assert_records(d, 0, whole);
+      jc_free(d);
+    }
+  }
+  free(t.p);
+  free(in);
+  free(out);
+  free(err);
+  tt_remove_dir(dir);
+}
+
+/* Files that are no trace: exit status 1, a message naming the file and
+ * the byte where it stopped making sense. */
+static void test_not_traces(void **state)
+{
+  static const struct {
+    const char *name, *text, *says;
+  } cases[] = {
+    { "obj.json", "{\"schemaVersion\":1,\"events\":[{\"ph\":\"X\"}]}",
+      "without traceEvents" },
+    { "data.csv", "ts,name,dur\n1,a,2\n", "byte 0" },
+    { "bad.json", "{\"traceEvents\" [", "byte 15" },
+    { "nums.json", "[1,2,3]", "not objects" },
+    { "words.txt", "hello world", "byte 0" },
+    { "zeros.bin", "\0\0\0\0\0\0\0\0", "" },
+  };
+  char *dir = tt_make_dir(), *err = tt_in_dir(dir, "err");
+  (void)state;
+
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *in = tt_in_dir(dir, cases[i].name);
+    main_fn fns[] = { tw_tool_cat_main, tw_tool_stats_main };
+    const char *names[] = { "cat", "stats" };
+    size_t len = strlen(cases[i].text);
+
+    tt_write_bytes(in, cases[i].text, len ? len : 8);
+    for (size_t f = 0; f < 2; f++) {
+      char *argv[] = { (char *)names[f], in, NULL };
+      char *msg;
+      assert_int_equal(run(fns[f], argv, NULL, err), 1);
+      msg = tu_read_file(err, NULL);
+      if (!strstr(msg, in) || !strstr(msg, cases[i].says))
+        fail_msg("%s %s: %s", names[f], cases[i].name, msg);
+      free(msg);
+    }
+    free(in);
+  }
+  /* Random bytes. */
+  {
+    char *in = tt_in_dir(dir, "random.bin"), buf[4096];
+    char *argv[] = { "stats", in, NULL };
+    srand(tt_seed());
+    for (size_t i = 0; i < sizeof buf; i++)
+      buf[i] = (char)(rand() & 0xff);
+    buf[0] = 'x';                   /* not "[" or "{" by chance */
+    tt_write_bytes(in, buf, sizeof buf);
+    assert_int_equal(run(tw_tool_stats_main, argv, NULL, err), 1);
+    free(in);
+  }
+  free(err);
+  tt_remove_dir(dir);
+}
+
+/* Hostile sizes and nesting: a million-deep value inside a record and
+ * among the members, a never-closed nesting, a 100 MB string: no crash,
+ * memory bounded (the record limit), the other records kept. */
+static void test_hostile(void **state)
+{
+  char *dir = tt_make_fast_dir(), *in = tt_in_dir(dir, "h.json");
+  char *out = tt_in_dir(dir, "out.json");
+  const size_t deep = 1000000;
+  text t = { 0 };
+  (void)state;
+
+  puts_(&t, "{\"traceEvents\":[");
+  puts_(&t, RECS[1]);
+  puts_(&t, ",{\"ph\":\"i\",\"args\":");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "[");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "]");
+  puts_(&t, "},");
+  puts_(&t, RECS[2]);
+  puts_(&t, "],\"deep\":");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "{\"a\":");
+  puts_(&t, "1");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "}");
+  puts_(&t, ",\"big\":\"");
+  {
+    size_t n = 100u * 1000 * 1000;
+    char *s = malloc(n);
+    assert_non_null(s);
+    memset(s, 'a', n);
+    put(&t, s, n);
+    free(s);
+  }
+  puts_(&t, "\",\"k\":2}");
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  {
+    char *argv[] = { "cat", "-q", "-o", out, in, NULL };
+    jc_doc *d;
+    assert_int_equal(run(tw_tool_cat_main, argv, NULL, NULL), 0);
+    d = load_out(out);
+    {
+      jc_val ev = jc_trace_events(d);
+      assert_int_equal(jc_len(d, ev), 2);
+      assert_member(d, "k", "2");
+      assert_int_equal(jc_get(d, jc_root(d), "big"), -1);
+    }
+    jc_free(d);
+  }
+  /* Never closed: cut, no record. */
+  t = (text){ 0 };
+  puts_(&t, "[");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "[");
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  {
+    char *argv[] = { "stats", in, NULL };
+    assert_int_equal(run(tw_tool_stats_main, argv, NULL, NULL), 1);
+  }
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
+/* The strict checker of the tools accepts exactly TWT_RECORD_DEPTH,
+ * the library's TW_MAX_JSON_DEPTH plus the record and its args. */
+static void test_depth_limit(void **state)
+{
+  text t = { 0 };
+  (void)state;
+
+  assert_int_equal(TWT_RECORD_DEPTH, TW_MAX_JSON_DEPTH + 2);
+  for (unsigned d = 1; d <= TWT_RECORD_DEPTH + 1; d++) {
+    t.len = 0;
+    for (unsigned i = 0; i < d; i++)
+      puts_(&t, "[");
+    for (unsigned i = 0; i < d; i++)
+      puts_(&t, "]");
+    assert_int_equal(twt_json_check(t.p, t.len, TWT_RECORD_DEPTH, NULL),
+                     d <= TWT_RECORD_DEPTH ? 0 : -1);
+  }
+  free(t.p);
+  /* The grammar: what jsmn lets through is refused. */
+  {
+    static const char *const bad[] = { "[1,,2]", "{\"a\":1,}", "[tru]",
+      "[1] [2]", "\"a\tb\"", "[01]", "[1.]", "[-]", "\"\\x\"",
+      "\"\\ud800\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "{\"a\" 1}", "",
+      "[", "{\"a\":}", "[1e]" };
+    static const char *const good[] = { "[1,2]", "{\"a\":{}}", "-0.5e+3",
+      "\"\\ud83d\\ude00 \xe2\x82\xac\"", " [ true , false , null ] ",
+      "0", "[[],{}]" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+      if (twt_json_check(bad[i], strlen(bad[i]), 8, NULL) == 0)
+        fail_msg("accepted %s", bad[i]);
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+      if (twt_json_check(good[i], strlen(good[i]), 8, NULL) != 0)
+        fail_msg("refused %s", good[i]);
+  }
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_every_shape),
+    cmocka_unit_test(test_gzip_members),
+    cmocka_unit_test(test_cut_anywhere),
+    cmocka_unit_test(test_not_traces),
+    cmocka_unit_test(test_hostile),
+    cmocka_unit_test(test_depth_limit),
+  };
+
+  tt_deadline(300, "test_shapes");
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
