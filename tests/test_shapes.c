@@ -18,6 +18,7 @@
 #include "tooltest.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -645,6 +646,187 @@ static void test_depth_limit(void **state)
   }
 }
 
+
+/* ======================================================= exact values */
+
+/* Timestamps are moved and compared exactly on their decimal text,
+ * whatever their spelling; nothing goes through a double. */
+static void test_exact_arithmetic(void **state)
+{
+  static const struct {
+    const char *in;
+    int64_t shift_ns;
+    const char *out;
+  } moves[] = {
+    { "1694039968955744.123", -1500000000, "1694039967455744.123" },
+    { "1694039968955744.123456789", 1, "1694039968955744.124456789" },
+    { "1694039968955744", 500, "1694039968955744.5" },
+    { "1694039968955744", -1000000, "1694039968954744" },
+    { "\"1694039968955744.5\"", 250, "\"1694039968955744.75\"" },
+    { "1.694039968955744123E15", 0, "1694039968955744.123" },
+    { "1.6940399689558e15", 1000, "1694039968955801" },
+    { "16940399689557441e-1", 0, "1694039968955744.1" },
+    { "0.5", -1000, "-0.5" },
+    { "-0", 1, "0.001" },
+    { "12", -12000, "0" },
+    { "9007199254740993", 0, "9007199254740993" },
+  };
+  static const struct {
+    const char *a, *b;
+    int cmp;
+  } cmps[] = {
+    { "1500", "1.5e3", 0 },
+    { "\"1500.000\"", "1500", 0 },
+    { "1500.0000001", "1500", 1 },
+    { "1694039968955744.123", "1694039968955744.1229999999", 1 },
+    { "-1.5", "-1.49", -1 },
+    { "9007199254740993", "9007199254740992", 1 },
+  };
+  char buf[TW_REC_NUM_MAX];
+  (void)state;
+
+  for (size_t i = 0; i < sizeof moves / sizeof *moves; i++) {
+    size_t n = tw_rec_us_shift_text(moves[i].in, strlen(moves[i].in),
+                                    moves[i].shift_ns, buf);
+    if (n != strlen(moves[i].out) || memcmp(buf, moves[i].out, n) != 0)
+      fail_msg("%s %+" PRId64 " ns: got %.*s, want %s", moves[i].in,
+               moves[i].shift_ns, (int)n, buf, moves[i].out);
+  }
+  for (size_t i = 0; i < sizeof cmps / sizeof *cmps; i++) {
+    int c = 99;
+    assert_int_equal(tw_rec_us_cmp(cmps[i].a, strlen(cmps[i].a), cmps[i].b,
+                                   strlen(cmps[i].b), &c), 0);
+    assert_int_equal(c, cmps[i].cmp);
+  }
+  {
+    int64_t ns;
+    assert_int_equal(tw_rec_us_to_ns("1.5e3", 5, &ns), 0);
+    assert_int_equal(ns, 1500000);
+    assert_int_equal(tw_rec_us_to_ns("\"-0.0015\"", 9, &ns), 0);
+    assert_int_equal(ns, -2);       /* -1.5 ns: rounded down */
+    assert_int_equal(tw_rec_us_to_ns("\"x\"", 3, &ns), -1);
+    assert_int_equal(tw_rec_us_to_ns("1e400", 5, &ns), -1);
+  }
+}
+
+/* merge --offset moves each timestamp by exact decimal arithmetic and
+ * changes nothing else; a record it need not change passes byte for
+ * byte (viztracer's ", " spacing kept). */
+static void test_exact_merge(void **state)
+{
+  static const char *const in_recs[] = {
+    "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1694039968955744.123, "
+      "\"dur\": 1.5e1, \"pid\": \"p\", \"tid\": 1}",
+    "{\"ph\":\"i\",\"name\":\"b\",\"ts\":\"1694039968955750.5\","
+      "\"pid\":\"p\",\"tid\":1,\"s\":\"t\"}",
+    "{\"ph\":\"X\",\"name\":\"c\",\"ts\":1.6940399689558E15,\"dur\":2,"
+      "\"pid\":\"p\",\"tid\":1}",
+  };
+  static const char *const want[] = {
+    "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1694039967455744.123, "
+      "\"dur\": 1.5e1, \"pid\": \"p\", \"tid\": 1}",
+    "{\"ph\":\"i\",\"name\":\"b\",\"ts\":\"1694039967455750.5\","
+      "\"pid\":\"p\",\"tid\":1,\"s\":\"t\"}",
+    "{\"ph\":\"X\",\"name\":\"c\",\"ts\":1694039967455800,\"dur\":2,"
+      "\"pid\":\"p\",\"tid\":1}",
+  };
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "viz.json");
+  char *out = tt_in_dir(dir, "out.json"), off[PATH_MAX + 16];
+  text t = { 0 };
+  jc_doc *d;
+  jc_val v;
+  size_t i = 0;
+  (void)state;
+
+  puts_(&t, "{\"traceEvents\": [");
+  for (size_t k = 0; k < 3; k++) {
+    puts_(&t, in_recs[k]);
+    puts_(&t, k < 2 ? ", " : "");
+  }
+  puts_(&t, "], \"viztracer_metadata\": {\"version\": \"0.16.3\"}}");
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  snprintf(off, sizeof off, "%s=-1.5s", in);
+  {
+    char *argv[] = { "merge", "-q", "--offset", off, "-o", out, in, NULL };
+    assert_int_equal(run(tw_tool_merge_main, argv, NULL, NULL), 0);
+  }
+  d = load_out(out);
+  for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
+    size_t len;
+    const char *raw = jc_raw(d, v, &len);
+    assert_true(i < 3);
+    if (len != strlen(want[i]) || memcmp(raw, want[i], len) != 0)
+      fail_msg("got %.*s\nwant %s", (int)len, raw, want[i]);
+    i++;
+  }
+  assert_int_equal(i, 3);
+  jc_free(d);
+  /* cat changes nothing: every record byte for byte. */
+  {
+    char *argv[] = { "cat", "-q", "-o", out, in, NULL };
+    assert_int_equal(run(tw_tool_cat_main, argv, NULL, NULL), 0);
+    d = load_out(out);
+    i = 0;
+    for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
+      size_t len;
+      const char *raw = jc_raw(d, v, &len);
+      assert_int_equal(len, strlen(in_recs[i]));
+      assert_memory_equal(raw, in_recs[i], len);
+      i++;
+    }
+    assert_int_equal(i, 3);
+    jc_free(d);
+  }
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
+/* slice compares timestamps exactly whatever their spelling: at the
+ * window's edges, a tenth of a nanosecond decides. */
+static void test_exact_slice(void **state)
+{
+  static const char *const recs[] = {
+    "{\"ph\":\"i\",\"name\":\"before\",\"ts\":\"1499.9999\",\"pid\":1,"
+      "\"tid\":1,\"s\":\"t\"}",
+    "{\"ph\":\"i\",\"name\":\"first\",\"ts\":1.5e3,\"pid\":1,\"tid\":1,"
+      "\"s\":\"t\"}",
+    "{\"ph\":\"i\",\"name\":\"inside\",\"ts\":\"1999.9999\",\"pid\":1,"
+      "\"tid\":1,\"s\":\"t\"}",
+    "{\"ph\":\"i\",\"name\":\"at end\",\"ts\":2000.0000,\"pid\":1,\"tid\":1,"
+      "\"s\":\"t\"}",
+  };
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "s.json");
+  char *out = tt_in_dir(dir, "out.json");
+  text t = { 0 };
+  jc_doc *d;
+  jc_val ev;
+  (void)state;
+
+  puts_(&t, "[");
+  for (size_t k = 0; k < 4; k++) {
+    puts_(&t, recs[k]);
+    puts_(&t, k < 3 ? ",\n" : "]");
+  }
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  {
+    char *argv[] = { "slice", "-q", "--from", "@1500us", "--to", "@2ms",
+                     "-o", out, in, NULL };
+    assert_int_equal(run(tw_tool_slice_main, argv, NULL, NULL), 0);
+  }
+  d = load_out(out);
+  ev = jc_trace_events(d);
+  assert_int_equal(jc_len(d, ev), 2);
+  assert_true(jc_streq(d, jc_get(d, jc_index(d, ev, 0), "name"), "first"));
+  assert_true(jc_streq(d, jc_get(d, jc_index(d, ev, 1), "name"), "inside"));
+  jc_free(d);
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -654,6 +836,9 @@ int main(void)
     cmocka_unit_test(test_not_traces),
     cmocka_unit_test(test_hostile),
     cmocka_unit_test(test_depth_limit),
+    cmocka_unit_test(test_exact_arithmetic),
+    cmocka_unit_test(test_exact_merge),
+    cmocka_unit_test(test_exact_slice),
   };
 
   tt_deadline(300, "test_shapes");

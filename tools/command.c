@@ -104,14 +104,18 @@ int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
                    int64_t pid, tw_cmd_buf *b, const char **text,
                    size_t *len)
 {
-  char ts[TW_REC_US_MAX], pidtext[24];
+  char ts[TW_REC_NUM_MAX], pidtext[24];
   struct { tw_rec_span at; const char *with; size_t n; } edit[2], tmp;
   size_t ne = 0, need, w = 0, from = 0;
 
   if (shift && (r->has & TW_REC_TS)) {
     edit[ne].at = r->ts_v;
     edit[ne].with = ts;
-    edit[ne++].n = tw_rec_us_text(r->ts + shift, ts);
+    edit[ne].n = tw_rec_us_shift_text(r->text + r->ts_v.off, r->ts_v.len,
+                                      shift, ts);
+    if (edit[ne].n == 0)          /* not a number it can move exactly */
+      edit[ne].n = tw_rec_us_text(r->ts + shift, ts);
+    ne++;
   }
   if (set_pid && (r->has & TW_REC_PID) && pid != r->pid) {
     edit[ne].at = r->pid_v;
@@ -129,7 +133,7 @@ int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
     edit[0] = edit[1];
     edit[1] = tmp;
   }
-  need = r->len + TW_REC_US_MAX + sizeof pidtext;
+  need = r->len + TW_REC_NUM_MAX + sizeof pidtext;
   if (need > b->cap) {
     char *p = realloc(b->p, need);
     if (!p)

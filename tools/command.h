@@ -76,7 +76,8 @@ typedef struct tw_cmd_buf {
   size_t cap;
 } tw_cmd_buf;
 
-/* r's text with its ts moved by shift ns (if it has one and shift is not
+/* r's text with its ts moved by shift ns, exactly on its decimal text
+ * (tw_rec_us_shift_text; if it has one and shift is not
  * 0) and its pid replaced by pid (if set_pid and it has an integer pid):
  * *text, *len point into b, or to r's own text when nothing changes.
  * Returns 0 or -ENOMEM. */

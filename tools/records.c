@@ -232,57 +232,204 @@ int tw_rec_int(const char *tok, size_t n, int64_t *out)
   return 0;
 }
 
-/* A number with an exponent, or too long: strtod. */
-static int us_to_ns_slow(const char *tok, size_t n, int64_t *ns)
-{
-  char buf[64], *end;
-  double v;
+/* ===================================================== exact decimals
+ *
+ * A timestamp is kept as the exact decimal it spells: m * 10^-scale, m
+ * in 128 bits (38 digits: every timestamp of the format with room for
+ * many decimals), whatever the spelling -- 1694039968955744.123,
+ * 1.694039968955744123E15, "1694039968955744.123".  Nothing goes through
+ * a double.
+ */
 
-  if (n >= sizeof buf)
-    return -1;
-  memcpy(buf, tok, n);
-  buf[n] = '\0';
-  errno = 0;
-  v = strtod(buf, &end) * 1000.0;
-  if (errno != 0 || end != buf + n || !(v > -9.2e18 && v < 9.2e18))
-    return -1;
-  *ns = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
-  return 0;
+typedef __int128 i128;
+#define DEC_DIGITS 38
+
+typedef struct dec {
+  i128 m;                  /* the digits, signed */
+  unsigned scale;          /* decimals */
+} dec;
+
+static i128 pow10_i128(unsigned k)
+{
+  i128 v = 1;
+
+  while (k--)
+    v *= 10;
+  return v;
 }
 
-int tw_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
+/* The JSON number tok[0..n), or a string holding one, as a dec: 0, or -1
+ * (not a number, more than DEC_DIGITS digits, or an exponent out of
+ * reach).  *quoted is set for a string. */
+static int dec_parse(const char *tok, size_t n, dec *d, int *quoted)
 {
   const char *p = tok, *e = tok + n;
-  uint64_t us = 0, frac = 0, total;
-  unsigned scale = 100, round = 0;
-  int neg = 0;
+  unsigned nd = 0, frac = 0;
+  long ex = 0;
+  int neg = 0, any = 0;
+  i128 m = 0;
 
+  *quoted = 0;
+  if (n >= 2 && tok[0] == '"' && tok[n - 1] == '"') {
+    *quoted = 1;
+    p++;
+    e--;
+  }
   if (p < e && *p == '-') {
     neg = 1;
     p++;
   }
   for (; p < e && *p >= '0' && *p <= '9'; p++) {
-    if (us > I64_MAX_NS / 10000)
-      return us_to_ns_slow(tok, n, ns);
-    us = us * 10 + (uint64_t)(*p - '0');
+    any = 1;
+    if (m == 0 && *p == '0')
+      continue;                     /* leading zeros */
+    if (++nd > DEC_DIGITS)
+      return -1;
+    m = m * 10 + (*p - '0');
   }
   if (p < e && *p == '.') {
     for (p++; p < e && *p >= '0' && *p <= '9'; p++) {
-      if (scale) {
-        frac += (uint64_t)(*p - '0') * scale;
-        scale /= 10;
-      } else if (round == 0) {
-        round = *p >= '5' ? 1 : 2;  /* the fourth decimal rounds */
+      any = 1;
+      if (m == 0 && *p == '0') {
+        frac++;
+        continue;
       }
+      if (++nd > DEC_DIGITS)
+        return -1;
+      m = m * 10 + (*p - '0');
+      frac++;
     }
   }
-  if (p != e)                       /* an exponent */
-    return us_to_ns_slow(tok, n, ns);
-  total = us * 1000 + frac + (round == 1);
-  if (total > I64_MAX_NS)
+  if (!any)
     return -1;
-  *ns = neg ? -(int64_t)total : (int64_t)total;
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    int eneg = 0, edig = 0;
+    p++;
+    if (p < e && (*p == '+' || *p == '-'))
+      eneg = *p++ == '-';
+    for (; p < e && *p >= '0' && *p <= '9'; p++, edig++)
+      if (ex < 100000)
+        ex = ex * 10 + (*p - '0');
+    if (!edig)
+      return -1;
+    if (eneg)
+      ex = -ex;
+  }
+  if (p != e)
+    return -1;
+  ex -= (long)frac;                 /* value = m * 10^ex */
+  if (ex > 0) {
+    if (m != 0 && (unsigned long)ex + nd > DEC_DIGITS)
+      return -1;
+    m *= pow10_i128((unsigned)ex);
+    ex = 0;
+  }
+  if (-ex > DEC_DIGITS + 20)
+    return -1;
+  d->m = neg ? -m : m;
+  d->scale = (unsigned)-ex;         /* the decimals the text has */
   return 0;
+}
+
+/* d in nanoseconds (d in microseconds): rounded down (toward minus
+ * infinity), so that a comparison with a whole number of nanoseconds is
+ * exact.  0, or -1 if out of range. */
+static int dec_to_ns(const dec *d, int64_t *ns)
+{
+  i128 v;
+
+  if (d->scale <= 3) {
+    v = d->m * pow10_i128(3 - d->scale);
+  } else {
+    unsigned k = d->scale - 3;
+    if (k > DEC_DIGITS) {
+      v = d->m < 0 ? -1 : 0;
+    } else {
+      i128 p = pow10_i128(k);
+      v = d->m / p;
+      if (d->m % p != 0 && d->m < 0)
+        v -= 1;
+    }
+  }
+  if (v > (i128)INT64_MAX || v < (i128)INT64_MIN)
+    return -1;
+  *ns = (int64_t)v;
+  return 0;
+}
+
+int tw_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
+{
+  dec d;
+  int quoted;
+
+  return dec_parse(tok, n, &d, &quoted) == 0 ? dec_to_ns(&d, ns) : -1;
+}
+
+int tw_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
+                  int *cmp)
+{
+  dec x, y;
+  int q;
+  unsigned s;
+  i128 xm, ym;
+
+  if (dec_parse(a, an, &x, &q) != 0 || dec_parse(b, bn, &y, &q) != 0)
+    return -1;
+  s = x.scale > y.scale ? x.scale : y.scale;
+  if (s - x.scale > DEC_DIGITS || s - y.scale > DEC_DIGITS)
+    return -1;
+  xm = x.m * pow10_i128(s - x.scale);
+  ym = y.m * pow10_i128(s - y.scale);
+  *cmp = xm < ym ? -1 : xm > ym;
+  return 0;
+}
+
+size_t tw_rec_us_shift_text(const char *tok, size_t n, int64_t shift_ns,
+                            char *buf)
+{
+  dec d;
+  int quoted;
+  unsigned k = 3, scale;
+  int64_t sh = shift_ns;
+  i128 m, add;
+  char digits[48];
+  size_t w = 0, nd = 0;
+  int neg;
+
+  if (dec_parse(tok, n, &d, &quoted) != 0)
+    return 0;
+  /* The shift in microseconds with k decimals, k as few as it needs. */
+  while (k > 0 && sh % 10 == 0) {
+    sh /= 10;
+    k--;
+  }
+  scale = d.scale > k ? d.scale : k;
+  if (scale - d.scale > DEC_DIGITS || scale - k > DEC_DIGITS)
+    return 0;
+  m = d.m * pow10_i128(scale - d.scale);
+  add = (i128)sh * pow10_i128(scale - k);
+  m += add;
+  neg = m < 0;
+  if (neg)
+    m = -m;
+  do {
+    digits[nd++] = (char)('0' + (int)(m % 10));
+    m /= 10;
+  } while (m != 0 || nd <= scale);  /* at least one digit before '.' */
+  if (nd > DEC_DIGITS + 2)
+    return 0;
+  if (quoted)
+    buf[w++] = '"';
+  if (neg)
+    buf[w++] = '-';
+  while (nd > 0) {
+    if (nd == scale)
+      buf[w++] = '.';
+    buf[w++] = digits[--nd];
+  }
+  if (quoted)
+    buf[w++] = '"';
+  return w;
 }
 
 size_t tw_rec_us_text(int64_t ns, char *buf)

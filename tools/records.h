@@ -12,9 +12,9 @@
  * may not); a member given twice counts as its last value, as in
  * JavaScript.  Keys are compared as written (a key spelled with \u
  * escapes is not recognised).  Timestamps and durations are JSON
- * numbers in microseconds, read into integer nanoseconds: exactly for up
- * to three decimals (the library's form), rounded to the nanosecond
- * beyond.
+ * numbers in microseconds (or strings holding them), read into integer
+ * nanoseconds exactly by decimal arithmetic (beyond the nanosecond,
+ * rounded down); moved by rewriting their text exactly.
  *
  * Also here: the text of a timestamp, JSON strings decoded for people
  * and patterns, and the durations the commands take as options.  Pure:
@@ -78,9 +78,31 @@ int tw_rec_str_is(const char *tok, size_t n, const char *s);
  * integer in range. */
 int tw_rec_int(const char *tok, size_t n, int64_t *out);
 
-/* The JSON number tok[0..n), microseconds, in nanoseconds: 0, or -1 if
- * out of range (about 292 years). */
+/* The JSON number tok[0..n), microseconds, or a string holding one
+ * ("1694039968955744.5": some producers write that), in any spelling
+ * (decimals, exponent), in nanoseconds, exactly: a fraction of a
+ * nanosecond is dropped toward minus infinity, so that comparing the
+ * result with a whole number of nanoseconds is exact.  0, or -1 if it is
+ * not a number, has more than 38 significant digits, or is out of range
+ * (about 292 years). */
 int tw_rec_us_to_ns(const char *tok, size_t n, int64_t *ns);
+
+/* Compare the numbers (or strings holding numbers) a and b exactly,
+ * whatever their spelling: *cmp < 0, 0 or > 0.  0, or -1 if one is not
+ * a number that tw_rec_us_to_ns reads. */
+int tw_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
+                  int *cmp);
+
+/* The timestamp tok[0..n) (microseconds: a number, or a string holding
+ * one) moved by shift_ns, by exact decimal arithmetic on its text,
+ * written into buf (at least TW_REC_NUM_MAX bytes): in plain decimal
+ * notation, with as many decimals as the text had or the shift needs,
+ * quoted if tok was.  1694039968955744.123 moved by -1.5 s reads
+ * 1694039967455744.123.  Returns the length, or 0 if tok is not such a
+ * number. */
+#define TW_REC_NUM_MAX 48
+size_t tw_rec_us_shift_text(const char *tok, size_t n, int64_t shift_ns,
+                            char *buf);
 
 /* Write ns as microseconds with three decimals ("-12.500", "1234.567"),
  * as the library does, into buf (at least TW_REC_US_MAX bytes, not
