@@ -4,16 +4,30 @@
  * Each FILE argument is one input: a trace and its rotated parts
  * (tools/tracein.h).  How the output is made:
  *
- * Clocks.  The first input that has a clock record is the reference: the
- * output is on its trace clock, so its timestamps are not changed.  Each
- * clock record gives delta = realtime_ns - monotonic_ns; an input whose
- * delta is d has its timestamps moved by d - d_ref, which puts an event
- * that happened at wall time W at W - d_ref on either input.  The input
- * moves a later part on another clock onto its first part's, so each
- * record moves by the input's shift plus its own.  --offset FILE=D moves
- * an input by D instead.  An input without a clock record is merged as
- * it is, with a warning.  The output has one clock record, the
- * reference's (moved with it), so that it can be merged again.
+ * Clocks.  Each input's time base is decided at its first event, by the
+ * first rule that applies (enum rule):
+ *
+ *   - --offset FILE=D: moved by D, nothing else;
+ *   - a tracewriter trace: its clock record gives delta = realtime_ns -
+ *     monotonic_ns, so that ts + delta is the wall clock;
+ *   - a PyTorch profiler (Kineto) trace: its ts are microseconds of the
+ *     wall clock (system_clock) less baseTimeNanoseconds, a member
+ *     written before traceEvents (pytorch/kineto, libkineto/src/
+ *     output_json.cpp: transToRelativeTime, ChromeTraceBaseTime), so
+ *     delta = baseTimeNanoseconds; without that member (older
+ *     profilers; recognised by schemaVersion) they are microseconds
+ *     since the epoch: delta = 0;
+ *   - anything else: merged as it is, with a warning.
+ *
+ * The first input with a delta is the reference: the output is on its
+ * clock, its timestamps are not changed.  An input whose delta is d is
+ * moved by d - d_ref, which puts an event that happened at wall time W
+ * at W - d_ref on either input.  The input moves a later part on another
+ * clock onto its first part's, so each record moves by the input's
+ * shift plus its own.  The output has one clock record, the reference's
+ * (moved with it; for a Kineto reference, one made at its first event),
+ * so that it can be merged again.  --explain says which rule placed
+ * each input and by how much.
  *
  * Pids.  A pid belongs to the first input read that uses it; the same
  * pid met in another input is written as the next pid from 2^22 up
@@ -68,8 +82,19 @@ struct entry {
   char text[];             /* moved and remapped */
 };
 
+/* What placed an input on the output's timeline. */
+enum rule {
+  RULE_NONE,               /* nothing: merged as it is */
+  RULE_OFFSET,             /* --offset */
+  RULE_CLOCK,              /* its clock record */
+  RULE_KINETO_BASE,        /* baseTimeNanoseconds */
+  RULE_KINETO_EPOCH        /* a Kineto trace without it: epoch us */
+};
+
 struct input {
   tw_tin *tin;
+  enum rule rule;
+  int64_t delta;           /* wall clock - its ts, ns (CLOCK, KINETO_*) */
   const char *name;        /* as given */
   int has_offset;          /* --offset given */
   int64_t offset;
@@ -115,6 +140,7 @@ struct merge {
   int64_t max_lag;
   uint64_t remapped;
   int err;                 /* an exit status to return, or 0 */
+  int explain;             /* --explain */
 };
 
 /* ============================================================ pids */
@@ -335,25 +361,74 @@ static int write_clock(struct merge *m, unsigned input,
   return write_text(m, rec + TW__LAYOUT_SEP_LEN, len - TW__LAYOUT_SEP_LEN);
 }
 
-/* Decide the input's shift, at its first event. */
-static void decide_shift(struct merge *m, unsigned i)
+/* The time base of the input's document, from its members: a Kineto
+ * trace (RULE_KINETO_*, *delta set) or RULE_NONE. */
+static enum rule kineto_rule(const struct input *in, int64_t *delta)
+{
+  char v[64];
+  size_t n = tw_tin_member(in->tin, "baseTimeNanoseconds", v, sizeof v);
+
+  if (n && tw_rec_int(v, n, delta) == 0)
+    return RULE_KINETO_BASE;
+  if (tw_tin_member(in->tin, "schemaVersion", v, sizeof v)) {
+    *delta = 0;
+    return RULE_KINETO_EPOCH;
+  }
+  return RULE_NONE;
+}
+
+/* The output's clock record for a reference without one of its own (a
+ * Kineto trace): at its first event's ts, ts_ns, with realtime ts_ns +
+ * delta. */
+static int write_clock(struct merge *m, unsigned input,
+                       const struct tw_tin_clock *ck, int64_t offset);
+
+/* Decide the input's shift, at its first event, whose ts (ns, if it has
+ * one) is first_ts. */
+static int decide_shift(struct merge *m, unsigned i, const tw_rec *first)
 {
   struct input *in = &m->in[i];
   const struct tw_tin_clock *ck = tw_tin_clock(in->tin);
 
   in->shift_known = 1;
   if (in->has_offset) {
+    in->rule = RULE_OFFSET;
     in->shift = in->offset;
-  } else if (ck->known && m->ref >= 0) {
-    in->shift = (ck->real - ck->mono) - m->out_delta;
+    return 0;
+  }
+  if (ck->known) {
+    in->rule = RULE_CLOCK;
+    in->delta = ck->real - ck->mono;
   } else {
+    in->rule = kineto_rule(in, &in->delta);
+  }
+  if (in->rule == RULE_NONE) {
     in->shift = 0;
     in->no_clock = 1;
     if (!m->c->quiet)
-      fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %s: no clock record before "
-              "its first event: merged as it is (--offset %s=DURATION "
-              "moves it)\n", in->name, in->name);
+      fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %s: no clock record and no "
+              "baseTimeNanoseconds before its first event: merged as it "
+              "is (--offset %s=DURATION moves it)\n", in->name, in->name);
+    return 0;
   }
+  if (m->ref < 0) {                 /* the first time base: the reference */
+    struct tw_tin_clock made;
+    m->ref = (int)i;
+    m->out_delta = in->delta;
+    in->shift = 0;
+    if (in->rule == RULE_CLOCK || !(first->has & TW_REC_TS) ||
+        first->ts < 0)
+      return 0;
+    memset(&made, 0, sizeof made);
+    made.known = 1;
+    made.mono = first->ts;
+    made.real = first->ts + in->delta;
+    made.pid = (first->has & TW_REC_PID) ? first->pid : 0;
+    made.tid = (first->has & TW_REC_TID) ? first->tid : 0;
+    return write_clock(m, i, &made, 0);
+  }
+  in->shift = in->delta - m->out_delta;
+  return 0;
 }
 
 /* Read one record of input i: written at once, or held.  1, 0 at its
@@ -379,13 +454,16 @@ static int pull(struct merge *m, unsigned i)
   if (rec.kind == TW_TIN_CLOCK) {
     if (m->ref < 0) {
       m->ref = (int)i;
+      in->rule = in->has_offset ? RULE_OFFSET : RULE_CLOCK;
+      in->delta = tw_tin_clock(in->tin)->real - tw_tin_clock(in->tin)->mono;
       return write_clock(m, i, tw_tin_clock(in->tin),
                          in->has_offset ? in->offset : 0) ? -1 : 1;
     }
     return 1;                     /* one clock record in the output */
   }
-  if (rec.kind == TW_TIN_EVENT && !in->shift_known)
-    decide_shift(m, i);
+  if (rec.kind == TW_TIN_EVENT && !in->shift_known &&
+      decide_shift(m, i, &rec.r) != 0)
+    return -1;
   shift = in->shift_known ? in->shift + rec.shift : rec.shift;
   if ((rec.r.has & TW_REC_PID) && map_pid(m, i, rec.r.pid, &pid) != 0)
     return -1;
@@ -490,6 +568,40 @@ static int run(struct merge *m)
   return 0;
 }
 
+/* One line: the rule that placed input i, and by how much. */
+static void explain_input(const struct merge *m, size_t i)
+{
+  const struct input *in = &m->in[i];
+  char d[TW_REC_US_MAX + 1], why[160];
+
+  d[tw_rec_us_text(in->shift, d)] = '\0';
+  switch (in->rule) {
+  case RULE_OFFSET:
+    snprintf(why, sizeof why, "--offset");
+    break;
+  case RULE_CLOCK:
+    snprintf(why, sizeof why, "its clock record: wall clock = ts + %"
+             PRId64 " ns", in->delta);
+    break;
+  case RULE_KINETO_BASE:
+    snprintf(why, sizeof why, "PyTorch profiler trace: wall clock = ts + "
+             "baseTimeNanoseconds %" PRId64, in->delta);
+    break;
+  case RULE_KINETO_EPOCH:
+    snprintf(why, sizeof why, "PyTorch profiler trace without "
+             "baseTimeNanoseconds: ts are wall-clock us since the epoch");
+    break;
+  default:
+    fprintf(stderr, "  %s: as it is (no clock record, no "
+            "baseTimeNanoseconds: its own timeline)\n", in->name);
+    return;
+  }
+  if ((int)i == m->ref && in->rule != RULE_OFFSET)
+    fprintf(stderr, "  %s: the reference, not moved (%s)\n", in->name, why);
+  else
+    fprintf(stderr, "  %s: moved by %s us (%s)\n", in->name, d, why);
+}
+
 static void summary(const struct merge *m)
 {
   char d[TW_REC_US_MAX + 1], w[32];
@@ -501,17 +613,8 @@ static void summary(const struct merge *m)
   if (m->ref >= 0)
     fprintf(stderr, ", on the clock of %s", m->in[m->ref].name);
   fputc('\n', stderr);
-  for (size_t i = 0; i < m->n; i++) {
-    const struct input *in = &m->in[i];
-    d[tw_rec_us_text(in->shift, d)] = '\0';
-    if (in->has_offset)
-      fprintf(stderr, "  %s: moved by %s us (--offset)\n", in->name, d);
-    else if (in->no_clock || !in->shift_known)
-      fprintf(stderr, "  %s: as it is (no clock record)\n", in->name);
-    else
-      fprintf(stderr, "  %s: moved by %s us (its clock record)\n",
-              in->name, d);
-  }
+  for (size_t i = 0; i < m->n; i++)
+    explain_input(m, i);
   if (m->late) {
     d[tw_rec_us_text(m->max_lag, d)] = '\0';
     tw_format_bytes(m->window, w, sizeof w);
@@ -563,9 +666,12 @@ static void merge_usage(FILE *out)
     "\n"
     "Merge the traces of several processes or machines into one trace, on\n"
     "one timeline.  Each FILE is one input (.json or .json.gz, with the\n"
-    "rotated parts beside it).  The first input with a clock record sets\n"
-    "the clock: every other one is moved by the difference of their\n"
-    "realtime - monotonic clock records.  A pid that an earlier input has\n"
+    "rotated parts beside it), of any producer.  Each input's wall clock\n"
+    "is known from its clock record (tracewriter), or from\n"
+    "baseTimeNanoseconds (PyTorch profiler: ts are wall-clock us after\n"
+    "it; epoch us without it); the first input with one sets the clock,\n"
+    "and every other is moved onto it.  Others stay as they are.\n"
+    "A pid that an earlier input has\n"
     "is written as a new pid from 4194304 (2^22) up, names included.\n"
     "Records are written in ts order: exactly, unless a record comes more\n"
     "than --window bytes after a later one in its input (then it is\n"
@@ -576,6 +682,8 @@ static void merge_usage(FILE *out)
     "      --offset FILE=DURATION  move FILE's timestamps by DURATION\n"
     "                            (e.g. -1.5s, 250us) instead of by its clock\n"
     "                            record\n"
+    "      --explain             say which rule placed each input and by\n"
+    "                            how much, even with -q\n"
     "  -w, --window SIZE         bytes of each input read ahead to order\n"
     "                            records (default: 8MiB)\n"
     "  -q, --quiet               print nothing but errors\n"
@@ -587,12 +695,14 @@ static void merge_usage(FILE *out)
 }
 
 #define OPT_OFFSET 0x101
+#define OPT_EXPLAIN 0x102
 
 int tw_tool_merge_main(int argc, char **argv)
 {
   static const struct option long_options[] = {
     TW_CMD_LONG,
     { "offset", required_argument, NULL, OPT_OFFSET },
+    { "explain", no_argument, NULL, OPT_EXPLAIN },
     { "window", required_argument, NULL, 'w' },
     { NULL, 0, NULL, 0 }
   };
@@ -617,6 +727,10 @@ int tw_tool_merge_main(int argc, char **argv)
                             NULL)) != -1) {
     if (opt == OPT_OFFSET) {
       offsets[noffsets++] = optarg;
+      continue;
+    }
+    if (opt == OPT_EXPLAIN) {
+      m.explain = 1;
       continue;
     }
     if (opt == 'w') {
@@ -673,6 +787,9 @@ int tw_tool_merge_main(int argc, char **argv)
     goto done;
   if (!c.quiet)
     summary(&m);
+  else if (m.explain)
+    for (size_t i = 0; i < m.n; i++)
+      explain_input(&m, i);
 done:
   /* Every record held is in its input's fifo. */
   for (size_t i = 0; m.in && i < m.n; i++) {

@@ -777,6 +777,8 @@ static ptrdiff_t scan_general(tw_reader *r, const char *p, size_t n)
   ptrdiff_t k = twt_scan_feed(r->js, p, n, &rec, &ready);
 
   r->info.object_form = twt_scan_info(r->js)->object_form;
+  r->info.members = twt_scan_info(r->js)->members;
+  r->info.members_len = twt_scan_info(r->js)->members_len;
 
   if (k < 0) {
     int rc = (int)k == TWT_SCAN_ETOOBIG ? TW_READ_ELINE :

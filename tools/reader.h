@@ -186,6 +186,10 @@ struct tw_read_info {
                               after that point are not read) */
   uint64_t stop_offset;    /* where it was cut or stopped */
   const char *stop_why;    /* ... and why ("" if neither) */
+  const char *members;     /* the object's members besides traceEvents
+                              read so far, each as ,"key":value (NULL:
+                              none); valid until the next call */
+  size_t members_len;
 };
 
 typedef struct tw_reader tw_reader;

@@ -534,6 +534,35 @@ int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
   }
 }
 
+size_t tw_tin_member(const tw_tin *t, const char *key, char *val,
+                     size_t cap)
+{
+  const struct tw_read_info *info;
+  tw_rec_span v;
+  char *obj;
+  size_t n = 0;
+
+  if (!t->r || cap == 0)
+    return 0;
+  info = tw_reader_info(t->r);
+  if (!info->members || info->members_len < 2)
+    return 0;
+  /* ,"a":1,"b":2 -> {"a":1,"b":2} */
+  if (!(obj = malloc(info->members_len + 1)))
+    return 0;
+  obj[0] = '{';
+  memcpy(obj + 1, info->members + 1, info->members_len - 1);
+  obj[info->members_len] = '}';
+  v = tw_rec_member(obj, info->members_len + 1, key);
+  if (v.len && v.len < cap) {
+    memcpy(val, obj + v.off, v.len);
+    val[v.len] = '\0';
+    n = v.len;
+  }
+  free(obj);
+  return n;
+}
+
 const char *tw_tin_error(const tw_tin *t)
 {
   return t->msg;

@@ -118,6 +118,13 @@ int tw_tin_has_file(const tw_tin *t, const char *path);
 /* 1 if a file of t is also one of u's. */
 int tw_tin_overlaps(const tw_tin *t, const tw_tin *u);
 
+/* The value of the top-level member key of the document being read
+ * (members besides traceEvents, read so far: those before it, once a
+ * record was read), copied into val[0..cap) as raw JSON, NUL-terminated.
+ * Returns its length, or 0 if there is none (or it does not fit). */
+size_t tw_tin_member(const tw_tin *t, const char *key, char *val,
+                     size_t cap);
+
 /* The form of the first file (1: {"traceEvents":[...]}), known once a
  * record was read, and the tail of the last file read (without its
  * newline), valid after the end until tw_tin_close. */
