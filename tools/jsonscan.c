@@ -21,6 +21,53 @@
 #include <string.h>
 
 #define DEPTH_MAX 512u     /* the deepest twt_json_check can check */
+
+/* Eight bytes at a time (SWAR): whether a word holds a byte that ends a
+ * run of plain string bytes. */
+#define ONES  UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+#define HAS_ZERO(v) (((v) - ONES) & ~(v) & HIGHS)
+#define HAS_BYTE(v, b) HAS_ZERO((v) ^ (ONES * (uint64_t)(b)))
+
+/* How many bytes from p (up to e) come before a '"' or '\\', eight at
+ * a time: the lowest bit of each mask is exact (a borrow only makes
+ * false hits above a true one), and words are read little-endian. */
+static inline size_t to_quote(const unsigned char *p, const unsigned char *e)
+{
+  const unsigned char *s = p;
+
+  while (e - p >= 8) {
+    uint64_t w, m;
+    memcpy(&w, p, 8);
+    if ((m = HAS_BYTE(w, '"') | HAS_BYTE(w, '\\')) != 0)
+      return (size_t)(p - s) + (size_t)(__builtin_ctzll(m) >> 3);
+    p += 8;
+  }
+  while (p < e && *p != '"' && *p != '\\')
+    p++;
+  return (size_t)(p - s);
+}
+
+/* The same for every byte that needs a closer look in a strict string:
+ * '"', '\\', a control byte, or one of 0x80 and above (UTF-8). */
+static inline size_t to_special(const unsigned char *p,
+                                const unsigned char *e)
+{
+  const unsigned char *s = p;
+
+  while (e - p >= 8) {
+    uint64_t w, m;
+    memcpy(&w, p, 8);
+    m = (HAS_BYTE(w, '"') | HAS_BYTE(w, '\\') |
+         ((w - ONES * 0x20) & ~w) | w) & HIGHS;
+    if (m)
+      return (size_t)(p - s) + (size_t)(__builtin_ctzll(m) >> 3);
+    p += 8;
+  }
+  while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+    p++;
+  return (size_t)(p - s);
+}
 #define KEY_KEEP  16u      /* bytes of a key kept to compare */
 
 /* ===================================================== the checker */
@@ -78,8 +125,12 @@ static const unsigned char *check_string(const unsigned char *p,
                                          const unsigned char *e)
 {
   for (p++; p < e;) {
-    unsigned c = *p;
+    unsigned c;
 
+    p += to_special(p, e);
+    if (p >= e)
+      break;
+    c = *p;
     if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
       p++;
       continue;
@@ -155,19 +206,23 @@ static const unsigned char *check_number(const unsigned char *p,
   return p;
 }
 
-static const unsigned char *skip_ws(const unsigned char *p,
-                                    const unsigned char *e)
+static inline const unsigned char *skip_ws(const unsigned char *p,
+                                           const unsigned char *e)
 {
-  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+  while (p < e && *p <= ' ' &&
+         (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
     p++;
   return p;
 }
 
-int twt_json_check(const char *json, size_t len, unsigned max_depth,
-                   size_t *bad)
+/* The checker; always inlined, so that without fn (a constant NULL) the
+ * member reports cost nothing. */
+static inline __attribute__((always_inline))
+int check(const char *json, size_t len, unsigned max_depth, size_t *bad,
+          twt_member_fn fn, void *arg)
 {
   const unsigned char *s = (const unsigned char *)json, *p = s,
-                      *e = s + len;
+                      *e = s + len, *key = NULL, *kend = NULL, *val = NULL;
   uint64_t objs[DEPTH_MAX / 64];  /* bit d: level d+1 is an object */
   unsigned depth = 0;
 
@@ -217,6 +272,11 @@ value:
   if (!p)
     goto fail_unknown;
 after:
+  if (val && depth == 1) {          /* a member of the top object ended */
+    fn(arg, (const char *)key + 1, (size_t)(kend - key) - 2,
+       (size_t)(val - s), (size_t)(p - val));
+    val = NULL;
+  }
   p = skip_ws(p, e);
   if (depth == 0) {
     if (p != e)
@@ -240,12 +300,18 @@ after:
     goto after;
   }
 key:
+  if (fn && depth == 1)
+    key = p;
   if (p >= e || *p != '"' || !(p = check_string(p, e)))
     goto fail_unknown;
+  if (fn && depth == 1)
+    kend = p;
   p = skip_ws(p, e);
   if (p >= e || *p != ':')
     goto fail;
   p = skip_ws(p + 1, e);
+  if (fn && depth == 1)
+    val = p;
   goto value;
 fail_unknown:
   if (bad)
@@ -255,6 +321,20 @@ fail:
   if (bad)
     *bad = (size_t)(p - s);
   return -1;
+}
+
+int twt_json_check(const char *json, size_t len, unsigned max_depth,
+                   size_t *bad)
+{
+  return check(json, len, max_depth, bad, NULL, NULL);
+}
+
+int twt_json_check_ex(const char *json, size_t len, unsigned max_depth,
+                      size_t *bad, twt_member_fn fn, void *arg)
+{
+  if (!fn)
+    return check(json, len, max_depth, bad, NULL, NULL);
+  return check(json, len, max_depth, bad, fn, arg);
 }
 
 /* ===================================================== the scanner */
@@ -310,6 +390,9 @@ struct twt_scan {
   char *buf;
   size_t blen, bcap;
 
+  twt_member_fn on_member; /* each record's members, as checked */
+  void *on_member_arg;
+
   /* The members kept. */
   char *mem;
   size_t mem_len, mem_cap, mem_start, mem_vstart;
@@ -343,6 +426,12 @@ twt_scan *twt_scan_new(size_t max_record, size_t max_members)
   s->state = ST_START;
   s->info.strict = 1;
   return s;
+}
+
+void twt_scan_on_member(twt_scan *s, twt_member_fn fn, void *arg)
+{
+  s->on_member = fn;
+  s->on_member_arg = arg;
 }
 
 void twt_scan_free(twt_scan *s)
@@ -463,24 +552,39 @@ static int buf_add(twt_scan *s, const char *p, size_t n)
 
 size_t twt_json_compact(char *d, const char *text, size_t n)
 {
-  int str = 0, esc = 0;
-  size_t w = 0;
+  const unsigned char *u = (const unsigned char *)text;
+  size_t w = 0, i = 0;
 
-  for (size_t i = 0; i < n; i++) {
+  while (i < n) {
     char c = text[i];
-    if (str) {
-      if (esc)
-        esc = 0;
-      else if (c == '\\')
-        esc = 1;
-      else if (c == '"')
-        str = 0;
-    } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      i++;
       continue;
-    } else if (c == '"') {
-      str = 1;
     }
-    d[w++] = c;
+    if (c != '"') {
+      d[w++] = c;
+      i++;
+      continue;
+    }
+    /* A string: copied whole, its end found 8 bytes at a time. */
+    {
+      size_t j = i + 1;
+      for (;;) {
+        j += to_quote(u + j, u + n);
+        if (j >= n)
+          break;
+        if (text[j] == '"') {
+          j++;
+          break;
+        }
+        j += 2;                     /* an escape and the byte escaped */
+      }
+      if (j > n)
+        j = n;
+      memmove(d + w, text + i, j - i);
+      w += j - i;
+      i = j;
+    }
   }
   return w;
 }
@@ -506,7 +610,10 @@ static int record_done(twt_scan *s, const char *text, size_t n,
   }
   memset(rec, 0, sizeof *rec);
   rec->offset = s->r_off;
-  if (twt_json_check(text, n, TWT_RECORD_DEPTH, NULL) != 0) {
+  if (s->on_member)
+    s->on_member(s->on_member_arg, NULL, 0, 0, 0);
+  if (twt_json_check_ex(text, n, TWT_RECORD_DEPTH, NULL, s->on_member,
+                        s->on_member_arg) != 0) {
     if (s->info.invalid++ == 0)
       s->info.first_invalid = s->r_off;
     s->info.invalid_bytes += n;
@@ -537,8 +644,7 @@ static size_t record_scan(twt_scan *s, const char *p, size_t i, size_t n,
       continue;
     }
     if (s->r_str) {
-      while (i < n && !(cls[u[i]] & 2))
-        i++;
+      i += to_quote(u + i, u + n);
       if (i == n)
         break;
       if (u[i] == '"')

@@ -55,6 +55,16 @@ extern "C" {
 int twt_json_check(const char *json, size_t len, unsigned max_depth,
                    size_t *bad);
 
+/* The same, and for an object, fn(arg, key, klen, voff, vlen) for each
+ * of its members as it is checked (key: the raw key without its quotes;
+ * the value at json + voff, vlen bytes): validation and extraction in
+ * one pass.  Members are reported before the whole is known to be valid:
+ * use them only when it returns 0.  fn may be NULL. */
+typedef void (*twt_member_fn)(void *arg, const char *key, size_t klen,
+                              size_t voff, size_t vlen);
+int twt_json_check_ex(const char *json, size_t len, unsigned max_depth,
+                      size_t *bad, twt_member_fn fn, void *arg);
+
 /* Copy the valid JSON text[0..n) to d without the whitespace between its
  * tokens (d may be text).  Returns the length written (at most n). */
 size_t twt_json_compact(char *d, const char *text, size_t n);
@@ -106,6 +116,10 @@ typedef struct twt_scan twt_scan;
 /* A new scanner: records of up to max_record bytes, members kept up to
  * max_members bytes.  NULL when out of memory. */
 twt_scan *twt_scan_new(size_t max_record, size_t max_members);
+
+/* Have each record's members reported while it is checked
+ * (twt_json_check_ex); fn(arg, NULL, 0, 0, 0) first, for each record. */
+void twt_scan_on_member(twt_scan *s, twt_member_fn fn, void *arg);
 
 /* Scan p[0..n), the next bytes of the text.  Returns how many were used
  * (fewer than n when a record is ready: feed the rest again after it), or

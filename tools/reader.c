@@ -176,6 +176,8 @@ struct tw_reader {
   tw_read_item item;       /* the item to yield */
   int ready;               /* ... is there */
 
+  tw_rec rec;              /* the members of the record yielded */
+
   /* The front end. */
   int mode;                /* MODE_*: decided on the first chunk */
   twt_scan *js;            /* the general reader */
@@ -350,6 +352,12 @@ static int is_tail_prefix(int object_form, const char *text, size_t n)
 /* Yield an item at the end of the current call. */
 static void yield(tw_reader *r, int kind, const char *text, size_t len)
 {
+  r->item.rec = NULL;
+  if (kind == TW_ITEM_RECORD && (r->flags & TW_READ_MEMBERS)) {
+    r->rec.text = text;
+    r->rec.len = len;
+    r->item.rec = &r->rec;
+  }
   r->item.kind = kind;
   r->item.text = text;
   r->item.len = len;
@@ -479,7 +487,12 @@ static int record_complete(const tw_reader *r, size_t *len, int *glued)
 
   *glued = 0;
   *len = q;
-  if (twt_json_check(t, q, TWT_RECORD_DEPTH, NULL) == 0)
+  twt_member_fn fn = (r->flags & TW_READ_MEMBERS) ? tw_rec_take : NULL;
+
+  if (fn)
+    tw_rec_take((void *)&r->rec, NULL, 0, 0, 0);
+  if (twt_json_check_ex(t, q, TWT_RECORD_DEPTH, NULL, fn,
+                        (void *)&r->rec) == 0)
     return 1;
   /* The old tail glued after it: a commit that overwrote only the tail's
    * first byte leaves "{...},]" or "{...},]}". */
@@ -488,7 +501,10 @@ static int record_complete(const tw_reader *r, size_t *len, int *glued)
     uint64_t between = 0;           /* commas before the old tail */
     size_t g = trim_end(t, t[q - 1] == ']' ? q - 1 : q - 2, &between,
                         NULL);
-    if (g > 0 && twt_json_check(t, g, TWT_RECORD_DEPTH, NULL) == 0) {
+    if (fn)
+      tw_rec_take((void *)&r->rec, NULL, 0, 0, 0);
+    if (g > 0 && twt_json_check_ex(t, g, TWT_RECORD_DEPTH, NULL, fn,
+                                   (void *)&r->rec) == 0) {
       *glued = 1;
       *len = g;
       return 1;
@@ -866,6 +882,8 @@ static int choose(tw_reader *r, const char *p, size_t n)
     r->info.general = 1;
     if (!(r->js = twt_scan_new(r->max_record, MEMBERS_MAX)))
       return fail(r, -ENOMEM, "out of memory");
+    if (r->flags & TW_READ_MEMBERS)
+      twt_scan_on_member(r->js, tw_rec_take, &r->rec);
   }
   return 0;
 }

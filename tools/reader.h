@@ -65,6 +65,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "records.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -98,6 +100,8 @@ extern "C" {
 #define TW_READ_LAYOUT  4u        /* read with the crash-layout reader
                                      whatever the file holds (repair,
                                      snapshot) */
+#define TW_READ_MEMBERS 16u       /* find each record's members while
+                                     checking it: item.rec (one pass) */
 #define TW_READ_GENERAL 8u        /* read with the general reader
                                      (tools/jsonscan.h) whatever the file
                                      holds */
@@ -132,7 +136,13 @@ typedef struct tw_read_item {
                               separators around it are not counted) */
   uint64_t offset;         /* offset of its first byte in the JSON text
                               (the decompressed text for gzip) */
-  uint64_t line;           /* its line number, from 1 (the head) */
+  uint64_t line;           /* its line number, from 1 (the head; 0 for
+                              the general reader) */
+  const tw_rec *rec;       /* RECORD, with TW_READ_MEMBERS: its members,
+                              found while it was checked (one pass), as
+                              spans; tw_rec_finish reads their values.
+                              Valid until the next call.  Otherwise
+                              NULL. */
 } tw_read_item;
 
 /* What the reader found so far; final once tw_reader_next returned 0. */

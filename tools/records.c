@@ -152,13 +152,33 @@ static int take_member(void *arg, const char *k, size_t n, tw_rec_span v)
   return 0;
 }
 
+void tw_rec_take(void *arg, const char *key, size_t klen, size_t voff,
+                 size_t vlen)
+{
+  tw_rec_span v;
+
+  if (!key) {
+    memset(arg, 0, sizeof(tw_rec));
+    return;
+  }
+  v.off = voff;
+  v.len = vlen;
+  (void)take_member(arg, key, klen, v);
+}
+
 int tw_rec_parse(tw_rec *r, const char *text, size_t len)
 {
   memset(r, 0, sizeof *r);
-  r->text = text;
-  r->len = len;
   if (tw_rec_each(text, len, take_member, r) != 0)
     return -1;
+  tw_rec_finish(r, text, len);
+  return 0;
+}
+
+void tw_rec_finish(tw_rec *r, const char *text, size_t len)
+{
+  r->text = text;
+  r->len = len;
   if (r->ph_v.len >= 3 && text[r->ph_v.off] == '"')
     r->ph = text[r->ph_v.off + 1];
   if (r->ts_v.len && tw_rec_us_to_ns(text + r->ts_v.off, r->ts_v.len,
@@ -173,7 +193,6 @@ int tw_rec_parse(tw_rec *r, const char *text, size_t len)
   if (r->tid_v.len && tw_rec_int(text + r->tid_v.off, r->tid_v.len,
                                  &r->tid) == 0)
     r->has |= TW_REC_TID;
-  return 0;
 }
 
 struct find {
@@ -278,6 +297,17 @@ static int dec_parse(const char *tok, size_t n, dec *d, int *quoted)
   if (p < e && *p == '-') {
     neg = 1;
     p++;
+  }
+  {                                 /* up to 18 digits in 64 bits */
+    uint64_t v = 0;
+    for (; p < e && *p >= '0' && *p <= '9' && nd < 18; p++) {
+      any = 1;
+      if (v == 0 && *p == '0')
+        continue;                   /* leading zeros */
+      nd++;
+      v = v * 10 + (uint64_t)(*p - '0');
+    }
+    m = (i128)v;
   }
   for (; p < e && *p >= '0' && *p <= '9'; p++) {
     any = 1;

@@ -58,6 +58,14 @@ typedef struct tw_rec {
  * (as the reader yields it).  Returns 0, or -1 if it is not an object. */
 int tw_rec_parse(tw_rec *r, const char *text, size_t len);
 
+/* The same in two halves, for a reader that finds the members while it
+ * checks the record (twt_json_check_ex): tw_rec_take(r, key, klen, voff,
+ * vlen) for each member (key NULL: a new record, r cleared), then
+ * tw_rec_finish(r, text, len) once the whole is valid. */
+void tw_rec_take(void *r, const char *key, size_t klen, size_t voff,
+                 size_t vlen);
+void tw_rec_finish(tw_rec *r, const char *text, size_t len);
+
 /* The value of the top-level member key of the object obj[0..len) (valid
  * JSON), as a span of obj; len 0 if there is none. */
 tw_rec_span tw_rec_member(const char *obj, size_t len, const char *key);

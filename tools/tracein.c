@@ -370,6 +370,8 @@ static int open_file(tw_tin *t)
   memset(&ro, 0, sizeof ro);
   ro.max_record = t->opts.max_record;
   ro.flags = TW_READ_DROPPED;
+  if (!t->opts.events_unparsed)
+    ro.flags |= TW_READ_MEMBERS;    /* checked and parsed in one pass */
   rc = tw_reader_open(&t->r, t->files[t->cur].path, &ro, msg, sizeof msg);
   if (rc != 0)
     return fail(t, rc, "%s", msg);
@@ -511,7 +513,10 @@ int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
       rec->kind = TW_TIN_EVENT;
       goto yield;
     }
-    if (tw_rec_parse(&rec->r, item.text, item.len) != 0)
+    if (item.rec) {
+      rec->r = *item.rec;           /* found while the reader checked it */
+      tw_rec_finish(&rec->r, item.text, item.len);
+    } else if (tw_rec_parse(&rec->r, item.text, item.len) != 0)
       return fail(t, TW_READ_ENOTTRACE, "%s: byte %" PRIu64 ": a record "
                   "that is not an object", t->files[t->cur].path,
                   item.offset);
