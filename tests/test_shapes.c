@@ -934,6 +934,79 @@ static void test_merge_kineto(void **state)
   tt_remove_dir(dir);
 }
 
+
+/* ============================================================ ndjson */
+
+/* The lines of the file at path (each ending with "\n", nothing else)
+ * must be exactly want[0..n), each one strict JSON. */
+static void assert_ndjson(const char *path, const char *const *want,
+                          size_t n)
+{
+  size_t len, i = 0;
+  char *buf = tu_read_file(path, &len), *p = buf;
+
+  assert_true(len > 0 && buf[len - 1] == '\n');
+  while (p < buf + len) {
+    char *nl = memchr(p, '\n', (size_t)(buf + len - p)), err[128];
+    jc_doc *d;
+    assert_non_null(nl);
+    d = jc_parse(p, (size_t)(nl - p), err, sizeof err);
+    if (!d)
+      fail_msg("line %zu: %s", i + 1, err);
+    assert_int_equal(jc_type(d, jc_root(d)), JC_OBJECT);
+    jc_free(d);
+    if (want) {
+      assert_true(i < n);
+      if ((size_t)(nl - p) != strlen(want[i]) ||
+          memcmp(p, want[i], strlen(want[i])) != 0)
+        fail_msg("line %zu: %.*s\nwant %s", i + 1, (int)(nl - p), p,
+                 want[i]);
+    }
+    i++;
+    p = nl + 1;
+  }
+  assert_int_equal(i, n);
+  free(buf);
+}
+
+/* --ndjson: one record a line and nothing else, for cat, slice and
+ * merge, whatever the input's shape. */
+static void test_ndjson(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "k.json");
+  char *in2 = tt_in_dir(dir, "c.json"), *out = tt_in_dir(dir, "out.ndjson");
+  text k = make_doc(KINETO), c = make_doc(CHROME);
+  (void)state;
+
+  tt_write_bytes(in, k.p, k.len);
+  tt_write_bytes(in2, c.p, c.len);
+  {
+    char *argv[] = { "cat", "-q", "--ndjson", "-o", out, in, NULL };
+    assert_int_equal(run(tw_tool_cat_main, argv, NULL, NULL), 0);
+    assert_ndjson(out, RECS, NRECS);
+  }
+  {
+    char *argv[] = { "slice", "-q", "--ndjson", "-o", out, in, NULL };
+    assert_int_equal(run(tw_tool_slice_main, argv, NULL, NULL), 0);
+    assert_ndjson(out, NULL, NRECS);
+  }
+  {
+    char *argv[] = { "merge", "-q", "--ndjson", "-o", out, in, in2, NULL };
+    assert_int_equal(run(tw_tool_merge_main, argv, NULL, NULL), 0);
+    assert_ndjson(out, NULL, 2 * NRECS + 1);  /* + the clock record */
+  }
+  {
+    char *argv[] = { "stats", "--ndjson", in, NULL };
+    assert_int_equal(run(tw_tool_stats_main, argv, NULL, NULL), 2);
+  }
+  free(k.p);
+  free(c.p);
+  free(in);
+  free(in2);
+  free(out);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -947,6 +1020,7 @@ int main(void)
     cmocka_unit_test(test_exact_merge),
     cmocka_unit_test(test_exact_slice),
     cmocka_unit_test(test_merge_kineto),
+    cmocka_unit_test(test_ndjson),
   };
 
   tt_deadline(300, "test_shapes");

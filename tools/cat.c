@@ -36,6 +36,8 @@ static void cat_usage(FILE *out)
     "\n"
     "  -o, --output OUT     write to OUT, gzip if it ends in .gz\n"
     "                       (default: the standard output)\n"
+    "      --ndjson         one record a line and nothing else (newline-\n"
+    "                       delimited JSON, for BigQuery, DuckDB, ClickHouse)\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --no-parts       read only the files named\n"
     "  -m, --max-line SIZE  the longest record, in bytes (suffixes k, m, g;\n"

@@ -45,6 +45,9 @@ int tw_cmd_option(const char *command, void (*usage)(FILE *), int opt,
   case TW_CMD_OPT_NO_PARTS:
     c->no_parts = 1;
     return TW_CMD_TAKEN;
+  case TW_CMD_OPT_NDJSON:
+    c->ndjson = 1;
+    return TW_CMD_TAKEN;
   case 'h':
     usage(stdout);
     return TW_CLI_OK;
@@ -89,6 +92,7 @@ int tw_cmd_open_output(const char *command, const struct tw_cmd_common *c,
   tw_out_options_init(&oo);
   oo.compress = TW_OUT_BY_NAME;
   oo.tag = command;
+  oo.ndjson = c->ndjson;
   if (tw_out_open(op, c->output, &oo, msg, sizeof msg) != 0)
     return tw_cmd_error(command, "%s", msg);
   return -1;

@@ -30,16 +30,19 @@ struct tw_cmd_common {
   int no_parts;            /* --no-parts: no rotated parts looked for */
   size_t max_record;       /* -m, --max-line (0: the reader's default) */
   int events_unparsed;     /* tw_tin_options.events_unparsed */
+  int ndjson;              /* --ndjson: one record a line (tw_out) */
 };
 
 /* Their getopt_long entries, and the short options. */
 #define TW_CMD_OPT_NO_PARTS 0x100
+#define TW_CMD_OPT_NDJSON 0x180
 #define TW_CMD_SHORT ":o:qm:h"
 #define TW_CMD_LONG \
   { "output",   required_argument, NULL, 'o' }, \
   { "quiet",    no_argument,       NULL, 'q' }, \
   { "max-line", required_argument, NULL, 'm' }, \
   { "no-parts", no_argument,       NULL, TW_CMD_OPT_NO_PARTS }, \
+  { "ndjson",   no_argument,       NULL, TW_CMD_OPT_NDJSON }, \
   { "help",     no_argument,       NULL, 'h' }
 
 /* What tw_cmd_option makes of an option. */

@@ -686,6 +686,8 @@ static void merge_usage(FILE *out)
     "                            how much, even with -q\n"
     "  -w, --window SIZE         bytes of each input read ahead to order\n"
     "                            records (default: 8MiB)\n"
+    "      --ndjson         one record a line and nothing else (newline-\n"
+    "                       delimited JSON, for BigQuery, DuckDB, ClickHouse)\n"
     "  -q, --quiet               print nothing but errors\n"
     "      --no-parts            read only the files named\n"
     "  -m, --max-line SIZE       the longest record (default: 64MiB)\n"

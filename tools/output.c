@@ -56,6 +56,7 @@ struct tw_out {
   size_t used;             /* bytes pending in buf */
   uint64_t bytes;          /* bytes written to the file */
   uint64_t records;        /* records written */
+  int ndjson;              /* one record a line, nothing else */
   int committed;           /* tw_out_commit succeeded */
   int err;                 /* the first error: sticky */
   char msg[MSG_MAX];
@@ -315,6 +316,7 @@ int tw_out_open(tw_out **op, const char *path,
   o->level = opts->level >= 1 && opts->level <= 9 ? opts->level :
              DEFAULT_LEVEL;
   snprintf(o->tag, sizeof o->tag, "%s", opts->tag ? opts->tag : "tmp");
+  o->ndjson = opts->ndjson;
   o->set_mode = opts->set_mode;
   o->mode = opts->mode;
   o->set_owner = opts->set_owner;
@@ -385,6 +387,13 @@ int tw_out_record(tw_out *o, int object_form, const char *text, size_t len)
 {
   int rc;
 
+  if (o->ndjson) {
+    if ((rc = tw_out_write(o, text, len)) != 0 ||
+        (rc = tw_out_write(o, "\n", 1)) != 0)
+      return rc;
+    o->records++;
+    return 0;
+  }
   if (o->records == 0) {
     if ((rc = write_head(o, object_form)) != 0)
       return rc;
@@ -402,6 +411,8 @@ int tw_out_end(tw_out *o, int object_form, const char *tail, size_t len)
 {
   int rc;
 
+  if (o->ndjson)
+    return 0;
   if (!tail)
     tail = tw_read_bracket(object_form, &len);
   if (o->records == 0) {

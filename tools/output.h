@@ -61,6 +61,9 @@ struct tw_out_options {
                               an error to do so is ignored) */
   uid_t uid;
   gid_t gid;
+  int ndjson;              /* newline-delimited JSON: each record then a
+                              newline, and nothing else (no head, no
+                              separators, no tail) */
 };
 
 typedef struct tw_out tw_out;

@@ -725,6 +725,8 @@ static void slice_usage(FILE *out)
     "      --tid T        only thread T (repeat for more)\n"
     "  -n, --name GLOB    only events whose name matches GLOB (fnmatch)\n"
     "  -c, --cat GLOB     only events with a category matching GLOB\n"
+    "      --ndjson         one record a line and nothing else (newline-\n"
+    "                       delimited JSON, for BigQuery, DuckDB, ClickHouse)\n"
     "  -q, --quiet        print nothing but errors\n"
     "      --no-parts     read only the files named\n"
     "  -m, --max-line SIZE  the longest record (default: 64MiB)\n"

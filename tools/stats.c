@@ -891,6 +891,11 @@ int tw_tool_stats_main(int argc, char **argv)
       return status;
     }
   }
+  if (c.ndjson) {
+    free(st);
+    return tw_cli_usage_error(CMD, stats_usage, "--ndjson is for the "
+                              "commands that write a trace");
+  }
   if (optind >= argc) {
     free(st);
     return tw_cli_usage_error(CMD, stats_usage, "no FILE to read");
