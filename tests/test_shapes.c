@@ -1007,6 +1007,71 @@ static void test_ndjson(void **state)
   tt_remove_dir(dir);
 }
 
+
+/* slice --clip: complete events that cross the window's edges are cut
+ * to it (ts and dur rewritten); one inside stays byte for byte; without
+ * --clip all are kept whole. */
+static void test_slice_clip(void **state)
+{
+  static const char *const recs[] = {
+    "{\"ph\":\"X\",\"name\":\"a\",\"ts\":900,\"dur\":200,\"pid\":1,"
+      "\"tid\":1}",
+    "{\"dur\":300,\"ph\":\"X\",\"name\":\"b\",\"ts\":\"1900.5\",\"pid\":1,"
+      "\"tid\":1}",
+    "{\"ph\":\"X\",\"name\":\"c\",\"ts\":8e2,\"dur\":1500,\"pid\":1,"
+      "\"tid\":1}",
+    "{\"ph\":\"X\",\"name\":\"d\",\"ts\":1200,\"dur\":10,\"pid\":1,"
+      "\"tid\":1}",
+    "{\"ph\":\"X\",\"name\":\"e\",\"ts\":100,\"dur\":10,\"pid\":1,"
+      "\"tid\":1}",
+  };
+  static const struct { int64_t ts, dur; } clipped[] = {
+    { 1000000, 100000 }, { 1900500, 99500 }, { 1000000, 1000000 },
+    { 1200000, 10000 },
+  };
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "s.json");
+  char *out = tt_in_dir(dir, "out.json");
+  text t = { 0 };
+  (void)state;
+
+  puts_(&t, "[");
+  for (size_t k = 0; k < 5; k++) {
+    puts_(&t, recs[k]);
+    puts_(&t, k < 4 ? ",\n" : "]");
+  }
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  for (int with_clip = 0; with_clip < 2; with_clip++) {
+    char *argv[] = { "slice", "-q", "--from", "@1ms", "--to", "@2ms", "-o",
+                     out, in, with_clip ? "--clip" : NULL, NULL };
+    jc_doc *d;
+    jc_val ev;
+    assert_int_equal(run(tw_tool_slice_main, argv, NULL, NULL), 0);
+    d = load_out(out);
+    ev = jc_trace_events(d);
+    assert_int_equal(jc_len(d, ev), 4);
+    for (size_t k = 0; k < 4; k++) {
+      jc_val v = jc_index(d, ev, k);
+      uint64_t ts, dur;
+      size_t len;
+      const char *raw = jc_raw(d, v, &len);
+      assert_int_equal(jc_us_to_ns(d, jc_get(d, v, "dur"), &dur), 0);
+      if (!with_clip || k == 3) {   /* whole: byte for byte */
+        assert_int_equal(len, strlen(recs[k]));
+        assert_memory_equal(raw, recs[k], len);
+        continue;
+      }
+      assert_int_equal(jc_us_to_ns(d, jc_get(d, v, "ts"), &ts), 0);
+      assert_int_equal((int64_t)ts, clipped[k].ts);
+      assert_int_equal((int64_t)dur, clipped[k].dur);
+    }
+    jc_free(d);
+  }
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1021,6 +1086,7 @@ int main(void)
     cmocka_unit_test(test_exact_slice),
     cmocka_unit_test(test_merge_kineto),
     cmocka_unit_test(test_ndjson),
+    cmocka_unit_test(test_slice_clip),
   };
 
   tt_deadline(300, "test_shapes");

@@ -159,6 +159,36 @@ int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
   return 0;
 }
 
+int tw_cmd_edit(const char *text, size_t len, const tw_rec_span *at,
+                const char *const *with, const size_t *wlen, size_t n,
+                tw_cmd_buf *b, const char **out, size_t *outlen)
+{
+  size_t need = len, w = 0, from = 0;
+
+  for (size_t i = 0; i < n; i++)
+    need += wlen[i];
+  if (need > b->cap) {
+    char *p = realloc(b->p, need);
+    if (!p)
+      return -ENOMEM;
+    b->p = p;
+    b->cap = need;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!at[i].len)
+      continue;
+    memcpy(b->p + w, text + from, at[i].off - from);
+    w += at[i].off - from;
+    memcpy(b->p + w, with[i], wlen[i]);
+    w += wlen[i];
+    from = at[i].off + at[i].len;
+  }
+  memcpy(b->p + w, text + from, len - from);
+  *out = b->p;
+  *outlen = w + len - from;
+  return 0;
+}
+
 void tw_cmd_buf_free(tw_cmd_buf *b)
 {
   free(b->p);

@@ -90,6 +90,13 @@ int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
 
 void tw_cmd_buf_free(tw_cmd_buf *b);
 
+/* text[0..len) with the values at[0..n) (spans of text, in order, not
+ * overlapping; a span of length 0 is left alone) replaced by with[i]
+ * (wlen[i] bytes), into b: *out, *outlen.  Returns 0 or -ENOMEM. */
+int tw_cmd_edit(const char *text, size_t len, const tw_rec_span *at,
+                const char *const *with, const size_t *wlen, size_t n,
+                tw_cmd_buf *b, const char **out, size_t *outlen);
+
 /* Finish the output: the tail (NULL: the form's), commit; prints the
  * error.  Returns 0 or TW_CLI_RUNTIME. */
 int tw_cmd_finish_output(const char *command, tw_out *o, int object_form,

@@ -99,6 +99,9 @@ struct slice {
   tw_out *out;
   int form;
   tw_cmd_buf buf;
+  tw_cmd_buf clipped;      /* --clip: a record cut to the window */
+  int clip;                /* --clip */
+  uint64_t clips;          /* complete events cut */
   char *clock;             /* the clock record, until the first write */
   size_t clock_len;
   int any_written;
@@ -595,6 +598,45 @@ static void set_start(struct slice *sl, int64_t start)
            sl->to_abs ? sl->to_rel : start + sl->to_rel;
 }
 
+/* --clip: the complete event r (its text[0..len) as it is to be
+ * written, at ts moved) cut to the window: ts and dur rewritten, to the
+ * nanosecond, when it crosses an edge.  0 or -1 (sl->err set). */
+static int clip(struct slice *sl, const tw_rec *r, int64_t ts,
+                const char **text, size_t *len)
+{
+  int64_t end = ts + ((r->has & TW_REC_DUR) ? r->dur : 0);
+  int64_t b = ts < sl->from ? sl->from : ts;
+  int64_t e = end > sl->to ? sl->to : end;
+  char tst[TW_REC_US_MAX], durt[TW_REC_US_MAX];
+  const char *with[2];
+  size_t wlen[2];
+  tw_rec_span at[2];
+  tw_rec c;
+
+  if (b == ts && e == end)
+    return 0;                     /* inside: byte for byte */
+  if (tw_rec_parse(&c, *text, *len) != 0)
+    return 0;
+  if (!c.ts_v.len || !c.dur_v.len)
+    return 0;
+  {
+    int dur_first = c.dur_v.off < c.ts_v.off;   /* edits in text order */
+    at[dur_first] = c.ts_v;
+    with[dur_first] = tst;
+    wlen[dur_first] = tw_rec_us_text(b, tst);
+    at[!dur_first] = c.dur_v;
+    with[!dur_first] = durt;
+    wlen[!dur_first] = tw_rec_us_text(e - b, durt);
+  }
+  if (tw_cmd_edit(*text, *len, at, with, wlen, 2, &sl->clipped, text,
+                  len) != 0) {
+    sl->err = tw_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  sl->clips++;
+  return 0;
+}
+
 static int take(struct slice *sl, const tw_tin_rec *rec)
 {
   const tw_rec *r = &rec->r;
@@ -624,8 +666,11 @@ static int take(struct slice *sl, const tw_tin_rec *rec)
   switch (r->ph) {
   case 'X':
     if (filters_pass(sl, r) && ts < sl->to &&
-        ts + ((r->has & TW_REC_DUR) ? r->dur : 0) >= sl->from)
+        ts + ((r->has & TW_REC_DUR) ? r->dur : 0) >= sl->from) {
+      if (sl->clip && clip(sl, r, ts, &text, &len) != 0)
+        return -1;
       return keep(sl, r, text, len);
+    }
     return 0;
   case 'B':
     return span_begin(sl, &sl->spans, thread_key(r), r, ts, text,
@@ -713,13 +758,16 @@ static void slice_usage(FILE *out)
     "10s, 12.5ms, 1500us; or, after '@', a timestamp of the trace's clock\n"
     "(@1234.5ms).  FILE... are read as one trace, as by cat.\n"
     "\n"
-    "Complete events that overlap the window are kept whole; B/E pairs and\n"
+    "Complete events that overlap the window are kept whole (with --clip:\n"
+    "cut to it, ts and dur rewritten); B/E pairs and\n"
     "async spans that overlap it are kept whole, both ends; a flow only if\n"
     "all of it is in the window.  Metadata (names) of what is kept stay.\n"
     "\n"
     "  -o, --output OUT   write to OUT, gzip if it ends in .gz (default:\n"
     "                     the standard output)\n"
     "  -f, --from T       the window's start (default: the beginning)\n"
+    "      --clip         cut complete events that cross the window's\n"
+    "                     edges to it\n"
     "  -t, --to T         its end, excluded (default: the end)\n"
     "  -p, --pid P        only process P (repeat for more)\n"
     "      --tid T        only thread T (repeat for more)\n"
@@ -753,6 +801,9 @@ static void summary(const struct slice *sl, const tw_tin *in)
   fprintf(stderr, TW_CLI_PROGRAM " " CMD ": kept %" PRIu64 " of %" PRIu64
           " records (%" PRIu64 " written to %s)", sl->kept, s->records,
           tw_out_records(sl->out), tw_cmd_output_name(sl->c));
+  if (sl->clips)
+    fprintf(stderr, "; %" PRIu64 " complete events cut to the window",
+            sl->clips);
   if (sl->dropped_pairs)
     fprintf(stderr, "; %" PRIu64 " spans outside the window dropped "
             "(both ends)", sl->dropped_pairs);
@@ -770,6 +821,7 @@ static void summary(const struct slice *sl, const tw_tin *in)
 }
 
 #define OPT_TID 0x102
+#define OPT_CLIP 0x103
 
 int tw_tool_slice_main(int argc, char **argv)
 {
@@ -779,6 +831,7 @@ int tw_tool_slice_main(int argc, char **argv)
     { "to",   required_argument, NULL, 't' },
     { "pid",  required_argument, NULL, 'p' },
     { "tid",  required_argument, NULL, OPT_TID },
+    { "clip", no_argument,       NULL, OPT_CLIP },
     { "name", required_argument, NULL, 'n' },
     { "cat",  required_argument, NULL, 'c' },
     { NULL, 0, NULL, 0 }
@@ -808,6 +861,9 @@ int tw_tool_slice_main(int argc, char **argv)
                                   "duration such as 10s or 12.5ms, or "
                                   "@TIMESTAMP)", optarg);
       *(opt == 'f' ? &sl.have_from : &sl.have_to) = 1;
+      continue;
+    case OPT_CLIP:
+      sl.clip = 1;
       continue;
     case 'p':
     case OPT_TID:
@@ -882,6 +938,7 @@ done:
   table_free(&sl, &sl.meta);
   free(sl.clock);
   tw_cmd_buf_free(&sl.buf);
+  tw_cmd_buf_free(&sl.clipped);
   tw_out_close(sl.out);
   tw_tin_close(in);
   return status;
