@@ -79,3 +79,20 @@ char *tw__layout_document(int object_form, char *records, size_t len,
   *doc_len = head_len + len - 1;
   return doc;
 }
+
+size_t tw__layout_number_at(const char *path)
+{
+  static const char *const known[] = { ".json.gz", ".json", ".gz" };
+  const char *base = strrchr(path, '/');
+  size_t n = strlen(path), b;
+  const char *dot;
+
+  b = base ? (size_t)(base - path) + 1 : 0;
+  for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+    size_t kl = strlen(known[k]);
+    if (n - b > kl && strcmp(path + n - kl, known[k]) == 0)
+      return n - kl;
+  }
+  dot = strrchr(path + b, '.');
+  return dot && dot > path + b ? (size_t)(dot - path) : n;
+}

@@ -71,4 +71,11 @@ int tw__layout_clock_record(const tw__fmt_config *cfg, char *buf,
 char *tw__layout_document(int object_form, char *records, size_t len,
                           size_t *doc_len);
 
+/* Where the number of a rotated file goes in path: the offset of the
+ * "." that begins ".NNNNNN", before ".json.gz", ".json" or ".gz", else
+ * before the last extension of the base name, else at the end
+ * (trace.json -> trace.000001.json).  Pure: the one rule for the writer's
+ * rotation and the tools (which look for parts and name split's). */
+size_t tw__layout_number_at(const char *path);
+
 #endif /* TW_LAYOUT_H */

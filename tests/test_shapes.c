@@ -261,6 +261,11 @@ static text make_doc(enum shape sh)
   return t;
 }
 
+static int is_ph_(const jc_doc *d, jc_val ev, const char *ph)
+{
+  return jc_streq(d, jc_get(d, ev, "ph"), ph);
+}
+
 /* Run a command on argv (NULL-terminated). */
 static int run(main_fn fn, char **argv, const char *out_path,
                const char *err_path)
@@ -1072,6 +1077,176 @@ static void test_slice_clip(void **state)
   tt_remove_dir(dir);
 }
 
+
+/* ============================================================= split */
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Append the raw text of every event (not 'M', not the clock record) of
+ * the trace at path to *v (*n of them); and check that each B/E pair and
+ * b/e span of it is whole: as many ends as beginnings per key. */
+static void collect(const char *path, char ***v, size_t *n, size_t *metas)
+{
+  jc_doc *d = load_out(path);
+  jc_val e;
+  int64_t open_be[4] = { 0 }, open_async = 0;
+
+  *metas = 0;
+  for (e = jc_first(d, jc_trace_events(d)); e >= 0; e = jc_next(d, e)) {
+    size_t len;
+    const char *raw = jc_raw(d, e, &len);
+    int64_t tid = 0;
+    if (is_ph_(d, e, "M")) {
+      ++*metas;
+      continue;
+    }
+    if (is_ph_(d, e, "c"))
+      continue;
+    (void)jc_int64(d, jc_get(d, e, "tid"), &tid);
+    if (is_ph_(d, e, "B"))
+      open_be[tid & 3]++;
+    if (is_ph_(d, e, "E"))
+      assert_true(open_be[tid & 3]-- > 0);
+    if (is_ph_(d, e, "b"))
+      open_async++;
+    if (is_ph_(d, e, "e"))
+      assert_true(open_async-- > 0);
+    *v = realloc(*v, (*n + 1) * sizeof **v);
+    assert_non_null(*v);
+    (*v)[(*n)++] = strndup(raw, len);
+  }
+  for (int k = 0; k < 4; k++)
+    assert_int_equal(open_be[k], 0);
+  assert_int_equal(open_async, 0);
+  jc_free(d);
+}
+
+static void free_strs(char **v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+/* split --every and --size: every part strict and self-contained (the
+ * names repeated), each span whole in one part, the parts together
+ * holding every event once; cat of the parts gives them back. */
+static void test_split(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "big.json");
+  char *out = tt_in_dir(dir, "part.json"), *back = tt_in_dir(dir, "b.json");
+  char **want = NULL;
+  size_t nwant = 0, metas;
+  text t = { 0 };
+  (void)state;
+
+  /* 400 events over 4 ms: a B/E around all of it on thread 1, short
+   * B/E pairs and X events on threads 2 and 3, async spans across
+   * parts, instants. */
+  puts_(&t, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\","
+        "\"pid\":1,\"tid\":1,\"args\":{\"name\":\"engine\"}},\n"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,"
+        "\"args\":{\"name\":\"worker\"}},\n"
+        "{\"ph\":\"B\",\"name\":\"run\",\"pid\":1,\"tid\":1,\"ts\":0}");
+  for (int i = 0; i < 400; i++) {
+    char rec[256];
+    int ts = 10 * i + 1;
+    switch (i % 8) {
+    case 0:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"B\",\"name\":\"step\","
+               "\"pid\":1,\"tid\":2,\"ts\":%d}", ts);
+      break;
+    case 3:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"E\",\"pid\":1,\"tid\":2,"
+               "\"ts\":%d}", ts);
+      break;
+    case 4:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"b\",\"cat\":\"req\","
+               "\"name\":\"r\",\"id\":%d,\"pid\":1,\"tid\":3,\"ts\":%d}",
+               i, ts);
+      break;
+    case 6:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"i\",\"name\":\"tick\","
+               "\"s\":\"t\",\"pid\":1,\"tid\":3,\"ts\":%d}", ts);
+      break;
+    default:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"X\",\"name\":\"k%d\","
+               "\"pid\":1,\"tid\":3,\"ts\":%d,\"dur\":4}", i, ts);
+      break;
+    }
+    puts_(&t, rec);
+    if (i % 8 == 4 && i >= 40) {    /* the span begun 36 events before */
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"e\",\"cat\":\"req\","
+               "\"name\":\"r\",\"id\":%d,\"pid\":1,\"tid\":3,\"ts\":%d}",
+               i - 40, ts);
+      puts_(&t, rec);
+    }
+  }
+  for (int i = 360; i < 400; i += 8) {
+    char rec[256];
+    snprintf(rec, sizeof rec, ",\n{\"ph\":\"e\",\"cat\":\"req\","
+             "\"name\":\"r\",\"id\":%d,\"pid\":1,\"tid\":3,\"ts\":4001}",
+             i + 4);
+    puts_(&t, rec);
+  }
+  puts_(&t, ",\n{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":4002}\n],"
+        "\"displayTimeUnit\":\"ns\"}");
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  collect(in, &want, &nwant, &metas);
+  qsort(want, nwant, sizeof *want, cmp_str);
+
+  for (int mode = 0; mode < 2; mode++) {
+    char *argv[] = { "split", "-q", "-o", out, mode ? "--size" : "--every",
+                     mode ? "4k" : "500us", in, NULL };
+    char **got = NULL, **catv = NULL;
+    size_t ngot = 0, ncat = 0, nparts = 0;
+    char *cat_argv[64] = { "cat", "-q", "--no-parts", "-o", back };
+    size_t cat_argc = 5;
+
+    assert_int_equal(run(tw_tool_split_main, argv, NULL, NULL), 0);
+    for (unsigned long k = 1;; k++) {
+      char name[PATH_MAX];
+      size_t m;
+      snprintf(name, sizeof name, "%s/part.%06lu.json", dir, k);
+      if (access(name, F_OK) != 0)
+        break;
+      nparts++;
+      collect(name, &got, &ngot, &m);
+      assert_int_equal(m, 2);       /* the names, in every part */
+      assert_true(cat_argc < 63);
+      cat_argv[cat_argc++] = strdup(name);
+    }
+    assert_true(nparts >= 4);
+    qsort(got, ngot, sizeof *got, cmp_str);
+    assert_int_equal(ngot, nwant);
+    for (size_t i = 0; i < nwant; i++)
+      assert_string_equal(got[i], want[i]);
+    cat_argv[cat_argc] = NULL;
+    assert_int_equal(run(tw_tool_cat_main, cat_argv, NULL, NULL), 0);
+    collect(back, &catv, &ncat, &metas);
+    assert_int_equal(metas, 2);
+    qsort(catv, ncat, sizeof *catv, cmp_str);
+    assert_int_equal(ncat, nwant);
+    for (size_t i = 0; i < nwant; i++)
+      assert_string_equal(catv[i], want[i]);
+    for (size_t i = 5; i < cat_argc; i++) {
+      assert_int_equal(unlink(cat_argv[i]), 0);
+      free(cat_argv[i]);
+    }
+    free_strs(got, ngot);
+    free_strs(catv, ncat);
+  }
+  free_strs(want, nwant);
+  free(in);
+  free(out);
+  free(back);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1087,6 +1262,7 @@ int main(void)
     cmocka_unit_test(test_merge_kineto),
     cmocka_unit_test(test_ndjson),
     cmocka_unit_test(test_slice_clip),
+    cmocka_unit_test(test_split),
   };
 
   tt_deadline(300, "test_shapes");

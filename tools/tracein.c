@@ -133,11 +133,9 @@ static int find_parts(const char *path, struct part **parts, size_t *n)
   if (tw__rotated_name(n0, size, path, 0) != 0 ||
       tw__rotated_name(n1, size, path, 1) != 0)
     goto done;                    /* no room for a number: no parts */
-  /* The names differ in the last digit of the number: the prefix ends
-   * six characters before it, the suffix begins just after. */
-  for (plen = 0; n0[plen] == n1[plen]; plen++)
-    continue;
-  plen -= 5;
+  /* The number follows the "." at tw__layout_number_at: the prefix ends
+   * after that dot, the suffix begins after the six digits. */
+  plen = tw__layout_number_at(path) + 1;
   slen = strlen(n0) - plen - 6;
   slash = strrchr(n0, '/');
   base = slash ? slash + 1 : n0;
@@ -537,6 +535,18 @@ int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
     t->stats.yielded++;
     return 1;
   }
+}
+
+const char *tw_tin_members(const tw_tin *t, size_t *len)
+{
+  const struct tw_read_info *info;
+
+  *len = 0;
+  if (!t->r)
+    return NULL;
+  info = tw_reader_info(t->r);
+  *len = info->members ? info->members_len : 0;
+  return info->members;
 }
 
 size_t tw_tin_member(const tw_tin *t, const char *key, char *val,

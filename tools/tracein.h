@@ -125,6 +125,11 @@ int tw_tin_overlaps(const tw_tin *t, const tw_tin *u);
 size_t tw_tin_member(const tw_tin *t, const char *key, char *val,
                      size_t cap);
 
+/* The members besides traceEvents of the document being read, so far,
+ * each as ,"key":value (whitespace as read); NULL if none or no file is
+ * being read.  Valid until the next call on t. */
+const char *tw_tin_members(const tw_tin *t, size_t *len);
+
 /* The form of the first file (1: {"traceEvents":[...]}), known once a
  * record was read, and the tail of the last file read (without its
  * newline), valid after the end until tw_tin_close. */

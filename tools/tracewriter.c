@@ -872,6 +872,8 @@ static const struct command commands[] = {
     tw_tool_slice_main },
   { "stats", "what a trace holds, and what it takes to open it",
     tw_tool_stats_main },
+  { "split", "cut a big trace into parts that a viewer opens",
+    tw_tool_split_main },
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
