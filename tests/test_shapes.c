@@ -1247,6 +1247,53 @@ static void test_split(void **state)
   tt_remove_dir(dir);
 }
 
+
+/* stats counts every record whatever its pid's type, rows threads by
+ * pid and tid as written (strings too), and says what it could not
+ * place on the timeline. */
+static void test_stats_places(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "k.json");
+  char *out = tt_in_dir(dir, "stats.json");
+  text t = make_doc(KINETO);
+  char *argv[] = { "stats", "--json", "-o", out, in, NULL };
+  jc_doc *d;
+  jc_val th, v, unpl;
+  int64_t n, events = 0, sum = 0;
+  int saw_string_pid = 0;
+  (void)state;
+
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  assert_int_equal(run(tw_tool_stats_main, argv, NULL, NULL), 0);
+  d = load_out(out);
+  assert_int_equal(jc_int64(d, jc_get(d, jc_root(d), "records"), &n), 0);
+  assert_int_equal(n, NRECS);
+  assert_int_equal(jc_int64(d, jc_get(d, jc_root(d), "events"), &events),
+                   0);
+  assert_int_equal(events, NRECS - 1);
+  th = jc_get(d, jc_root(d), "threads");
+  for (v = jc_first(d, th); v >= 0; v = jc_next(d, v)) {
+    int64_t e;
+    assert_int_equal(jc_int64(d, jc_get(d, v, "events"), &e), 0);
+    sum += e;
+    if (jc_streq(d, jc_get(d, v, "pid"), "Spans") &&
+        jc_streq(d, jc_get(d, v, "tid"), ""))
+      saw_string_pid = 1;
+  }
+  assert_int_equal(sum, events);
+  assert_true(saw_string_pid);
+  unpl = jc_get(d, jc_root(d), "unplaced");
+  assert_int_equal(jc_int64(d, jc_get(d, unpl, "no_ts"), &n), 0);
+  assert_int_equal(n, 1);           /* {} */
+  assert_int_equal(jc_int64(d, jc_get(d, unpl, "no_pid"), &n), 0);
+  assert_int_equal(n, 1);
+  jc_free(d);
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1263,6 +1310,7 @@ int main(void)
     cmocka_unit_test(test_ndjson),
     cmocka_unit_test(test_slice_clip),
     cmocka_unit_test(test_split),
+    cmocka_unit_test(test_stats_places),
   };
 
   tt_deadline(300, "test_shapes");

@@ -72,7 +72,11 @@ struct done_span {
 
 struct thread {
   uint64_t key;            /* 0: empty */
-  int64_t pid, tid;
+  int64_t pid, tid;        /* integers, or 0 (see the raw values) */
+  char pid_raw[NAME_MAX_BYTES + 2]; /* as written: a number, a string
+                              (pids and tids may be strings), or "null"
+                              when there is none */
+  char tid_raw[NAME_MAX_BYTES + 2];
   uint64_t events;
   char name[NAME_MAX_BYTES + 2];   /* raw JSON string, or "" */
   struct open_span *open;
@@ -97,6 +101,8 @@ struct counter {
 struct stats {
   uint64_t phases[256];
   uint64_t events, meta;
+  uint64_t no_ts;          /* events without a timestamp it can read */
+  uint64_t no_pid;         /* events without a pid */
   struct name *names;
   size_t nnames;
   struct name other_names;
@@ -164,12 +170,33 @@ static struct name *name_row(struct stats *st, const char *tok, size_t n)
   return &st->names[i];
 }
 
-static struct thread *thread_row(struct stats *st, int64_t pid, int64_t tid,
+/* A pid or tid value as written into out: a string token (cut), a
+ * number, or null when the record has none. */
+static void keep_id(char *out, const char *tok, size_t n)
+{
+  if (n == 0) {
+    strcpy(out, "null");
+  } else if (tok[0] == '"') {
+    keep_token(out, tok, n);
+  } else {
+    if (n > NAME_MAX_BYTES)
+      n = NAME_MAX_BYTES;
+    memcpy(out, tok, n);
+    out[n] = '\0';
+  }
+}
+
+/* The row of r's thread (pid and tid as written, whatever their type:
+ * integers, strings, none). */
+static struct thread *thread_row(struct stats *st, const tw_rec *r,
                                  int create)
 {
-  int64_t k[2] = { pid, tid };
-  uint64_t key = key_of(k, sizeof k, 23);
+  const char *pt = r->text + r->pid_v.off, *tt = r->text + r->tid_v.off;
+  uint64_t key = key_of(pt, r->pid_v.len, 23);
   size_t i;
+
+  key = key_of(tt, r->tid_v.len, key ^ (r->pid_v.len + 1));
+  key |= key == 0;
 
   if (!st->threads) {
     if (!create ||
@@ -178,13 +205,15 @@ static struct thread *thread_row(struct stats *st, int64_t pid, int64_t tid,
   }
   for (i = key & (THREAD_SLOTS - 1); st->threads[i].key;
        i = (i + 1) & (THREAD_SLOTS - 1))
-    if (st->threads[i].pid == pid && st->threads[i].tid == tid)
+    if (st->threads[i].key == key)
       return &st->threads[i];
   if (!create || st->nthreads >= THREADS_MAX)
     return NULL;
   st->threads[i].key = key;
-  st->threads[i].pid = pid;
-  st->threads[i].tid = tid;
+  st->threads[i].pid = (r->has & TW_REC_PID) ? r->pid : 0;
+  st->threads[i].tid = (r->has & TW_REC_TID) ? r->tid : 0;
+  keep_id(st->threads[i].pid_raw, pt, r->pid_v.len);
+  keep_id(st->threads[i].tid_raw, tt, r->tid_v.len);
   st->nthreads++;
   return &st->threads[i];
 }
@@ -367,14 +396,13 @@ static void thread_meta(struct stats *st, const tw_rec *r)
   tw_rec_span v;
   struct thread *t;
 
-  if (!r->args.len || !(r->has & TW_REC_PID))
+  if (!r->args.len || !r->pid_v.len)
     return;
   v = tw_rec_member(r->text + r->args.off, r->args.len, "name");
   if (!v.len || r->text[r->args.off + v.off] != '"')
     return;
   if (tw_rec_str_is(r->text + r->name.off, r->name.len, "thread_name") &&
-      (r->has & TW_REC_TID) &&
-      (t = thread_row(st, r->pid, r->tid, 1)) != NULL)
+      r->tid_v.len && (t = thread_row(st, r, 1)) != NULL)
     keep_token(t->name, r->text + r->args.off + v.off, v.len);
 }
 
@@ -399,12 +427,15 @@ static void take(struct stats *st, const tw_tin_rec *rec)
        ? name_row(st, r->text + r->name.off, r->name.len)
        : name_row(st, noname, sizeof noname - 1);
   nm->events++;
-  t = thread_row(st, (r->has & TW_REC_PID) ? r->pid : 0,
-                 (r->has & TW_REC_TID) ? r->tid : 0, 1);
+  t = thread_row(st, r, 1);
   if (t)
     t->events++;
   else
     st->other_thread_events++;
+  if (!r->pid_v.len)
+    st->no_pid++;
+  if (!(r->has & TW_REC_TS))
+    st->no_ts++;
   if (r->has & TW_REC_TS) {
     int64_t last = ts;
     if (r->ph == 'X' && (r->has & TW_REC_DUR) && r->dur > 0)
@@ -620,9 +651,10 @@ static void report_json(FILE *f, const struct stats *st, const tw_tin *in,
   fprintf(f, "{\"files\":%zu,\"input_bytes\":%" PRIu64 ",\"json_bytes\":%"
           PRIu64 ",\"records\":%" PRIu64 ",\"events\":%" PRIu64
           ",\"metadata\":%" PRIu64 ",\"dropped_records\":%" PRIu64
-          ",\"dropped_bytes\":%" PRIu64 ",\n\"phases\":{", tw_tin_files(in),
+          ",\"dropped_bytes\":%" PRIu64 ",\"unplaced\":{\"no_ts\":%" PRIu64
+          ",\"no_pid\":%" PRIu64 "},\n\"phases\":{", tw_tin_files(in),
           s->input_bytes, s->json_bytes, s->records, st->events, st->meta,
-          s->dropped_records, s->dropped_bytes);
+          s->dropped_records, s->dropped_bytes, st->no_ts, st->no_pid);
   for (int p = 0; p < 256; p++) {
     if (!st->phases[p])
       continue;
@@ -654,8 +686,8 @@ static void report_json(FILE *f, const struct stats *st, const tw_tin *in,
           "},\n\"threads\":[", NAMES_MAX, st->other_names.events);
   th = sorted_threads(st, &n);
   for (k = 0; th && k < n; k++) {
-    fprintf(f, "%s\n{\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",", k ? "," : "",
-            th[k]->pid, th[k]->tid);
+    fprintf(f, "%s\n{\"pid\":%s,\"tid\":%s,", k ? "," : "",
+            th[k]->pid_raw, th[k]->tid_raw);
     if (th[k]->name[0])
       fprintf(f, "\"name\":%s,", th[k]->name);
     fprintf(f, "\"events\":%" PRIu64 "}", th[k]->events);
@@ -721,6 +753,10 @@ static void report_text(FILE *f, const struct stats *st, const tw_tin *in,
   if (s->dropped_records || s->dropped_bytes)
     fprintf(f, "dropped      %" PRIu64 " cut records, %" PRIu64
             " bytes\n", s->dropped_records, s->dropped_bytes);
+  if (st->no_ts || st->no_pid)
+    fprintf(f, "unplaced     %" PRIu64 " events without a timestamp, %"
+            PRIu64 " without a pid: counted, not on the timeline\n",
+            st->no_ts, st->no_pid);
   if (st->any_ts)
     fprintf(f, "time         %s, %.0f events/s\n",
             human_ns(span_ns, a, sizeof a), rate);
@@ -744,8 +780,8 @@ static void report_text(FILE *f, const struct stats *st, const tw_tin *in,
           st->nthreads);
   th = sorted_threads(st, &n);
   for (k = 0; th && k < n && k < (size_t)st->top; k++)
-    fprintf(f, "  %12" PRIu64 "  pid %" PRId64 " tid %" PRId64 "%s%s\n",
-            th[k]->events, th[k]->pid, th[k]->tid,
+    fprintf(f, "  %12" PRIu64 "  pid %s tid %s%s%s\n",
+            th[k]->events, th[k]->pid_raw, th[k]->tid_raw,
             th[k]->name[0] ? "  " : "",
             th[k]->name[0] ? human_name(th[k]->name, nb, sizeof nb) : "");
   free(th);
