@@ -266,27 +266,6 @@ static int is_ph_(const jc_doc *d, jc_val ev, const char *ph)
   return jc_streq(d, jc_get(d, ev, "ph"), ph);
 }
 
-/* Run a command on argv (NULL-terminated). */
-static int run(main_fn fn, char **argv, const char *out_path,
-               const char *err_path)
-{
-  int argc = 0;
-
-  while (argv[argc])
-    argc++;
-  return tt_run(fn, argc, argv, out_path, err_path);
-}
-
-static jc_doc *load_out(const char *path)
-{
-  size_t len;
-  char *buf = tu_read_file(path, &len);
-  jc_doc *d = tt_load_raw(buf, len);
-
-  free(buf);
-  return d;
-}
-
 /* The events of d must be exactly the records RECS[from..to), each one's
  * text byte for byte: as written when it was on one line (spaced: with
  * ", " and ": "), without the whitespace between its tokens when it was
@@ -342,8 +321,8 @@ static void assert_cat(const char *dir, const char *in, enum shape sh)
   char *argv[] = { "cat", "-o", out, (char *)in, NULL };
   jc_doc *d;
 
-  assert_int_equal(run(tw_tool_cat_main, argv, NULL, err), 0);
-  d = load_out(out);
+  assert_int_equal(tt_run_argv(tw_tool_cat_main, argv, NULL, err), 0);
+  d = tt_load_file(out);
   assert_records_as(d, 0, NRECS, sh == VIZTRACER);
   if (sh == KINETO) {
     assert_int_equal(jc_type(d, jc_root(d)), JC_OBJECT);
@@ -371,7 +350,7 @@ static void assert_cat(const char *dir, const char *in, enum shape sh)
     char *argv2[] = { "cat", "-o", again, out, NULL };
     size_t l1, l2;
     char *a, *b;
-    assert_int_equal(run(tw_tool_cat_main, argv2, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(tw_tool_cat_main, argv2, NULL, NULL), 0);
     a = tu_read_file(out, &l1);
     b = tu_read_file(again, &l2);
     assert_int_equal(l1, l2);
@@ -391,7 +370,7 @@ static void assert_stats_counts(const char *dir, const char *in)
   char *argv[] = { "stats", (char *)in, NULL }, want[64];
   char *buf;
 
-  assert_int_equal(run(tw_tool_stats_main, argv, out, NULL), 0);
+  assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, out, NULL), 0);
   buf = tu_read_file(out, NULL);
   snprintf(want, sizeof want, "records      %zu:", NRECS);
   if (!strstr(buf, want))
@@ -483,14 +462,14 @@ static void test_cut_anywhere(void **state)
     if (strstr(t.p, "  {}") && (size_t)(strstr(t.p, "  {}") - t.p) + 4 <=
         cut)
       whole++;
-    rc = run(tw_tool_cat_main, argv, NULL, err);
+    rc = tt_run_argv(tw_tool_cat_main, argv, NULL, err);
     if (whole == 0) {
       assert_int_equal(rc, 1);
       continue;
     }
     assert_int_equal(rc, 0);
     {
-      jc_doc *d = load_out(out);
+      jc_doc *d = tt_load_file(out);
       assert_records(d, 0, whole);
       jc_free(d);
     }
@@ -530,7 +509,7 @@ static void test_not_traces(void **state)
     for (size_t f = 0; f < 2; f++) {
       char *argv[] = { (char *)names[f], in, NULL };
       char *msg;
-      assert_int_equal(run(fns[f], argv, NULL, err), 1);
+      assert_int_equal(tt_run_argv(fns[f], argv, NULL, err), 1);
       msg = tu_read_file(err, NULL);
       if (!strstr(msg, in) || !strstr(msg, cases[i].says))
         fail_msg("%s %s: %s", names[f], cases[i].name, msg);
@@ -547,7 +526,7 @@ static void test_not_traces(void **state)
       buf[i] = (char)(rand() & 0xff);
     buf[0] = 'x';                   /* not "[" or "{" by chance */
     tt_write_bytes(in, buf, sizeof buf);
-    assert_int_equal(run(tw_tool_stats_main, argv, NULL, err), 1);
+    assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, NULL, err), 1);
     free(in);
   }
   free(err);
@@ -595,8 +574,8 @@ static void test_hostile(void **state)
   {
     char *argv[] = { "cat", "-q", "-o", out, in, NULL };
     jc_doc *d;
-    assert_int_equal(run(tw_tool_cat_main, argv, NULL, NULL), 0);
-    d = load_out(out);
+    assert_int_equal(tt_run_argv(tw_tool_cat_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
     {
       jc_val ev = jc_trace_events(d);
       assert_int_equal(jc_len(d, ev), 2);
@@ -614,7 +593,7 @@ static void test_hostile(void **state)
   free(t.p);
   {
     char *argv[] = { "stats", in, NULL };
-    assert_int_equal(run(tw_tool_stats_main, argv, NULL, NULL), 1);
+    assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, NULL, NULL), 1);
   }
   free(in);
   free(out);
@@ -760,9 +739,9 @@ static void test_exact_merge(void **state)
   snprintf(off, sizeof off, "%s=-1.5s", in);
   {
     char *argv[] = { "merge", "-q", "--offset", off, "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_merge_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(tw_tool_merge_main, argv, NULL, NULL), 0);
   }
-  d = load_out(out);
+  d = tt_load_file(out);
   for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
     size_t len;
     const char *raw = jc_raw(d, v, &len);
@@ -776,8 +755,8 @@ static void test_exact_merge(void **state)
   /* cat changes nothing: every record byte for byte. */
   {
     char *argv[] = { "cat", "-q", "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_cat_main, argv, NULL, NULL), 0);
-    d = load_out(out);
+    assert_int_equal(tt_run_argv(tw_tool_cat_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
     i = 0;
     for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
       size_t len;
@@ -825,9 +804,9 @@ static void test_exact_slice(void **state)
   {
     char *argv[] = { "slice", "-q", "--from", "@1500us", "--to", "@2ms",
                      "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(tw_tool_slice_main, argv, NULL, NULL), 0);
   }
-  d = load_out(out);
+  d = tt_load_file(out);
   ev = jc_trace_events(d);
   assert_int_equal(jc_len(d, ev), 2);
   assert_true(jc_streq(d, jc_get(d, jc_index(d, ev, 0), "name"), "first"));
@@ -844,7 +823,7 @@ static void test_exact_slice(void **state)
 /* The ts, in ns, of the event named name in the output at path. */
 static int64_t ts_of(const char *path, const char *name)
 {
-  jc_doc *d = load_out(path);
+  jc_doc *d = tt_load_file(path);
   jc_val v;
   uint64_t ns = 0;
   int found = 0;
@@ -918,7 +897,7 @@ static void test_merge_kineto(void **state)
                        order ? kin : eng, order ? eng : kin, NULL };
       int64_t a, b;
       char *msg;
-      assert_int_equal(run(tw_tool_merge_main, argv, NULL, err), 0);
+      assert_int_equal(tt_run_argv(tw_tool_merge_main, argv, NULL, err), 0);
       a = ts_of(out, "engine.step");
       b = ts_of(out, "gemm");
       if (llabs(a - b) > 1000000)
@@ -987,22 +966,22 @@ static void test_ndjson(void **state)
   tt_write_bytes(in2, c.p, c.len);
   {
     char *argv[] = { "cat", "-q", "--ndjson", "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_cat_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(tw_tool_cat_main, argv, NULL, NULL), 0);
     assert_ndjson(out, RECS, NRECS);
   }
   {
     char *argv[] = { "slice", "-q", "--ndjson", "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(tw_tool_slice_main, argv, NULL, NULL), 0);
     assert_ndjson(out, NULL, NRECS);
   }
   {
     char *argv[] = { "merge", "-q", "--ndjson", "-o", out, in, in2, NULL };
-    assert_int_equal(run(tw_tool_merge_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(tw_tool_merge_main, argv, NULL, NULL), 0);
     assert_ndjson(out, NULL, 2 * NRECS + 1);  /* + the clock record */
   }
   {
     char *argv[] = { "stats", "--ndjson", in, NULL };
-    assert_int_equal(run(tw_tool_stats_main, argv, NULL, NULL), 2);
+    assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, NULL, NULL), 2);
   }
   free(k.p);
   free(c.p);
@@ -1051,8 +1030,8 @@ static void test_slice_clip(void **state)
                      out, in, with_clip ? "--clip" : NULL, NULL };
     jc_doc *d;
     jc_val ev;
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, NULL), 0);
-    d = load_out(out);
+    assert_int_equal(tt_run_argv(tw_tool_slice_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
     ev = jc_trace_events(d);
     assert_int_equal(jc_len(d, ev), 4);
     for (size_t k = 0; k < 4; k++) {
@@ -1090,7 +1069,7 @@ static int cmp_str(const void *a, const void *b)
  * b/e span of it is whole: as many ends as beginnings per key. */
 static void collect(const char *path, char ***v, size_t *n, size_t *metas)
 {
-  jc_doc *d = load_out(path);
+  jc_doc *d = tt_load_file(path);
   jc_val e;
   int64_t open_be[4] = { 0 }, open_async = 0;
 
@@ -1207,7 +1186,7 @@ static void test_split(void **state)
     char *cat_argv[64] = { "cat", "-q", "--no-parts", "-o", back };
     size_t cat_argc = 5;
 
-    assert_int_equal(run(tw_tool_split_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(tw_tool_split_main, argv, NULL, NULL), 0);
     for (unsigned long k = 1;; k++) {
       char name[PATH_MAX];
       size_t m;
@@ -1226,7 +1205,7 @@ static void test_split(void **state)
     for (size_t i = 0; i < nwant; i++)
       assert_string_equal(got[i], want[i]);
     cat_argv[cat_argc] = NULL;
-    assert_int_equal(run(tw_tool_cat_main, cat_argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(tw_tool_cat_main, cat_argv, NULL, NULL), 0);
     collect(back, &catv, &ncat, &metas);
     assert_int_equal(metas, 2);
     qsort(catv, ncat, sizeof *catv, cmp_str);
@@ -1265,8 +1244,8 @@ static void test_stats_places(void **state)
 
   tt_write_bytes(in, t.p, t.len);
   free(t.p);
-  assert_int_equal(run(tw_tool_stats_main, argv, NULL, NULL), 0);
-  d = load_out(out);
+  assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, NULL, NULL), 0);
+  d = tt_load_file(out);
   assert_int_equal(jc_int64(d, jc_get(d, jc_root(d), "records"), &n), 0);
   assert_int_equal(n, NRECS);
   assert_int_equal(jc_int64(d, jc_get(d, jc_root(d), "events"), &events),

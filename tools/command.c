@@ -109,54 +109,38 @@ int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
                    size_t *len)
 {
   char ts[TW_REC_NUM_MAX], pidtext[24];
-  struct { tw_rec_span at; const char *with; size_t n; } edit[2], tmp;
-  size_t ne = 0, need, w = 0, from = 0;
+  tw_rec_span at[2];
+  const char *with[2];
+  size_t wlen[2], ne = 0;
 
   if (shift && (r->has & TW_REC_TS)) {
-    edit[ne].at = r->ts_v;
-    edit[ne].with = ts;
-    edit[ne].n = tw_rec_us_shift_text(r->text + r->ts_v.off, r->ts_v.len,
-                                      shift, ts);
-    if (edit[ne].n == 0)          /* not a number it can move exactly */
-      edit[ne].n = tw_rec_us_text(r->ts + shift, ts);
+    at[ne] = r->ts_v;
+    with[ne] = ts;
+    wlen[ne] = tw_rec_us_shift_text(r->text + r->ts_v.off, r->ts_v.len,
+                                    shift, ts);
+    if (wlen[ne] == 0)            /* not a number it can move exactly */
+      wlen[ne] = tw_rec_us_text(r->ts + shift, ts);
     ne++;
   }
   if (set_pid && (r->has & TW_REC_PID) && pid != r->pid) {
-    edit[ne].at = r->pid_v;
-    edit[ne].with = pidtext;
-    edit[ne++].n = (size_t)snprintf(pidtext, sizeof pidtext, "%lld",
-                                    (long long)pid);
+    at[ne] = r->pid_v;
+    with[ne] = pidtext;
+    wlen[ne++] = (size_t)snprintf(pidtext, sizeof pidtext, "%lld",
+                                  (long long)pid);
   }
   if (ne == 0) {
     *text = r->text;
     *len = r->len;
     return 0;
   }
-  if (ne == 2 && edit[1].at.off < edit[0].at.off) {
-    tmp = edit[0];
-    edit[0] = edit[1];
-    edit[1] = tmp;
+  if (ne == 2 && at[1].off < at[0].off) {   /* in text order */
+    tw_rec_span t = at[0];
+    const char *w = with[0];
+    size_t l = wlen[0];
+    at[0] = at[1], with[0] = with[1], wlen[0] = wlen[1];
+    at[1] = t, with[1] = w, wlen[1] = l;
   }
-  need = r->len + TW_REC_NUM_MAX + sizeof pidtext;
-  if (need > b->cap) {
-    char *p = realloc(b->p, need);
-    if (!p)
-      return -ENOMEM;
-    b->p = p;
-    b->cap = need;
-  }
-  for (size_t i = 0; i < ne; i++) {
-    memcpy(b->p + w, r->text + from, edit[i].at.off - from);
-    w += edit[i].at.off - from;
-    memcpy(b->p + w, edit[i].with, edit[i].n);
-    w += edit[i].n;
-    from = edit[i].at.off + edit[i].at.len;
-  }
-  memcpy(b->p + w, r->text + from, r->len - from);
-  w += r->len - from;
-  *text = b->p;
-  *len = w;
-  return 0;
+  return tw_cmd_edit(r->text, r->len, at, with, wlen, ne, b, text, len);
 }
 
 int tw_cmd_edit(const char *text, size_t len, const tw_rec_span *at,
