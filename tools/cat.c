@@ -70,8 +70,6 @@ int tw_tool_cat_main(int argc, char **argv)
   while ((opt = getopt_long(argc, argv, TW_CMD_SHORT, long_options,
                             NULL)) != -1) {
     status = tw_cmd_option(CMD, cat_usage, opt, optarg, argv, &c);
-    if (status == TW_CMD_OTHER)
-      status = tw_cli_option_error(CMD, cat_usage, '?', argv);
     if (status != TW_CMD_TAKEN)
       return status;
   }

@@ -54,8 +54,8 @@ int tw_cmd_option(const char *command, void (*usage)(FILE *), int opt,
   case ':':
   case '?':
     return tw_cli_option_error(command, usage, opt, argv);
-  default:
-    return TW_CMD_OTHER;
+  default:                          /* a command's own, not handled */
+    return tw_cli_option_error(command, usage, '?', argv);
   }
 }
 

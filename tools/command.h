@@ -47,12 +47,12 @@ struct tw_cmd_common {
 
 /* What tw_cmd_option makes of an option. */
 #define TW_CMD_TAKEN (-1)          /* one of the common options: taken */
-#define TW_CMD_OTHER (-2)          /* not one of them */
 
-/* Take opt (what getopt_long returned, arg its optarg) if it is a common
- * option or an error (':', '?').  Returns TW_CMD_TAKEN, TW_CMD_OTHER, or
- * the exit status to return at once (after --help or a usage error,
- * printed). */
+/* Take opt (what getopt_long returned, arg its optarg), after the
+ * command has taken its own options: a common option is taken
+ * (TW_CMD_TAKEN); anything else is a usage error (printed).  Returns
+ * TW_CMD_TAKEN or the exit status to return at once (after --help, or a
+ * usage error). */
 int tw_cmd_option(const char *command, void (*usage)(FILE *), int opt,
                   const char *arg, char **argv, struct tw_cmd_common *c);
 

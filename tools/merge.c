@@ -745,8 +745,6 @@ int tw_tool_merge_main(int argc, char **argv)
       continue;
     }
     status = tw_cmd_option(CMD, merge_usage, opt, optarg, argv, &c);
-    if (status == TW_CMD_OTHER)
-      status = tw_cli_option_error(CMD, merge_usage, '?', argv);
     if (status != TW_CMD_TAKEN) {
       free(offsets);
       return status;

@@ -886,8 +886,6 @@ int tw_tool_slice_main(int argc, char **argv)
       break;
     }
     status = tw_cmd_option(CMD, slice_usage, opt, optarg, argv, &c);
-    if (status == TW_CMD_OTHER)
-      status = tw_cli_option_error(CMD, slice_usage, '?', argv);
     if (status != TW_CMD_TAKEN)
       return status;
   }

@@ -445,8 +445,6 @@ int tw_tool_split_main(int argc, char **argv)
       continue;
     }
     status = tw_cmd_option(CMD, split_usage, opt, optarg, argv, &c);
-    if (status == TW_CMD_OTHER)
-      status = tw_cli_option_error(CMD, split_usage, '?', argv);
     if (status != TW_CMD_TAKEN)
       return status;
   }

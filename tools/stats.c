@@ -920,8 +920,6 @@ int tw_tool_stats_main(int argc, char **argv)
       continue;
     }
     status = tw_cmd_option(CMD, stats_usage, opt, optarg, argv, &c);
-    if (status == TW_CMD_OTHER)
-      status = tw_cli_option_error(CMD, stats_usage, '?', argv);
     if (status != TW_CMD_TAKEN) {
       free(st);
       return status;
