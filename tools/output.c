@@ -10,6 +10,7 @@
 #include "output.h"
 #include "internal.h"
 #include "layout.h"       /* tw__layout_head, TW__LAYOUT_SEP */
+#include "fdio.h"         /* tw__write_all */
 #include "rotate.h"       /* tw__open_directory_of */
 
 #include <errno.h>
@@ -95,25 +96,18 @@ static const char *file_name(const tw_out *o)
 
 /* ============================================================= files */
 
-/* Write all of data to fd, retrying EINTR and short writes.  0 or -1
- * (errno set). */
+/* Write all of data to fd at its position: the library's write loop
+ * (src/fdio.c: EINTR and short writes retried).  0 or -1 (errno set). */
 static int write_all(int fd, const void *data, size_t len)
 {
-  const char *p = data;
+  struct iovec iov;
+  int rc;
 
-  while (len > 0) {
-    ssize_t k = write(fd, p, len);
-    if (k < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    if (k == 0) {
-      errno = EIO;
-      return -1;
-    }
-    p += k;
-    len -= (size_t)k;
+  iov.iov_base = (void *)data;
+  iov.iov_len = len;
+  if ((rc = tw__write_all(fd, &iov, 1, -1)) != 0) {
+    errno = -rc;
+    return -1;
   }
   return 0;
 }
