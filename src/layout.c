@@ -96,3 +96,20 @@ size_t tw__layout_number_at(const char *path)
   dot = strrchr(path + b, '.');
   return dot && dot > path + b ? (size_t)(dot - path) : n;
 }
+
+void tw__layout_gzip_end(unsigned char *e, const char *tail, size_t n,
+                         uint32_t crc, uint32_t isize)
+{
+  unsigned char *t = e + TW__LAYOUT_GZ_STORED_HDR + n;
+
+  e[0] = 0x01;                                  /* BFINAL=1, BTYPE=00 */
+  e[1] = (unsigned char)(n & 0xff);
+  e[2] = (unsigned char)((n >> 8) & 0xff);
+  e[3] = (unsigned char)(~n & 0xff);
+  e[4] = (unsigned char)((~n >> 8) & 0xff);
+  memcpy(e + TW__LAYOUT_GZ_STORED_HDR, tail, n);
+  for (int b = 0; b < 4; b++) {
+    t[b] = (unsigned char)(crc >> (8 * b));
+    t[4 + b] = (unsigned char)(isize >> (8 * b));
+  }
+}

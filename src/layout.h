@@ -78,4 +78,18 @@ char *tw__layout_document(int object_form, char *records, size_t len,
  * rotation and the tools (which look for parts and name split's). */
 size_t tw__layout_number_at(const char *path);
 
+/* The end of every gzip commit (src/sink_gzip.c): a stored final block
+ * holding tail[0..n) -- 0x01, LEN and ~LEN little-endian, the bytes --
+ * then the gzip trailer: crc, the CRC-32 of all the uncompressed data
+ * (the tail included), and isize, its length mod 2^32, little-endian.
+ * Into e, TW__LAYOUT_GZ_END_LEN(n) bytes; n at most 65535.  Pure: the
+ * one definition for the sink and the tools' reader, which recognises
+ * what a cut commit leaves of an old one. */
+#define TW__LAYOUT_GZ_STORED_HDR 5
+#define TW__LAYOUT_GZ_TRAILER 8
+#define TW__LAYOUT_GZ_END_LEN(n) \
+  (TW__LAYOUT_GZ_STORED_HDR + (n) + TW__LAYOUT_GZ_TRAILER)
+void tw__layout_gzip_end(unsigned char *e, const char *tail, size_t n,
+                         uint32_t crc, uint32_t isize);
+
 #endif /* TW_LAYOUT_H */

@@ -79,6 +79,8 @@
 #define GZ_HOLD_MAX ((size_t)256 * 1024)
 #define GZ_TAILS    4                    /* the tails looked for */
 #define GZ_TAIL_MAX 8                    /* room for "\n]}\n" */
+_Static_assert(TW__LAYOUT_GZ_END_LEN(GZ_TAIL_MAX) <= GZ_GUARD,
+               "the guard holds a whole stored block and trailer");
 
 /* The state of inflating one gzip file. */
 typedef struct gzsrc {
@@ -1123,25 +1125,15 @@ static void gz_boundary(tw_reader *r)
   if (g->overflow || g->consumed < g->guard)
     return;
   for (int i = 0; i < GZ_TAILS; i++) {
-    size_t tl = strlen(g->tails[i]), el = 5 + tl + 8, m;
-    unsigned char e[5 + 4 + 8];
+    size_t tl = strlen(g->tails[i]), el = TW__LAYOUT_GZ_END_LEN(tl), m;
+    unsigned char e[TW__LAYOUT_GZ_END_LEN(GZ_TAIL_MAX)];
     uLong crc;
-    uint64_t isize;
 
     if (r->size - g->consumed != el || el > g->end_len)
       continue;
-    e[0] = 0x01;                    /* final stored block, LEN, ~LEN */
-    e[1] = (unsigned char)(tl & 0xff);
-    e[2] = (unsigned char)(tl >> 8);
-    e[3] = (unsigned char)(~tl & 0xff);
-    e[4] = (unsigned char)((~tl >> 8) & 0xff);
-    memcpy(e + 5, g->tails[i], tl);
     crc = crc32_combine(g->crc, g->tail_crc[i], (z_off_t)tl);
-    isize = g->out_total + tl;
-    for (int b = 0; b < 4; b++) {
-      e[5 + tl + b] = (unsigned char)(crc >> (8 * b));
-      e[9 + tl + b] = (unsigned char)(isize >> (8 * b));
-    }
+    tw__layout_gzip_end(e, g->tails[i], tl, (uint32_t)crc,
+                        (uint32_t)(g->out_total + tl));
     for (m = 0; m < el && g->end[g->end_len - 1 - m] == e[el - 1 - m]; m++)
       continue;
     if (m > 0) {
