@@ -46,20 +46,29 @@ int tw__layout_clock_record(const tw__fmt_config *cfg, char *buf,
 {
   struct timespec rt;
   uint64_t mono = tw_now_ns(), real;
-  tw__fmt_defaults def = { 0, tw__pid(), tw__tid() };
+
+  clock_gettime(CLOCK_REALTIME, &rt);
+  real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+  return tw__layout_clock_record_of(cfg, mono, real, tw__pid(), tw__tid(),
+                                    buf, cap, len);
+}
+
+int tw__layout_clock_record_of(const tw__fmt_config *cfg, uint64_t mono,
+                               uint64_t real, int64_t pid, int64_t tid,
+                               char *buf, size_t cap, size_t *len)
+{
+  tw__fmt_defaults def = { 0, pid, tid };
   tw__fmt_notes notes = { 0, 0 };
   tw_arg args[3];
   tw_event ev;
   int rc;
 
-  clock_gettime(CLOCK_REALTIME, &rt);
-  real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-  args[0] = tw_arg_str("sync_id", TW__LAYOUT_CLOCK_SYNC_ID);
-  args[1] = tw_arg_uint("monotonic_ns", mono);
-  args[2] = tw_arg_uint("realtime_ns", real);
+  args[0] = tw_arg_str(TW__LAYOUT_CLOCK_KEY_ID, TW__LAYOUT_CLOCK_SYNC_ID);
+  args[1] = tw_arg_uint(TW__LAYOUT_CLOCK_KEY_MONO, mono);
+  args[2] = tw_arg_uint(TW__LAYOUT_CLOCK_KEY_REAL, real);
   memset(&ev, 0, sizeof ev);
   ev.ph = 'c';
-  ev.name = "clock_sync";
+  ev.name = TW__LAYOUT_CLOCK_NAME;
   ev.has = TW_HAS_TS;
   ev.ts = mono;
   ev.args = args;

@@ -62,6 +62,20 @@ int tw__layout_first_record(const char *name, const tw__fmt_config *cfg,
 int tw__layout_clock_record(const tw__fmt_config *cfg, char *buf,
                             size_t cap, size_t *len);
 
+/* The clock record's name and argument keys, for those that read it
+ * (the tools) as for the writer. */
+#define TW__LAYOUT_CLOCK_NAME     "clock_sync"
+#define TW__LAYOUT_CLOCK_KEY_ID   "sync_id"
+#define TW__LAYOUT_CLOCK_KEY_MONO "monotonic_ns"
+#define TW__LAYOUT_CLOCK_KEY_REAL "realtime_ns"
+
+/* The same record for given clocks (mono on the trace clock, real on
+ * the wall clock, ns) and pid and tid: pure (what merge writes for its
+ * output). */
+int tw__layout_clock_record_of(const tw__fmt_config *cfg, uint64_t mono,
+                               uint64_t real, int64_t pid, int64_t tid,
+                               char *buf, size_t cap, size_t *len);
+
 /* Turn records[0..len) (whole records, each with its separator) into the
  * start of a document in place: the head takes the place of the first
  * record's comma (its newline stays: "[\n{...}"), so it is written over

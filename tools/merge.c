@@ -55,8 +55,8 @@
 #include "config.h"
 
 #include "command.h"
-#include "internal.h"     /* tw__format_event */
-#include "layout.h"       /* TW__LAYOUT_CLOCK_SYNC_ID, TW__LAYOUT_SEP_LEN */
+#include "internal.h"     /* tw__fmt_config */
+#include "layout.h"       /* tw__layout_clock_record_of, TW__LAYOUT_SEP_LEN */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -322,12 +322,8 @@ static int write_text(struct merge *m, const char *text, size_t len)
 static int write_clock(struct merge *m, unsigned input,
                        const struct tw_tin_clock *ck, int64_t offset)
 {
-  tw__fmt_defaults def = { 0, 0, 0 };
   tw__fmt_config cfg = { 0, 4096 };
-  tw__fmt_notes notes = { 0, 0 };
   char rec[512];
-  tw_arg args[3];
-  tw_event ev;
   int64_t mono = ck->mono + offset, pid = ck->pid;
   size_t len;
 
@@ -341,20 +337,9 @@ static int write_clock(struct merge *m, unsigned input,
   }
   if (map_pid(m, input, ck->pid, &pid) != 0)
     return -1;
-  args[0] = tw_arg_str("sync_id", TW__LAYOUT_CLOCK_SYNC_ID);
-  args[1] = tw_arg_uint("monotonic_ns", (uint64_t)mono);
-  args[2] = tw_arg_uint("realtime_ns", (uint64_t)ck->real);
-  memset(&ev, 0, sizeof ev);
-  ev.ph = 'c';
-  ev.name = "clock_sync";
-  ev.has = TW_HAS_TS | TW_HAS_PID | TW_HAS_TID;
-  ev.ts = (uint64_t)mono;
-  ev.pid = pid;
-  ev.tid = ck->tid;
-  ev.args = args;
-  ev.nargs = 3;
-  if (tw__format_event(&ev, &def, &cfg, rec, sizeof rec, &len,
-                       &notes) != 0) {
+  if (tw__layout_clock_record_of(&cfg, (uint64_t)mono, (uint64_t)ck->real,
+                                 pid, ck->tid, rec, sizeof rec,
+                                 &len) != 0) {
     m->err = tw_cmd_error(CMD, "cannot format the clock record");
     return -1;
   }

@@ -421,13 +421,13 @@ static int is_clock(const tw_rec *r, int64_t *mono, int64_t *real)
   *mono = *real = 0;
   if (r->ph != 'c' || !r->args.len)
     return 0;
-  v = tw_rec_member(args, r->args.len, "sync_id");
+  v = tw_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_ID);
   if (!v.len || !tw_rec_str_is(args + v.off, v.len,
                                TW__LAYOUT_CLOCK_SYNC_ID))
     return 0;
-  v = tw_rec_member(args, r->args.len, "monotonic_ns");
+  v = tw_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_MONO);
   if (v.len && tw_rec_int(args + v.off, v.len, mono) == 0) {
-    v = tw_rec_member(args, r->args.len, "realtime_ns");
+    v = tw_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_REAL);
     if (v.len && tw_rec_int(args + v.off, v.len, real) == 0)
       return 1;
   }
