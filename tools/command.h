@@ -123,6 +123,7 @@ int tw_tool_merge_main(int argc, char **argv);
 int tw_tool_slice_main(int argc, char **argv);
 int tw_tool_stats_main(int argc, char **argv);
 int tw_tool_split_main(int argc, char **argv);
+int tw_tool_demo_main(int argc, char **argv);   /* demo.c */
 
 #ifdef __cplusplus
 }
