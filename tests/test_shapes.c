@@ -321,7 +321,7 @@ static void assert_cat(const char *dir, const char *in, enum shape sh)
   char *argv[] = { "cat", "-o", out, (char *)in, NULL };
   jc_doc *d;
 
-  assert_int_equal(tt_run_argv(tw_tool_cat_main, argv, NULL, err), 0);
+  assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, err), 0);
   d = tt_load_file(out);
   assert_records_as(d, 0, NRECS, sh == VIZTRACER);
   if (sh == KINETO) {
@@ -350,7 +350,7 @@ static void assert_cat(const char *dir, const char *in, enum shape sh)
     char *argv2[] = { "cat", "-o", again, out, NULL };
     size_t l1, l2;
     char *a, *b;
-    assert_int_equal(tt_run_argv(tw_tool_cat_main, argv2, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv2, NULL, NULL), 0);
     a = tu_read_file(out, &l1);
     b = tu_read_file(again, &l2);
     assert_int_equal(l1, l2);
@@ -370,7 +370,7 @@ static void assert_stats_counts(const char *dir, const char *in)
   char *argv[] = { "stats", (char *)in, NULL }, want[64];
   char *buf;
 
-  assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, out, NULL), 0);
+  assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, out, NULL), 0);
   buf = tu_read_file(out, NULL);
   snprintf(want, sizeof want, "records      %zu:", NRECS);
   if (!strstr(buf, want))
@@ -462,7 +462,7 @@ static void test_cut_anywhere(void **state)
     if (strstr(t.p, "  {}") && (size_t)(strstr(t.p, "  {}") - t.p) + 4 <=
         cut)
       whole++;
-    rc = tt_run_argv(tw_tool_cat_main, argv, NULL, err);
+    rc = tt_run_argv(twt_tool_cat_main, argv, NULL, err);
     if (whole == 0) {
       assert_int_equal(rc, 1);
       continue;
@@ -501,7 +501,7 @@ static void test_not_traces(void **state)
 
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char *in = tt_in_dir(dir, cases[i].name);
-    main_fn fns[] = { tw_tool_cat_main, tw_tool_stats_main };
+    main_fn fns[] = { twt_tool_cat_main, twt_tool_stats_main };
     const char *names[] = { "cat", "stats" };
     size_t len = strlen(cases[i].text);
 
@@ -526,7 +526,7 @@ static void test_not_traces(void **state)
       buf[i] = (char)(rand() & 0xff);
     buf[0] = 'x';                   /* not "[" or "{" by chance */
     tt_write_bytes(in, buf, sizeof buf);
-    assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, NULL, err), 1);
+    assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, err), 1);
     free(in);
   }
   free(err);
@@ -574,7 +574,7 @@ static void test_hostile(void **state)
   {
     char *argv[] = { "cat", "-q", "-o", out, in, NULL };
     jc_doc *d;
-    assert_int_equal(tt_run_argv(tw_tool_cat_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, NULL), 0);
     d = tt_load_file(out);
     {
       jc_val ev = jc_trace_events(d);
@@ -593,7 +593,7 @@ static void test_hostile(void **state)
   free(t.p);
   {
     char *argv[] = { "stats", in, NULL };
-    assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, NULL, NULL), 1);
+    assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, NULL), 1);
   }
   free(in);
   free(out);
@@ -672,11 +672,11 @@ static void test_exact_arithmetic(void **state)
     { "-1.5", "-1.49", -1 },
     { "9007199254740993", "9007199254740992", 1 },
   };
-  char buf[TW_REC_NUM_MAX];
+  char buf[TWT_REC_NUM_MAX];
   (void)state;
 
   for (size_t i = 0; i < sizeof moves / sizeof *moves; i++) {
-    size_t n = tw_rec_us_shift_text(moves[i].in, strlen(moves[i].in),
+    size_t n = twt_rec_us_shift_text(moves[i].in, strlen(moves[i].in),
                                     moves[i].shift_ns, buf);
     if (n != strlen(moves[i].out) || memcmp(buf, moves[i].out, n) != 0)
       fail_msg("%s %+" PRId64 " ns: got %.*s, want %s", moves[i].in,
@@ -684,18 +684,18 @@ static void test_exact_arithmetic(void **state)
   }
   for (size_t i = 0; i < sizeof cmps / sizeof *cmps; i++) {
     int c = 99;
-    assert_int_equal(tw_rec_us_cmp(cmps[i].a, strlen(cmps[i].a), cmps[i].b,
+    assert_int_equal(twt_rec_us_cmp(cmps[i].a, strlen(cmps[i].a), cmps[i].b,
                                    strlen(cmps[i].b), &c), 0);
     assert_int_equal(c, cmps[i].cmp);
   }
   {
     int64_t ns;
-    assert_int_equal(tw_rec_us_to_ns("1.5e3", 5, &ns), 0);
+    assert_int_equal(twt_rec_us_to_ns("1.5e3", 5, &ns), 0);
     assert_int_equal(ns, 1500000);
-    assert_int_equal(tw_rec_us_to_ns("\"-0.0015\"", 9, &ns), 0);
+    assert_int_equal(twt_rec_us_to_ns("\"-0.0015\"", 9, &ns), 0);
     assert_int_equal(ns, -2);       /* -1.5 ns: rounded down */
-    assert_int_equal(tw_rec_us_to_ns("\"x\"", 3, &ns), -1);
-    assert_int_equal(tw_rec_us_to_ns("1e400", 5, &ns), -1);
+    assert_int_equal(twt_rec_us_to_ns("\"x\"", 3, &ns), -1);
+    assert_int_equal(twt_rec_us_to_ns("1e400", 5, &ns), -1);
   }
 }
 
@@ -739,7 +739,7 @@ static void test_exact_merge(void **state)
   snprintf(off, sizeof off, "%s=-1.5s", in);
   {
     char *argv[] = { "merge", "-q", "--offset", off, "-o", out, in, NULL };
-    assert_int_equal(tt_run_argv(tw_tool_merge_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, NULL), 0);
   }
   d = tt_load_file(out);
   for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
@@ -755,7 +755,7 @@ static void test_exact_merge(void **state)
   /* cat changes nothing: every record byte for byte. */
   {
     char *argv[] = { "cat", "-q", "-o", out, in, NULL };
-    assert_int_equal(tt_run_argv(tw_tool_cat_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, NULL), 0);
     d = tt_load_file(out);
     i = 0;
     for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
@@ -804,7 +804,7 @@ static void test_exact_slice(void **state)
   {
     char *argv[] = { "slice", "-q", "--from", "@1500us", "--to", "@2ms",
                      "-o", out, in, NULL };
-    assert_int_equal(tt_run_argv(tw_tool_slice_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, NULL), 0);
   }
   d = tt_load_file(out);
   ev = jc_trace_events(d);
@@ -897,7 +897,7 @@ static void test_merge_kineto(void **state)
                        order ? kin : eng, order ? eng : kin, NULL };
       int64_t a, b;
       char *msg;
-      assert_int_equal(tt_run_argv(tw_tool_merge_main, argv, NULL, err), 0);
+      assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
       a = ts_of(out, "engine.step");
       b = ts_of(out, "gemm");
       if (llabs(a - b) > 1000000)
@@ -966,22 +966,22 @@ static void test_ndjson(void **state)
   tt_write_bytes(in2, c.p, c.len);
   {
     char *argv[] = { "cat", "-q", "--ndjson", "-o", out, in, NULL };
-    assert_int_equal(tt_run_argv(tw_tool_cat_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, NULL), 0);
     assert_ndjson(out, RECS, NRECS);
   }
   {
     char *argv[] = { "slice", "-q", "--ndjson", "-o", out, in, NULL };
-    assert_int_equal(tt_run_argv(tw_tool_slice_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, NULL), 0);
     assert_ndjson(out, NULL, NRECS);
   }
   {
     char *argv[] = { "merge", "-q", "--ndjson", "-o", out, in, in2, NULL };
-    assert_int_equal(tt_run_argv(tw_tool_merge_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, NULL), 0);
     assert_ndjson(out, NULL, 2 * NRECS + 1);  /* + the clock record */
   }
   {
     char *argv[] = { "stats", "--ndjson", in, NULL };
-    assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, NULL, NULL), 2);
+    assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, NULL), 2);
   }
   free(k.p);
   free(c.p);
@@ -1030,7 +1030,7 @@ static void test_slice_clip(void **state)
                      out, in, with_clip ? "--clip" : NULL, NULL };
     jc_doc *d;
     jc_val ev;
-    assert_int_equal(tt_run_argv(tw_tool_slice_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, NULL), 0);
     d = tt_load_file(out);
     ev = jc_trace_events(d);
     assert_int_equal(jc_len(d, ev), 4);
@@ -1186,7 +1186,7 @@ static void test_split(void **state)
     char *cat_argv[64] = { "cat", "-q", "--no-parts", "-o", back };
     size_t cat_argc = 5;
 
-    assert_int_equal(tt_run_argv(tw_tool_split_main, argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_split_main, argv, NULL, NULL), 0);
     for (unsigned long k = 1;; k++) {
       char name[PATH_MAX];
       size_t m;
@@ -1205,7 +1205,7 @@ static void test_split(void **state)
     for (size_t i = 0; i < nwant; i++)
       assert_string_equal(got[i], want[i]);
     cat_argv[cat_argc] = NULL;
-    assert_int_equal(tt_run_argv(tw_tool_cat_main, cat_argv, NULL, NULL), 0);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, cat_argv, NULL, NULL), 0);
     collect(back, &catv, &ncat, &metas);
     assert_int_equal(metas, 2);
     qsort(catv, ncat, sizeof *catv, cmp_str);
@@ -1244,7 +1244,7 @@ static void test_stats_places(void **state)
 
   tt_write_bytes(in, t.p, t.len);
   free(t.p);
-  assert_int_equal(tt_run_argv(tw_tool_stats_main, argv, NULL, NULL), 0);
+  assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, NULL), 0);
   d = tt_load_file(out);
   assert_int_equal(jc_int64(d, jc_get(d, jc_root(d), "records"), &n), 0);
   assert_int_equal(n, NRECS);

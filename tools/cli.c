@@ -8,7 +8,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-int tw_cli_parse_size(const char *text, size_t *out)
+int twt_cli_parse_size(const char *text, size_t *out)
 {
   uint64_t v;
 
@@ -18,39 +18,39 @@ int tw_cli_parse_size(const char *text, size_t *out)
   return 0;
 }
 
-int tw_cli_usage_error(const char *command, void (*usage)(FILE *),
+int twt_cli_usage_error(const char *command, void (*usage)(FILE *),
                        const char *fmt, ...)
 {
   va_list ap;
 
-  fprintf(stderr, TW_CLI_PROGRAM " %s: ", command);
+  fprintf(stderr, TWT_CLI_PROGRAM " %s: ", command);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fprintf(stderr, "\n\n");
   usage(stderr);
-  return TW_CLI_USAGE;
+  return TWT_CLI_USAGE;
 }
 
-int tw_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
+int twt_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
                         char **argv)
 {
   if (opt == ':')
-    return tw_cli_usage_error(command, usage, "option '%s' needs a value",
+    return twt_cli_usage_error(command, usage, "option '%s' needs a value",
                               argv[optind - 1]);
   if (optopt) {
     char short_option[3] = { '-', (char)optopt, '\0' };
-    return tw_cli_usage_error(command, usage, "unknown option '%s'",
+    return twt_cli_usage_error(command, usage, "unknown option '%s'",
                               short_option);
   }
-  return tw_cli_usage_error(command, usage, "unknown option '%s'",
+  return twt_cli_usage_error(command, usage, "unknown option '%s'",
                             argv[optind - 1]);
 }
 
-int tw_cli_parse_file_args(const char *command, void (*usage)(FILE *),
+int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
                            int with_dry_run, size_t min_line,
                            const char *what, int argc, char **argv,
-                           struct tw_cli_args *a)
+                           struct twt_cli_args *a)
 {
   static const struct option long_options[] = {
     { "output",   required_argument, NULL, 'o' },
@@ -73,7 +73,7 @@ int tw_cli_parse_file_args(const char *command, void (*usage)(FILE *),
       break;
     case 'n':
       if (!with_dry_run)
-        return tw_cli_usage_error(command, usage, "unknown option '%s'",
+        return twt_cli_usage_error(command, usage, "unknown option '%s'",
                                   argv[optind - 1]);
       a->dry_run = 1;
       break;
@@ -81,30 +81,30 @@ int tw_cli_parse_file_args(const char *command, void (*usage)(FILE *),
       a->quiet = 1;
       break;
     case 'm':
-      if (tw_cli_parse_size(optarg, &a->max_line) != 0 ||
+      if (twt_cli_parse_size(optarg, &a->max_line) != 0 ||
           a->max_line < min_line)
-        return tw_cli_usage_error(command, usage, "bad --max-line '%s' (at "
+        return twt_cli_usage_error(command, usage, "bad --max-line '%s' (at "
                                   "least %zu)", optarg, min_line);
       break;
     case 'h':
       usage(stdout);
-      return TW_CLI_OK;
+      return TWT_CLI_OK;
     default:
-      return tw_cli_option_error(command, usage, opt, argv);
+      return twt_cli_option_error(command, usage, opt, argv);
     }
   }
   if (optind >= argc)
-    return tw_cli_usage_error(command, usage, "no FILE to %s", what);
+    return twt_cli_usage_error(command, usage, "no FILE to %s", what);
   if (optind + 1 < argc)
-    return tw_cli_usage_error(command, usage, "unexpected argument '%s'",
+    return twt_cli_usage_error(command, usage, "unexpected argument '%s'",
                               argv[optind + 1]);
   a->input = argv[optind];
   if (a->output && a->output[0] == '\0')
-    return tw_cli_usage_error(command, usage, "empty output name");
+    return twt_cli_usage_error(command, usage, "empty output name");
   return -1;
 }
 
-void tw_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...)
+void twt_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...)
 {
   va_list ap;
   int k;
@@ -118,7 +118,7 @@ void tw_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...)
     *n += (size_t)k;
 }
 
-const char *tw_cli_plural(uint64_t n, const char *one, const char *many)
+const char *twt_cli_plural(uint64_t n, const char *one, const char *many)
 {
   return n == 1 ? one : many;
 }

@@ -4,8 +4,8 @@
  * getopt_long and prints its own usage; these keep their messages, size
  * arguments and summaries alike.  Not thread-safe (they print).
  */
-#ifndef TW_TOOLS_CLI_H
-#define TW_TOOLS_CLI_H
+#ifndef TWT_TOOLS_CLI_H
+#define TWT_TOOLS_CLI_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,36 +15,36 @@
 extern "C" {
 #endif
 
-#define TW_CLI_PROGRAM "tracewriter"
+#define TWT_CLI_PROGRAM "tracewriter"
 
 /* Exit statuses shared by the commands. */
-enum { TW_CLI_OK = 0, TW_CLI_RUNTIME = 1, TW_CLI_USAGE = 2 };
+enum { TWT_CLI_OK = 0, TWT_CLI_RUNTIME = 1, TWT_CLI_USAGE = 2 };
 
 #if defined(__GNUC__) || defined(__clang__)
-# define TW_CLI_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+# define TWT_CLI_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
-# define TW_CLI_PRINTF(fmt, args)
+# define TWT_CLI_PRINTF(fmt, args)
 #endif
 
 /* Parse "SIZE" as the library's options do (tw__parse_size): decimal
  * digits, then nothing or k, kb, kib, m, mb, mib, g, gb, gib in any case
  * (powers of 1024).  0 and *out, or -1 (bad text or an overflow). */
-int tw_cli_parse_size(const char *text, size_t *out);
+int twt_cli_parse_size(const char *text, size_t *out);
 
 /* A usage error of command: "tracewriter COMMAND: message", a blank line
- * and the usage, on stderr.  Returns TW_CLI_USAGE. */
-TW_CLI_PRINTF(3, 4)
-int tw_cli_usage_error(const char *command, void (*usage)(FILE *),
+ * and the usage, on stderr.  Returns TWT_CLI_USAGE. */
+TWT_CLI_PRINTF(3, 4)
+int twt_cli_usage_error(const char *command, void (*usage)(FILE *),
                        const char *fmt, ...);
 
 /* The usage error for what getopt_long returned as opt (':' a missing
  * value, anything else an unknown option), given the ":" optstring
- * convention and opterr = 0.  Returns TW_CLI_USAGE. */
-int tw_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
+ * convention and opterr = 0.  Returns TWT_CLI_USAGE. */
+int twt_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
                         char **argv);
 
 /* The arguments of a command that reads one trace. */
-struct tw_cli_args {
+struct twt_cli_args {
   const char *input;       /* FILE */
   const char *output;      /* -o, --output (NULL: not given) */
   int quiet;               /* -q, --quiet */
@@ -57,23 +57,23 @@ struct tw_cli_args {
  * for command, whose usage() prints its help; -n only if with_dry_run.
  * min_line is the least --max-line accepted; what names FILE in "no FILE
  * to <what>".  Returns -1 with *a filled, or the exit status to return
- * at once: TW_CLI_OK after --help (printed on stdout), TW_CLI_USAGE after
+ * at once: TWT_CLI_OK after --help (printed on stdout), TWT_CLI_USAGE after
  * a usage error (printed on stderr).  Resets getopt (optind). */
-int tw_cli_parse_file_args(const char *command, void (*usage)(FILE *),
+int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
                            int with_dry_run, size_t min_line,
                            const char *what, int argc, char **argv,
-                           struct tw_cli_args *a);
+                           struct twt_cli_args *a);
 
 /* Append printf-style text at buf + *n (size bytes in all), keeping buf
  * NUL-terminated and truncated to fit. */
-TW_CLI_PRINTF(4, 5)
-void tw_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...);
+TWT_CLI_PRINTF(4, 5)
+void twt_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...);
 
 /* one if n == 1, else many ("1 record", "2 records"). */
-const char *tw_cli_plural(uint64_t n, const char *one, const char *many);
+const char *twt_cli_plural(uint64_t n, const char *one, const char *many);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* TW_TOOLS_CLI_H */
+#endif /* TWT_TOOLS_CLI_H */

@@ -11,58 +11,58 @@
 
 #define MSG_MAX (2 * PATH_MAX + 256)
 
-int tw_cmd_error(const char *command, const char *fmt, ...)
+int twt_cmd_error(const char *command, const char *fmt, ...)
 {
   va_list ap;
 
-  fprintf(stderr, TW_CLI_PROGRAM " %s: ", command);
+  fprintf(stderr, TWT_CLI_PROGRAM " %s: ", command);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
-  return TW_CLI_RUNTIME;
+  return TWT_CLI_RUNTIME;
 }
 
-int tw_cmd_option(const char *command, void (*usage)(FILE *), int opt,
-                  const char *arg, char **argv, struct tw_cmd_common *c)
+int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
+                  const char *arg, char **argv, struct twt_cmd_common *c)
 {
   switch (opt) {
   case 'o':
     if (arg[0] == '\0')
-      return tw_cli_usage_error(command, usage, "empty output name");
+      return twt_cli_usage_error(command, usage, "empty output name");
     c->output = arg;
-    return TW_CMD_TAKEN;
+    return TWT_CMD_TAKEN;
   case 'q':
     c->quiet = 1;
-    return TW_CMD_TAKEN;
+    return TWT_CMD_TAKEN;
   case 'm':
-    if (tw_cli_parse_size(arg, &c->max_record) != 0 ||
-        c->max_record < TW_READ_MIN_MAX_RECORD)
-      return tw_cli_usage_error(command, usage, "bad --max-line '%s' (at "
+    if (twt_cli_parse_size(arg, &c->max_record) != 0 ||
+        c->max_record < TWT_READ_MIN_MAX_RECORD)
+      return twt_cli_usage_error(command, usage, "bad --max-line '%s' (at "
                                 "least %zu)", arg,
-                                (size_t)TW_READ_MIN_MAX_RECORD);
-    return TW_CMD_TAKEN;
-  case TW_CMD_OPT_NO_PARTS:
+                                (size_t)TWT_READ_MIN_MAX_RECORD);
+    return TWT_CMD_TAKEN;
+  case TWT_CMD_OPT_NO_PARTS:
     c->no_parts = 1;
-    return TW_CMD_TAKEN;
-  case TW_CMD_OPT_NDJSON:
+    return TWT_CMD_TAKEN;
+  case TWT_CMD_OPT_NDJSON:
     c->ndjson = 1;
-    return TW_CMD_TAKEN;
+    return TWT_CMD_TAKEN;
   case 'h':
     usage(stdout);
-    return TW_CLI_OK;
+    return TWT_CLI_OK;
   case ':':
   case '?':
-    return tw_cli_option_error(command, usage, opt, argv);
+    return twt_cli_option_error(command, usage, opt, argv);
   default:                          /* a command's own, not handled */
-    return tw_cli_option_error(command, usage, '?', argv);
+    return twt_cli_option_error(command, usage, '?', argv);
   }
 }
 
-int tw_cmd_open_input(const char *command, const struct tw_cmd_common *c,
-                      char *const *paths, size_t n, tw_tin **tp)
+int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
+                      char *const *paths, size_t n, twt_tin **tp)
 {
-  struct tw_tin_options to;
+  struct twt_tin_options to;
   char msg[MSG_MAX];
 
   memset(&to, 0, sizeof to);
@@ -71,58 +71,58 @@ int tw_cmd_open_input(const char *command, const struct tw_cmd_common *c,
   to.command = command;
   to.quiet = c->quiet;
   to.events_unparsed = c->events_unparsed;
-  if (tw_tin_open(tp, paths, n, &to, msg, sizeof msg) != 0)
-    return tw_cmd_error(command, "%s", msg);
+  if (twt_tin_open(tp, paths, n, &to, msg, sizeof msg) != 0)
+    return twt_cmd_error(command, "%s", msg);
   return -1;
 }
 
-int tw_cmd_open_output(const char *command, const struct tw_cmd_common *c,
-                       tw_tin *const *ins, size_t n, tw_out **op)
+int twt_cmd_open_output(const char *command, const struct twt_cmd_common *c,
+                       twt_tin *const *ins, size_t n, twt_out **op)
 {
-  struct tw_out_options oo;
+  struct twt_out_options oo;
   char msg[MSG_MAX];
 
   *op = NULL;
   if (c->output && strcmp(c->output, "-") != 0) {
     for (size_t i = 0; i < n; i++)
-      if (tw_tin_has_file(ins[i], c->output))
-        return tw_cmd_error(command, "%s: the output is one of the "
+      if (twt_tin_has_file(ins[i], c->output))
+        return twt_cmd_error(command, "%s: the output is one of the "
                             "inputs", c->output);
   }
-  tw_out_options_init(&oo);
-  oo.compress = TW_OUT_BY_NAME;
+  twt_out_options_init(&oo);
+  oo.compress = TWT_OUT_BY_NAME;
   oo.tag = command;
   oo.ndjson = c->ndjson;
-  if (tw_out_open(op, c->output, &oo, msg, sizeof msg) != 0)
-    return tw_cmd_error(command, "%s", msg);
+  if (twt_out_open(op, c->output, &oo, msg, sizeof msg) != 0)
+    return twt_cmd_error(command, "%s", msg);
   return -1;
 }
 
-const char *tw_cmd_output_name(const struct tw_cmd_common *c)
+const char *twt_cmd_output_name(const struct twt_cmd_common *c)
 {
   return c->output && strcmp(c->output, "-") != 0 ? c->output
                                                   : "standard output";
 }
 
-int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
-                   int64_t pid, tw_cmd_buf *b, const char **text,
+int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
+                   int64_t pid, twt_cmd_buf *b, const char **text,
                    size_t *len)
 {
-  char ts[TW_REC_NUM_MAX], pidtext[24];
-  tw_rec_span at[2];
+  char ts[TWT_REC_NUM_MAX], pidtext[24];
+  twt_rec_span at[2];
   const char *with[2];
   size_t wlen[2], ne = 0;
 
-  if (shift && (r->has & TW_REC_TS)) {
+  if (shift && (r->has & TWT_REC_TS)) {
     at[ne] = r->ts_v;
     with[ne] = ts;
-    wlen[ne] = tw_rec_us_shift_text(r->text + r->ts_v.off, r->ts_v.len,
+    wlen[ne] = twt_rec_us_shift_text(r->text + r->ts_v.off, r->ts_v.len,
                                     shift, ts);
     if (wlen[ne] == 0)            /* not a number it can move exactly */
-      wlen[ne] = tw_rec_us_text(r->ts + shift, ts);
+      wlen[ne] = twt_rec_us_text(r->ts + shift, ts);
     ne++;
   }
-  if (set_pid && (r->has & TW_REC_PID) && pid != r->pid) {
+  if (set_pid && (r->has & TWT_REC_PID) && pid != r->pid) {
     at[ne] = r->pid_v;
     with[ne] = pidtext;
     wlen[ne++] = (size_t)snprintf(pidtext, sizeof pidtext, "%lld",
@@ -134,18 +134,18 @@ int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
     return 0;
   }
   if (ne == 2 && at[1].off < at[0].off) {   /* in text order */
-    tw_rec_span t = at[0];
+    twt_rec_span t = at[0];
     const char *w = with[0];
     size_t l = wlen[0];
     at[0] = at[1], with[0] = with[1], wlen[0] = wlen[1];
     at[1] = t, with[1] = w, wlen[1] = l;
   }
-  return tw_cmd_edit(r->text, r->len, at, with, wlen, ne, b, text, len);
+  return twt_cmd_edit(r->text, r->len, at, with, wlen, ne, b, text, len);
 }
 
-int tw_cmd_edit(const char *text, size_t len, const tw_rec_span *at,
+int twt_cmd_edit(const char *text, size_t len, const twt_rec_span *at,
                 const char *const *with, const size_t *wlen, size_t n,
-                tw_cmd_buf *b, const char **out, size_t *outlen)
+                twt_cmd_buf *b, const char **out, size_t *outlen)
 {
   size_t need = len, w = 0, from = 0;
 
@@ -173,34 +173,34 @@ int tw_cmd_edit(const char *text, size_t len, const tw_rec_span *at,
   return 0;
 }
 
-void tw_cmd_buf_free(tw_cmd_buf *b)
+void twt_cmd_buf_free(twt_cmd_buf *b)
 {
   free(b->p);
   b->p = NULL;
   b->cap = 0;
 }
 
-int tw_cmd_output_error(const char *command, const tw_out *o)
+int twt_cmd_output_error(const char *command, const twt_out *o)
 {
-  return tw_cmd_error(command, "%s", tw_out_error(o));
+  return twt_cmd_error(command, "%s", twt_out_error(o));
 }
 
-int tw_cmd_input_error(const char *command, const tw_tin *t)
+int twt_cmd_input_error(const char *command, const twt_tin *t)
 {
-  return tw_cmd_error(command, "%s", tw_tin_error(t));
+  return twt_cmd_error(command, "%s", twt_tin_error(t));
 }
 
-int tw_cmd_finish_output(const char *command, tw_out *o, int object_form,
+int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,
                          const char *tail, size_t tail_len)
 {
-  if (tw_out_end(o, object_form, tail, tail_len) != 0 ||
-      tw_out_commit(o) != 0)
-    return tw_cmd_output_error(command, o);
+  if (twt_out_end(o, object_form, tail, tail_len) != 0 ||
+      twt_out_commit(o) != 0)
+    return twt_cmd_output_error(command, o);
   return 0;
 }
 
-void tw_cmd_progress(tw_progress *p, const tw_tin *in)
+void twt_cmd_progress(twt_progress *p, const twt_tin *in)
 {
-  tw_progress_update(p, tw_tin_done_bytes(in), tw_tin_total_bytes(in),
-                     tw_tin_stats(in)->json_bytes);
+  twt_progress_update(p, twt_tin_done_bytes(in), twt_tin_total_bytes(in),
+                     twt_tin_stats(in)->json_bytes);
 }

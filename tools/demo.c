@@ -5,13 +5,13 @@
  *                    [--rate N|max] [--seconds S | --requests N]
  *
  * A command of the tool like the others (tools/command.h): it gets its
- * own argv and returns the exit status (TW_CLI_*).
+ * own argv and returns the exit status (TWT_CLI_*).
  */
 #include "config.h"
 
 #include "tracewriter.h"
-#include "command.h"      /* tw_tool_demo_main; cli.h */
-#include "tracein.h"      /* tw_format_bytes */
+#include "command.h"      /* twt_tool_demo_main; cli.h */
+#include "tracein.h"      /* twt_format_bytes */
 
 #include <errno.h>
 #include <getopt.h>
@@ -89,7 +89,7 @@ static void sleep_us(unsigned us)
 static void check_pthread(int rc, const char *what)
 {
   if (rc != 0) {
-    fprintf(stderr, TW_CLI_PROGRAM ": %s: %s\n", what, strerror(rc));
+    fprintf(stderr, TWT_CLI_PROGRAM ": %s: %s\n", what, strerror(rc));
     abort();
   }
 }
@@ -498,7 +498,7 @@ static void run_acceptor(struct demo *d, uint64_t requests, uint64_t rate,
 static void demo_usage(FILE *out)
 {
   fprintf(out,
-    "Usage: " TW_CLI_PROGRAM " demo [-o FILE] [-O OPTIONS] [--threads N]\n"
+    "Usage: " TWT_CLI_PROGRAM " demo [-o FILE] [-O OPTIONS] [--threads N]\n"
     "                        [--rate N|max] [--seconds S | --requests N]\n"
     "\n"
     "Simulate a small server -- an acceptor thread handing requests to\n"
@@ -525,18 +525,18 @@ static void demo_usage(FILE *out)
 }
 
 /* A usage error of demo: the message, then the usage, on stderr. */
-TW_CLI_PRINTF(1, 2)
+TWT_CLI_PRINTF(1, 2)
 static int demo_usage_error(const char *fmt, ...)
 {
   va_list ap;
 
-  fprintf(stderr, TW_CLI_PROGRAM " demo: ");
+  fprintf(stderr, TWT_CLI_PROGRAM " demo: ");
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fprintf(stderr, "\n\n");
   demo_usage(stderr);
-  return TW_CLI_USAGE;
+  return TWT_CLI_USAGE;
 }
 
 /* Only the main (acceptor) thread takes SIGINT/SIGTERM: block them in the
@@ -575,7 +575,7 @@ static unsigned start_workers(struct demo *d, struct worker *workers,
     rc = pthread_create(&workers[started].thread, NULL, worker_main,
                         &workers[started]);
     if (rc != 0) {
-      fprintf(stderr, TW_CLI_PROGRAM ": cannot start worker thread: %s\n",
+      fprintf(stderr, TWT_CLI_PROGRAM ": cannot start worker thread: %s\n",
               strerror(rc));
       break;
     }
@@ -618,16 +618,16 @@ static int run_demo(tw_writer *writer, unsigned threads, uint64_t requests,
   unsigned started, i;
 
   if (!(workers = calloc(threads, sizeof *workers))) {
-    fprintf(stderr, TW_CLI_PROGRAM ": out of memory\n");
+    fprintf(stderr, TWT_CLI_PROGRAM ": out of memory\n");
     return -1;
   }
   if (demo_init(&demo, writer, threads) != 0) {
-    fprintf(stderr, TW_CLI_PROGRAM ": cannot create the demo's locks\n");
+    fprintf(stderr, TWT_CLI_PROGRAM ": cannot create the demo's locks\n");
     free(workers);
     return -1;
   }
   if (install_stop_handlers(&stop_signals) != 0) {
-    fprintf(stderr, TW_CLI_PROGRAM ": cannot install signal handlers: %s\n",
+    fprintf(stderr, TWT_CLI_PROGRAM ": cannot install signal handlers: %s\n",
             strerror(errno));
     demo_destroy(&demo);
     free(workers);
@@ -663,18 +663,19 @@ static void warn_sink_name(const char *output, const tw_options *options)
   int gzip = demo_gzips(output, options);
 
   if (gzip && !named_gz)
-    fprintf(stderr, TW_CLI_PROGRAM " demo: warning: %s will hold gzip-compressed "
+    fprintf(stderr, TWT_CLI_PROGRAM " demo: warning: %s will hold "
+            "gzip-compressed "
             "JSON (sink=gzip) but its name does not end in .gz: viewers "
             "that go by the name show nothing; name it %s.gz\n", output,
             output);
   else if (!gzip && named_gz)
-    fprintf(stderr, TW_CLI_PROGRAM " demo: warning: %s will hold plain JSON "
+    fprintf(stderr, TWT_CLI_PROGRAM " demo: warning: %s will hold plain JSON "
             "(sink=%s) but its name ends in .gz: viewers will try to "
             "decompress it\n", output,
             options->sink == TW_SINK_MMAP ? "mmap" : "file");
 }
 
-int tw_tool_demo_main(int argc, char **argv)
+int twt_tool_demo_main(int argc, char **argv)
 {
   static const struct option long_options[] = {
     { "output",   required_argument, NULL, 'o' },
@@ -728,7 +729,7 @@ int tw_tool_demo_main(int argc, char **argv)
       break;
     case 'h':
       demo_usage(stdout);
-      return TW_CLI_OK;
+      return TWT_CLI_OK;
     case ':':
       return demo_usage_error("option '%s' needs a value", argv[optind - 1]);
     default:
@@ -747,18 +748,18 @@ int tw_tool_demo_main(int argc, char **argv)
     requests = DEMO_DEFAULT_REQUESTS;
 
   if (tw_options_init(&options) != 0) {
-    fprintf(stderr, TW_CLI_PROGRAM ": cannot initialise options\n");
-    return TW_CLI_RUNTIME;
+    fprintf(stderr, TWT_CLI_PROGRAM ": cannot initialise options\n");
+    return TWT_CLI_RUNTIME;
   }
   /* Set before parsing, so that -O can still change them. */
-  options.process_name = TW_CLI_PROGRAM " demo";
+  options.process_name = TWT_CLI_PROGRAM " demo";
   to_stdout = strcmp(output, "-") == 0;
   if (has_suffix(output, ".gz"))
     options.sink = TW_SINK_GZIP;
   if (tw_options_parse(&options, options_string, message,
                        sizeof message) != 0) {
-    fprintf(stderr, TW_CLI_PROGRAM ": bad options: %s\n", message);
-    return TW_CLI_USAGE;
+    fprintf(stderr, TWT_CLI_PROGRAM ": bad options: %s\n", message);
+    return TWT_CLI_USAGE;
   }
   if (!to_stdout)
     warn_sink_name(output, &options);
@@ -768,8 +769,9 @@ int tw_tool_demo_main(int argc, char **argv)
    * SIGXFSZ kill us: the writer then keeps its last commit and tw_close
    * says what happened. */
   if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR) {
-    fprintf(stderr, TW_CLI_PROGRAM ": cannot ignore SIGXFSZ: %s\n", strerror(errno));
-    return TW_CLI_RUNTIME;
+    fprintf(stderr, TWT_CLI_PROGRAM ": cannot ignore SIGXFSZ: %s\n",
+            strerror(errno));
+    return TWT_CLI_RUNTIME;
   }
   /* "-": the standard output, which stays open (a pipe streams; a
    * regular file is committed in place). */
@@ -780,8 +782,8 @@ int tw_tool_demo_main(int argc, char **argv)
     writer = tw_open(output, &options, &rc);
   }
   if (!writer) {
-    fprintf(stderr, TW_CLI_PROGRAM ": %s: %s\n", output, tw_strerror(rc));
-    return TW_CLI_RUNTIME;
+    fprintf(stderr, TWT_CLI_PROGRAM ": %s: %s\n", output, tw_strerror(rc));
+    return TWT_CLI_RUNTIME;
   }
 
   run_failed = run_demo(writer, (unsigned)threads, requests, rate,
@@ -795,21 +797,21 @@ int tw_tool_demo_main(int argc, char **argv)
     memset(&stats, 0, sizeof stats);
   rc = tw_close(writer);
   if (rc != 0) {
-    fprintf(stderr, TW_CLI_PROGRAM ": %s: %s\n", output, tw_strerror(rc));
-    return TW_CLI_RUNTIME;
+    fprintf(stderr, TWT_CLI_PROGRAM ": %s: %s\n", output, tw_strerror(rc));
+    return TWT_CLI_RUNTIME;
   }
   if (event_error != 0) {
-    fprintf(stderr, TW_CLI_PROGRAM ": %s: an event was refused: %s\n", output,
+    fprintf(stderr, TWT_CLI_PROGRAM ": %s: an event was refused: %s\n", output,
             tw_strerror(event_error));
-    return TW_CLI_RUNTIME;
+    return TWT_CLI_RUNTIME;
   }
   if (run_failed)
-    return TW_CLI_RUNTIME;
-  tw_format_bytes(stats.bytes, size, sizeof size);
+    return TWT_CLI_RUNTIME;
+  twt_format_bytes(stats.bytes, size, sizeof size);
   /* The counts are of JSON bytes; for gzip say what reached the disk. */
   if (gzip) {
     char compressed[32];
-    tw_format_bytes(stats.output_bytes, compressed, sizeof compressed);
+    twt_format_bytes(stats.output_bytes, compressed, sizeof compressed);
     snprintf(size + strlen(size), sizeof size - strlen(size),
              " (%s compressed)", compressed);
   }
@@ -823,5 +825,5 @@ int tw_tool_demo_main(int argc, char **argv)
   fprintf(stderr, "wrote %" PRIu64 " events%s, %s to %s%s\n", stats.events,
           dropped, size, output,
           to_stdout ? "" : " -- open it in https://ui.perfetto.dev");
-  return TW_CLI_OK;
+  return TWT_CLI_OK;
 }

@@ -110,7 +110,7 @@ typedef struct twt_scan_rec {
 typedef struct twt_scan twt_scan;
 
 /* Errors (besides -ENOMEM). */
-#define TWT_SCAN_ENOTTRACE (-3001) /* not a trace (= TW_READ_ENOTTRACE) */
+#define TWT_SCAN_ENOTTRACE (-3001) /* not a trace (= TWT_READ_ENOTTRACE) */
 #define TWT_SCAN_ETOOBIG   (-3003) /* a record over max_record bytes */
 
 /* A new scanner: records of up to max_record bytes, members kept up to

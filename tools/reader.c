@@ -24,7 +24,7 @@
  *    JSON text (sniff): the library's head line followed by a record on
  *    one line is the crash-layout reader's; anything else goes to the
  *    general reader (jsonscan.c), which is fed the same chunks.
- *  - tw_reader_next feeds the current chunk to the scanner until a line
+ *  - twt_reader_next feeds the current chunk to the scanner until a line
  *    ends with an item to yield, so records come one at a time, and the
  *    record's text is the scanner's line buffer.
  */
@@ -57,7 +57,7 @@
 #define HEAD_MAX    TW__LAYOUT_HEAD_MAX  /* the longest head */
 #define MSG_MAX     (PATH_MAX + 256)
 #define END_OF_DATA (-1)                 /* what ends the last line */
-#define FOLLOW_MAX  16                   /* TW_READ_FOLLOW's growths */
+#define FOLLOW_MAX  16                   /* TWT_READ_FOLLOW's growths */
 #define MEMBERS_MAX ((size_t)1024 * 1024) /* members of an object kept */
 
 /* The gzip sink rewrites, at every commit, a stored final block holding
@@ -131,16 +131,16 @@ typedef struct run {
   int extra_odd;           /* ... some of them not spaces */
 } run;
 
-struct tw_reader {
+struct twt_reader {
   /* The file. */
   char *name;              /* named in messages */
   int fd;
   int own_fd;              /* close fd at the end */
   uint64_t size;           /* its size when opened (or rewound) */
   uint64_t pos;            /* the next offset to read */
-  unsigned follows;        /* times size grew (TW_READ_FOLLOW) */
+  unsigned follows;        /* times size grew (TWT_READ_FOLLOW) */
   size_t max_record;
-  unsigned flags;          /* TW_READ_* */
+  unsigned flags;          /* TWT_READ_* */
   int err;                 /* the first error: sticky */
   char msg[MSG_MAX];       /* its message */
 
@@ -174,11 +174,11 @@ struct tw_reader {
   int strict;              /* exactly valid so far */
   char tail[TAIL_MAX];     /* the last valid tail line */
 
-  struct tw_read_info info;
-  tw_read_item item;       /* the item to yield */
+  struct twt_read_info info;
+  twt_read_item item;       /* the item to yield */
   int ready;               /* ... is there */
 
-  tw_rec rec;              /* the members of the record yielded */
+  twt_rec rec;              /* the members of the record yielded */
 
   /* The front end. */
   int mode;                /* MODE_*: decided on the first chunk */
@@ -192,7 +192,7 @@ enum { MODE_UNKNOWN, MODE_LAYOUT, MODE_GENERAL };
 
 /* Record the first error, "NAME: message", and return rc. */
 PRINTF_LIKE(3, 4)
-static int fail(tw_reader *r, int rc, const char *fmt, ...)
+static int fail(twt_reader *r, int rc, const char *fmt, ...)
 {
   va_list ap;
   int n;
@@ -210,7 +210,7 @@ static int fail(tw_reader *r, int rc, const char *fmt, ...)
 }
 
 /* A failed system call: -errno, "NAME: what: strerror". */
-static int sys_fail(tw_reader *r, const char *what)
+static int sys_fail(twt_reader *r, const char *what)
 {
   int e = errno ? errno : EIO;
 
@@ -310,7 +310,7 @@ static size_t trim_end(const char *p, size_t n, uint64_t *commas, int *odd)
 /* =========================================================== the line */
 
 /* Make room for need bytes in the line buffer. */
-static int line_reserve(tw_reader *r, size_t need)
+static int line_reserve(twt_reader *r, size_t need)
 {
   char *p;
   size_t cap;
@@ -327,7 +327,7 @@ static int line_reserve(tw_reader *r, size_t need)
   return 0;
 }
 
-const char *tw_read_bracket(int object_form, size_t *len)
+const char *twt_read_bracket(int object_form, size_t *len)
 {
   size_t n;
   const char *t = tw__layout_tail(object_form, &n);
@@ -346,16 +346,16 @@ const char *tw_read_bracket(int object_form, size_t *len)
 static int is_tail_prefix(int object_form, const char *text, size_t n)
 {
   size_t len;
-  const char *bracket = tw_read_bracket(object_form, &len);
+  const char *bracket = twt_read_bracket(object_form, &len);
 
   return n <= len && memcmp(text, bracket, n) == 0;
 }
 
 /* Yield an item at the end of the current call. */
-static void yield(tw_reader *r, int kind, const char *text, size_t len)
+static void yield(twt_reader *r, int kind, const char *text, size_t len)
 {
   r->item.rec = NULL;
-  if (kind == TW_ITEM_RECORD && (r->flags & TW_READ_MEMBERS)) {
+  if (kind == TWT_ITEM_RECORD && (r->flags & TWT_READ_MEMBERS)) {
     r->rec.text = text;
     r->rec.len = len;
     r->item.rec = &r->rec;
@@ -369,7 +369,7 @@ static void yield(tw_reader *r, int kind, const char *text, size_t len)
 }
 
 /* Count a dropped line of bytes; yield it if asked to. */
-static void drop(tw_reader *r, int record, uint64_t bytes)
+static void drop(twt_reader *r, int record, uint64_t bytes)
 {
   r->strict = 0;
   if (record) {
@@ -378,24 +378,24 @@ static void drop(tw_reader *r, int record, uint64_t bytes)
   } else {
     r->info.junk_bytes += bytes;
   }
-  if (r->flags & TW_READ_DROPPED)
-    yield(r, record ? TW_ITEM_CUT : TW_ITEM_JUNK, NULL, (size_t)bytes);
+  if (r->flags & TWT_READ_DROPPED)
+    yield(r, record ? TWT_ITEM_CUT : TWT_ITEM_JUNK, NULL, (size_t)bytes);
 }
 
 /* The first line of text after the head is not a complete record. */
-static int first_line_error(tw_reader *r, int record_like)
+static int first_line_error(twt_reader *r, int record_like)
 {
   if (record_like)
-    return fail(r, TW_READ_ENORECORD, "its first record (line %" PRIu64
+    return fail(r, TWT_READ_ENORECORD, "its first record (line %" PRIu64
                 ") is cut or invalid: no complete record to keep",
                 r->line_no);
-  return fail(r, TW_READ_ENOTTRACE, "not a tracewriter trace: line %"
+  return fail(r, TWT_READ_ENOTTRACE, "not a tracewriter trace: line %"
               PRIu64 " is not a JSON object", r->line_no);
 }
 
 /* Account for n more bytes of a skipped line (its padding and commas at
  * the end not counted). */
-static void junk_add(tw_reader *r, const char *p, size_t n)
+static void junk_add(twt_reader *r, const char *p, size_t n)
 {
   uint64_t commas = 0;
   size_t k = trim_end(p, n, &commas, NULL);
@@ -410,7 +410,7 @@ static void junk_add(tw_reader *r, const char *p, size_t n)
 
 /* Stop storing the current line: it cannot be kept.  The first line of
  * text after the head must be the first record: fail there. */
-static int to_junk(tw_reader *r)
+static int to_junk(twt_reader *r)
 {
   r->junk_record = r->state == ST_RECORD;
   r->junk_content = r->content;
@@ -423,7 +423,7 @@ static int to_junk(tw_reader *r)
 }
 
 /* Add n bytes (no newline or NUL among them) to a record or tail line. */
-static int line_add(tw_reader *r, const char *p, size_t n)
+static int line_add(twt_reader *r, const char *p, size_t n)
 {
   int record = r->state == ST_RECORD, odd = 0;
   uint64_t commas = 0;
@@ -441,7 +441,7 @@ static int line_add(tw_reader *r, const char *p, size_t n)
        * the text, or too long: not a line the library writes, unless it
        * is a record longer than max_record. */
       if (record && !r->run.extra_odd)
-        return fail(r, TW_READ_ELINE, "line %" PRIu64 " (byte %" PRIu64
+        return fail(r, TWT_READ_ELINE, "line %" PRIu64 " (byte %" PRIu64
                     ") is a record of more than %zu bytes; raise "
                     "--max-line to read it", r->line_no, r->line_off,
                     r->max_record);
@@ -482,17 +482,17 @@ static int line_add(tw_reader *r, const char *p, size_t n)
 
 /* 1 if the record line so far is one JSON object: its length in *len;
  * *glued if the old tail follows it. */
-static int record_complete(const tw_reader *r, size_t *len, int *glued)
+static int record_complete(const twt_reader *r, size_t *len, int *glued)
 {
   const char *t = r->line;
   size_t q = r->content;
 
   *glued = 0;
   *len = q;
-  twt_member_fn fn = (r->flags & TW_READ_MEMBERS) ? tw_rec_take : NULL;
+  twt_member_fn fn = (r->flags & TWT_READ_MEMBERS) ? twt_rec_take : NULL;
 
   if (fn)
-    tw_rec_take((void *)&r->rec, NULL, 0, 0, 0);
+    twt_rec_take((void *)&r->rec, NULL, 0, 0, 0);
   if (twt_json_check_ex(t, q, TWT_RECORD_DEPTH, NULL, fn,
                         (void *)&r->rec) == 0)
     return 1;
@@ -504,7 +504,7 @@ static int record_complete(const tw_reader *r, size_t *len, int *glued)
     size_t g = trim_end(t, t[q - 1] == ']' ? q - 1 : q - 2, &between,
                         NULL);
     if (fn)
-      tw_rec_take((void *)&r->rec, NULL, 0, 0, 0);
+      twt_rec_take((void *)&r->rec, NULL, 0, 0, 0);
     if (g > 0 && twt_json_check_ex(t, g, TWT_RECORD_DEPTH, NULL, fn,
                                    (void *)&r->rec) == 0) {
       *glued = 1;
@@ -516,7 +516,7 @@ static int record_complete(const tw_reader *r, size_t *len, int *glued)
 }
 
 /* A record line ended: yield it if its text is one JSON object. */
-static int take_record(tw_reader *r, int terminated)
+static int take_record(twt_reader *r, int terminated)
 {
   const char *t = r->line;
   size_t q;
@@ -535,13 +535,13 @@ static int take_record(tw_reader *r, int terminated)
     r->strict = 0;
   r->commas = glued ? 0 : r->run.commas;
   r->info.records++;
-  yield(r, TW_ITEM_RECORD, t, q);
+  yield(r, TWT_ITEM_RECORD, t, q);
   return 0;
 }
 
 /* A line beginning with "]" ended: the tail if head + its text is valid
  * JSON. */
-static void take_tail(tw_reader *r, int term)
+static void take_tail(twt_reader *r, int term)
 {
   char doc[HEAD_MAX + TAIL_MAX];
   size_t n = r->content;
@@ -570,7 +570,7 @@ static void take_tail(tw_reader *r, int term)
 
 /* The current line ended at term: a newline, a NUL, or END_OF_DATA.
  * Classify it; the scanner goes back between lines. */
-static int line_end(tw_reader *r, int term)
+static int line_end(twt_reader *r, int term)
 {
   enum state s = r->state;
   int rc = 0;
@@ -589,7 +589,7 @@ static int line_end(tw_reader *r, int term)
 }
 
 /* A line of text begins with c at offset. */
-static int line_begin(tw_reader *r, char c, uint64_t offset)
+static int line_begin(twt_reader *r, char c, uint64_t offset)
 {
   r->line_off = offset;
   r->tail_last = 0;
@@ -621,7 +621,7 @@ static int line_begin(tw_reader *r, char c, uint64_t offset)
 /* ======================================================== the scanner */
 
 /* 1 if line 1 so far is exactly the head of the form. */
-static int is_head(const tw_reader *r, int object_form)
+static int is_head(const twt_reader *r, int object_form)
 {
   size_t len;
   const char *head = tw__layout_head(object_form, &len);
@@ -630,17 +630,17 @@ static int is_head(const tw_reader *r, int object_form)
 }
 
 /* "not a tracewriter trace: the first line is not '[' or '{...['" */
-static int not_head(tw_reader *r, const char *what)
+static int not_head(twt_reader *r, const char *what)
 {
   size_t l0, l1;
   const char *h0 = tw__layout_head(0, &l0), *h1 = tw__layout_head(1, &l1);
 
-  return fail(r, TW_READ_ENOTTRACE, "not a tracewriter trace: %s '%.*s' "
+  return fail(r, TWT_READ_ENOTTRACE, "not a tracewriter trace: %s '%.*s' "
               "or '%.*s'", what, (int)l0, h0, (int)l1, h1);
 }
 
 /* Scan line 1 in p[0..n).  Returns the bytes used, or a negative code. */
-static ptrdiff_t scan_head(tw_reader *r, const char *p, size_t n)
+static ptrdiff_t scan_head(twt_reader *r, const char *p, size_t n)
 {
   size_t i = 0;
 
@@ -665,7 +665,7 @@ static ptrdiff_t scan_head(tw_reader *r, const char *p, size_t n)
         r->info.object_form = 1;
       else
         return not_head(r, "the first line is not");
-      r->info.tail = tw_read_bracket(r->info.object_form,
+      r->info.tail = twt_read_bracket(r->info.object_form,
                                      &r->info.tail_len);
       r->state = ST_BETWEEN;
       r->line_no = 2;
@@ -680,7 +680,7 @@ static ptrdiff_t scan_head(tw_reader *r, const char *p, size_t n)
 
 /* Scan the padding between lines in p[0..n), up to the first byte of a
  * line's text (not used).  Returns the bytes used, or a negative code. */
-static ptrdiff_t scan_between(tw_reader *r, const char *p, size_t n)
+static ptrdiff_t scan_between(twt_reader *r, const char *p, size_t n)
 {
   size_t i = 0;
   int rc;
@@ -724,7 +724,7 @@ static ptrdiff_t scan_between(tw_reader *r, const char *p, size_t n)
 
 /* Scan the inside of a line in p[0..n), up to and including its newline
  * or NUL.  Returns the bytes used, or a negative code. */
-static ptrdiff_t scan_line(tw_reader *r, const char *p, size_t n)
+static ptrdiff_t scan_line(twt_reader *r, const char *p, size_t n)
 {
   const char *end = memchr(p, '\n', n);
   size_t seg = end ? (size_t)(end - p) : n;
@@ -751,7 +751,7 @@ static ptrdiff_t scan_line(tw_reader *r, const char *p, size_t n)
   return (ptrdiff_t)seg + 1;
 }
 
-static void note_gzip(tw_reader *r);
+static void note_gzip(twt_reader *r);
 
 /* 1 if the text that begins with p[0..n) (all of it if at_end) is in
  * the library's layout: the head line, then a record on one line (or
@@ -788,7 +788,7 @@ static int sniff_layout(const char *p, size_t n, int at_end)
 }
 
 /* Feed p[0..n) to the general reader until an item is ready. */
-static ptrdiff_t scan_general(tw_reader *r, const char *p, size_t n)
+static ptrdiff_t scan_general(twt_reader *r, const char *p, size_t n)
 {
   twt_scan_rec rec;
   int ready;
@@ -799,8 +799,8 @@ static ptrdiff_t scan_general(tw_reader *r, const char *p, size_t n)
   r->info.members_len = twt_scan_info(r->js)->members_len;
 
   if (k < 0) {
-    int rc = (int)k == TWT_SCAN_ETOOBIG ? TW_READ_ELINE :
-             (int)k == TWT_SCAN_ENOTTRACE ? TW_READ_ENOTTRACE : (int)k;
+    int rc = (int)k == TWT_SCAN_ETOOBIG ? TWT_READ_ELINE :
+             (int)k == TWT_SCAN_ENOTTRACE ? TWT_READ_ENOTTRACE : (int)k;
     return fail(r, rc, "%s", twt_scan_error(r->js));
   }
   if (ready) {
@@ -809,31 +809,31 @@ static ptrdiff_t scan_general(tw_reader *r, const char *p, size_t n)
     if (rec.dropped) {
       r->info.dropped_records++;
       r->info.dropped_bytes += rec.len;
-      if (r->flags & TW_READ_DROPPED)
-        yield(r, TW_ITEM_CUT, NULL, rec.len);
+      if (r->flags & TWT_READ_DROPPED)
+        yield(r, TWT_ITEM_CUT, NULL, rec.len);
     } else {
       r->info.records++;
-      yield(r, TW_ITEM_RECORD, rec.text, rec.len);
+      yield(r, TWT_ITEM_RECORD, rec.text, rec.len);
     }
   }
   return k;
 }
 
 /* The end of the data, for the general reader. */
-static int finish_general(tw_reader *r)
+static int finish_general(twt_reader *r)
 {
   const struct twt_scan_info *in = twt_scan_info(r->js);
   int rc = twt_scan_end(r->js);
   size_t len;
 
   if (rc != 0) {
-    rc = rc == TWT_SCAN_ENOTTRACE ? TW_READ_ENOTTRACE : rc;
+    rc = rc == TWT_SCAN_ENOTTRACE ? TWT_READ_ENOTTRACE : rc;
     fail(r, rc, "%s", twt_scan_error(r->js));
     note_gzip(r);
     return rc;
   }
   if (in->records == 0 && in->cut) {
-    rc = fail(r, TW_READ_ENORECORD, "cut before the end of its first "
+    rc = fail(r, TWT_READ_ENORECORD, "cut before the end of its first "
               "record: no record to keep");
     note_gzip(r);
     return rc;
@@ -872,11 +872,11 @@ static int finish_general(tw_reader *r)
 }
 
 /* Decide the front end on the first chunk p[0..n). */
-static int choose(tw_reader *r, const char *p, size_t n)
+static int choose(twt_reader *r, const char *p, size_t n)
 {
-  if (r->flags & TW_READ_LAYOUT)
+  if (r->flags & TWT_READ_LAYOUT)
     r->mode = MODE_LAYOUT;
-  else if (r->flags & TW_READ_GENERAL)
+  else if (r->flags & TWT_READ_GENERAL)
     r->mode = MODE_GENERAL;
   else
     r->mode = sniff_layout(p, n, r->src_end) ? MODE_LAYOUT : MODE_GENERAL;
@@ -884,15 +884,15 @@ static int choose(tw_reader *r, const char *p, size_t n)
     r->info.general = 1;
     if (!(r->js = twt_scan_new(r->max_record, MEMBERS_MAX)))
       return fail(r, -ENOMEM, "out of memory");
-    if (r->flags & TW_READ_MEMBERS)
-      twt_scan_on_member(r->js, tw_rec_take, &r->rec);
+    if (r->flags & TWT_READ_MEMBERS)
+      twt_scan_on_member(r->js, twt_rec_take, &r->rec);
   }
   return 0;
 }
 
 /* Scan p[0..n) until an item is ready.  Returns the bytes used, or a
  * negative code. */
-static ptrdiff_t scan(tw_reader *r, const char *p, size_t n)
+static ptrdiff_t scan(twt_reader *r, const char *p, size_t n)
 {
   size_t used = 0;
 
@@ -933,7 +933,7 @@ static ptrdiff_t scan(tw_reader *r, const char *p, size_t n)
 }
 
 /* Add to the message of an error at the end of a damaged gzip member. */
-static void note_gzip(tw_reader *r)
+static void note_gzip(twt_reader *r)
 {
   size_t l = strlen(r->msg);
 
@@ -944,7 +944,7 @@ static void note_gzip(tw_reader *r)
 }
 
 /* The end of the data: classify the last line, then check the whole. */
-static int scan_finish(tw_reader *r)
+static int scan_finish(twt_reader *r)
 {
   int rc;
 
@@ -954,13 +954,13 @@ static int scan_finish(tw_reader *r)
     return finish_general(r);
   if (r->state == ST_HEAD) {
     if (r->offset == 0)
-      rc = fail(r, TW_READ_ENOTTRACE, "empty%s: not a trace",
+      rc = fail(r, TWT_READ_ENOTTRACE, "empty%s: not a trace",
                 r->info.gzip ? " once decompressed" : " file");
     else if (r->head_len == 0)      /* a writer killed as it opened it? */
-      rc = fail(r, TW_READ_ENORECORD,
+      rc = fail(r, TWT_READ_ENORECORD,
                 "only whitespace or NUL bytes: no record to keep");
     else if (is_head(r, 0) || is_head(r, 1))
-      rc = fail(r, TW_READ_ENORECORD,
+      rc = fail(r, TWT_READ_ENORECORD,
                 "cut right after its head: no record to keep");
     else
       rc = not_head(r, "the first line is not");
@@ -970,7 +970,7 @@ static int scan_finish(tw_reader *r)
   if (r->state != ST_BETWEEN)
     return line_end(r, END_OF_DATA);
   if (r->info.records == 0) {
-    rc = fail(r, TW_READ_ENORECORD, "cut before the end of its first "
+    rc = fail(r, TWT_READ_ENORECORD, "cut before the end of its first "
               "record: no record to keep");
     note_gzip(r);
     return rc;
@@ -986,18 +986,18 @@ static int scan_finish(tw_reader *r)
 
 /* ======================================================= the sources */
 
-/* With TW_READ_FOLLOW, at the end of a plain file's size inside a record
+/* With TWT_READ_FOLLOW, at the end of a plain file's size inside a record
  * line that is not yet a complete record (one being appended): 1 if the
  * file has grown since, and size with it.  Not inside a line that may be
  * complete: the bytes after it may be those of a commit that has since
  * overwritten the old tail after it. */
-static int follow(tw_reader *r)
+static int follow(twt_reader *r)
 {
   struct stat st;
   size_t len;
   int glued;
 
-  if (!(r->flags & TW_READ_FOLLOW) || r->info.gzip ||
+  if (!(r->flags & TWT_READ_FOLLOW) || r->info.gzip ||
       r->follows >= FOLLOW_MAX || r->state != ST_RECORD ||
       record_complete(r, &len, &glued) || fstat(r->fd, &st) != 0 ||
       (uint64_t)st.st_size <= r->size)
@@ -1010,7 +1010,7 @@ static int follow(tw_reader *r)
 
 /* pread(2) of up to size bytes at r->pos, not past the file's size at
  * open, retrying EINTR.  The bytes read, 0 at the end, or a code. */
-static ssize_t read_at(tw_reader *r, void *buf, size_t size)
+static ssize_t read_at(twt_reader *r, void *buf, size_t size)
 {
   if (r->pos >= r->size && !follow(r))
     return 0;
@@ -1028,7 +1028,7 @@ static ssize_t read_at(tw_reader *r, void *buf, size_t size)
 }
 
 /* The next chunk of a plain file: *n = 0 at the end.  0 or a code. */
-static int plain_next(tw_reader *r, const char **p, size_t *n)
+static int plain_next(twt_reader *r, const char **p, size_t *n)
 {
   ssize_t k = read_at(r, r->ibuf, READ_BUF);
 
@@ -1039,7 +1039,7 @@ static int plain_next(tw_reader *r, const char **p, size_t *n)
   return 0;
 }
 
-static void gz_end(tw_reader *r)
+static void gz_end(twt_reader *r)
 {
   if (r->gz.z_ready)
     inflateEnd(&r->gz.z);
@@ -1050,7 +1050,7 @@ static void gz_end(tw_reader *r)
   r->gz.out = NULL;
 }
 
-static int gz_start(tw_reader *r)
+static int gz_start(twt_reader *r)
 {
   gzsrc *g = &r->gz;
   int zr;
@@ -1060,7 +1060,7 @@ static int gz_start(tw_reader *r)
   g->crc = crc32(0, NULL, 0);
   for (int i = 0; i < GZ_TAILS; i++) {
     size_t len;
-    const char *bracket = tw_read_bracket(i % 2, &len);
+    const char *bracket = twt_read_bracket(i % 2, &len);
     snprintf(g->tails[i], GZ_TAIL_MAX, "\n%.*s%s", (int)len, bracket,
              i < 2 ? "" : "\n");
     g->tail_crc[i] = crc32(crc32(0, NULL, 0),
@@ -1074,7 +1074,7 @@ static int gz_start(tw_reader *r)
   if (!(g->out = malloc(READ_BUF)))
     return fail(r, -ENOMEM, "out of memory");
   if ((zr = inflateInit2(&g->z, 16 + 15)) != Z_OK)
-    return fail(r, zr == Z_MEM_ERROR ? -ENOMEM : TW_READ_EZLIB,
+    return fail(r, zr == Z_MEM_ERROR ? -ENOMEM : TWT_READ_EZLIB,
                 "inflateInit2 failed (zlib %s)", zlibVersion());
   g->z_ready = 1;
   return 0;
@@ -1082,7 +1082,7 @@ static int gz_start(tw_reader *r)
 
 /* n bytes of output, inflated from input up to g->consumed: given at once
  * (*p, *pn) or held back. */
-static int gz_output(tw_reader *r, const char *out, size_t n,
+static int gz_output(twt_reader *r, const char *out, size_t n,
                      const char **p, size_t *pn)
 {
   gzsrc *g = &r->gz;
@@ -1118,7 +1118,7 @@ static int gz_output(tw_reader *r, const char *out, size_t n,
 /* At a block boundary, consumed bytes into the file: is the rest of the
  * file what is left of the stored block and trailer that a commit ending
  * here wrote? */
-static void gz_boundary(tw_reader *r)
+static void gz_boundary(twt_reader *r)
 {
   gzsrc *g = &r->gz;
 
@@ -1144,7 +1144,7 @@ static void gz_boundary(tw_reader *r)
 }
 
 /* Inflate is over: decide what of the held output is used. */
-static void gz_finish(tw_reader *r)
+static void gz_finish(twt_reader *r)
 {
   gzsrc *g = &r->gz;
   size_t use = g->hold_len;
@@ -1165,7 +1165,7 @@ static void gz_finish(tw_reader *r)
 
 /* At the end of a gzip member: 1 if another one follows (its magic
  * bytes), with inflate ready for it, as gzip -d reads several. */
-static int gz_next_member(tw_reader *r)
+static int gz_next_member(twt_reader *r)
 {
   gzsrc *g = &r->gz;
   unsigned char magic[2];
@@ -1181,7 +1181,7 @@ static int gz_next_member(tw_reader *r)
 }
 
 /* The next chunk of a gzip file: *n = 0 at the end.  0 or a code. */
-static int gz_next(tw_reader *r, const char **p, size_t *n)
+static int gz_next(twt_reader *r, const char **p, size_t *n)
 {
   gzsrc *g = &r->gz;
 
@@ -1235,7 +1235,7 @@ static int gz_next(tw_reader *r, const char **p, size_t *n)
     } else if (zr == Z_MEM_ERROR) {
       return fail(r, -ENOMEM, "out of memory in inflate");
     } else if (zr == Z_STREAM_ERROR) {
-      return fail(r, TW_READ_EZLIB, "inflate failed");
+      return fail(r, TWT_READ_EZLIB, "inflate failed");
     } else {
       if (g->z.data_type & 128)
         gz_boundary(r);
@@ -1262,7 +1262,7 @@ static int gz_next(tw_reader *r, const char **p, size_t *n)
 }
 
 /* Make the next chunk current; r->src_end at the end. */
-static int next_chunk(tw_reader *r)
+static int next_chunk(twt_reader *r)
 {
   const char *p = NULL;
   size_t n = 0;
@@ -1281,7 +1281,7 @@ static int next_chunk(tw_reader *r)
 /* ============================================================ the API */
 
 /* Reset the reader to the start of its file. */
-static int start(tw_reader *r)
+static int start(twt_reader *r)
 {
   unsigned char magic[2];
   struct stat st;
@@ -1325,7 +1325,7 @@ static int start(tw_reader *r)
   r->size = (uint64_t)st.st_size;
   r->info.input_bytes = r->size;
   if (r->size == 0)
-    return fail(r, TW_READ_ENOTTRACE, "empty file: not a trace");
+    return fail(r, TWT_READ_ENOTTRACE, "empty file: not a trace");
   r->info.gzip = pread(r->fd, magic, 2, 0) == 2 && magic[0] == 0x1f &&
                  magic[1] == 0x8b;
   if (r->info.gzip)
@@ -1335,11 +1335,11 @@ static int start(tw_reader *r)
 
 /* The reader of fd, named name: allocated and started, or NULL with the
  * message in err. */
-static int open_reader(tw_reader **rp, int fd, int own_fd, const char *name,
-                       const struct tw_read_options *opts,
+static int open_reader(twt_reader **rp, int fd, int own_fd, const char *name,
+                       const struct twt_read_options *opts,
                        char *err, size_t errsize)
 {
-  tw_reader *r = calloc(1, sizeof *r);
+  twt_reader *r = calloc(1, sizeof *r);
   int rc;
 
   *rp = NULL;
@@ -1356,11 +1356,11 @@ static int open_reader(tw_reader **rp, int fd, int own_fd, const char *name,
   }
   r->fd = fd;
   r->own_fd = own_fd;
-  r->max_record = TW_READ_DEFAULT_MAX_RECORD;
+  r->max_record = TWT_READ_DEFAULT_MAX_RECORD;
   if (opts) {
     if (opts->max_record)
-      r->max_record = opts->max_record < TW_READ_MIN_MAX_RECORD ?
-                      TW_READ_MIN_MAX_RECORD : opts->max_record;
+      r->max_record = opts->max_record < TWT_READ_MIN_MAX_RECORD ?
+                      TWT_READ_MIN_MAX_RECORD : opts->max_record;
     if (r->max_record > SIZE_MAX / 4)  /* no overflow in the sums */
       r->max_record = SIZE_MAX / 4;
     r->flags = opts->flags;
@@ -1368,15 +1368,15 @@ static int open_reader(tw_reader **rp, int fd, int own_fd, const char *name,
   if ((rc = start(r)) != 0) {
     if (err && errsize)
       snprintf(err, errsize, "%s", r->msg);
-    tw_reader_close(r);
+    twt_reader_close(r);
     return rc;
   }
   *rp = r;
   return 0;
 }
 
-int tw_reader_open(tw_reader **rp, const char *path,
-                   const struct tw_read_options *opts,
+int twt_reader_open(twt_reader **rp, const char *path,
+                   const struct twt_read_options *opts,
                    char *err, size_t errsize)
 {
   int fd, flags;
@@ -1401,8 +1401,8 @@ int tw_reader_open(tw_reader **rp, const char *path,
   return open_reader(rp, fd, 1, path, opts, err, errsize);
 }
 
-int tw_reader_open_fd(tw_reader **rp, int fd, const char *name,
-                      const struct tw_read_options *opts,
+int twt_reader_open_fd(twt_reader **rp, int fd, const char *name,
+                      const struct twt_read_options *opts,
                       char *err, size_t errsize)
 {
   if (err && errsize)
@@ -1410,7 +1410,7 @@ int tw_reader_open_fd(tw_reader **rp, int fd, const char *name,
   return open_reader(rp, fd, 0, name ? name : "(fd)", opts, err, errsize);
 }
 
-int tw_reader_next(tw_reader *r, tw_read_item *item)
+int twt_reader_next(twt_reader *r, twt_read_item *item)
 {
   int rc;
 
@@ -1439,27 +1439,27 @@ int tw_reader_next(tw_reader *r, tw_read_item *item)
   return r->err;
 }
 
-int tw_reader_rewind(tw_reader *r)
+int twt_reader_rewind(twt_reader *r)
 {
   return start(r);
 }
 
-const struct tw_read_info *tw_reader_info(const tw_reader *r)
+const struct twt_read_info *twt_reader_info(const twt_reader *r)
 {
   return &r->info;
 }
 
-const char *tw_reader_error(const tw_reader *r)
+const char *twt_reader_error(const twt_reader *r)
 {
   return r->msg;
 }
 
-int tw_reader_fd(const tw_reader *r)
+int twt_reader_fd(const twt_reader *r)
 {
   return r->fd;
 }
 
-void tw_reader_close(tw_reader *r)
+void twt_reader_close(twt_reader *r)
 {
   if (!r)
     return;

@@ -78,7 +78,7 @@ static const char *skip_value(const char *p, const char *e)
   return e;
 }
 
-int tw_rec_each(const char *obj, size_t len, tw_rec_member_fn fn, void *arg)
+int twt_rec_each(const char *obj, size_t len, twt_rec_member_fn fn, void *arg)
 {
   const char *e = obj + len, *p = skip_ws(obj, e);
 
@@ -87,7 +87,7 @@ int tw_rec_each(const char *obj, size_t len, tw_rec_member_fn fn, void *arg)
   p = skip_ws(p + 1, e);
   while (p < e && *p == '"') {
     const char *key = p + 1, *kend = skip_string(p, e) - 1, *v;
-    tw_rec_span span;
+    twt_rec_span span;
     p = skip_ws(kend + 1, e);
     if (p >= e || *p != ':')
       return -1;
@@ -109,9 +109,9 @@ int tw_rec_each(const char *obj, size_t len, tw_rec_member_fn fn, void *arg)
 #define KEY_IS(k, n, lit) ((n) == sizeof lit - 1 && \
                            memcmp((k), lit, sizeof lit - 1) == 0)
 
-static int take_member(void *arg, const char *k, size_t n, tw_rec_span v)
+static int take_member(void *arg, const char *k, size_t n, twt_rec_span v)
 {
-  tw_rec *r = arg;
+  twt_rec *r = arg;
 
   switch (n) {
   case 1:
@@ -152,13 +152,13 @@ static int take_member(void *arg, const char *k, size_t n, tw_rec_span v)
   return 0;
 }
 
-void tw_rec_take(void *arg, const char *key, size_t klen, size_t voff,
+void twt_rec_take(void *arg, const char *key, size_t klen, size_t voff,
                  size_t vlen)
 {
-  tw_rec_span v;
+  twt_rec_span v;
 
   if (!key) {
-    memset(arg, 0, sizeof(tw_rec));
+    memset(arg, 0, sizeof(twt_rec));
     return;
   }
   v.off = voff;
@@ -166,42 +166,42 @@ void tw_rec_take(void *arg, const char *key, size_t klen, size_t voff,
   (void)take_member(arg, key, klen, v);
 }
 
-int tw_rec_parse(tw_rec *r, const char *text, size_t len)
+int twt_rec_parse(twt_rec *r, const char *text, size_t len)
 {
   memset(r, 0, sizeof *r);
-  if (tw_rec_each(text, len, take_member, r) != 0)
+  if (twt_rec_each(text, len, take_member, r) != 0)
     return -1;
-  tw_rec_finish(r, text, len);
+  twt_rec_finish(r, text, len);
   return 0;
 }
 
-void tw_rec_finish(tw_rec *r, const char *text, size_t len)
+void twt_rec_finish(twt_rec *r, const char *text, size_t len)
 {
   r->text = text;
   r->len = len;
   if (r->ph_v.len >= 3 && text[r->ph_v.off] == '"')
     r->ph = text[r->ph_v.off + 1];
-  if (r->ts_v.len && tw_rec_us_to_ns(text + r->ts_v.off, r->ts_v.len,
+  if (r->ts_v.len && twt_rec_us_to_ns(text + r->ts_v.off, r->ts_v.len,
                                      &r->ts) == 0)
-    r->has |= TW_REC_TS;
-  if (r->dur_v.len && tw_rec_us_to_ns(text + r->dur_v.off, r->dur_v.len,
+    r->has |= TWT_REC_TS;
+  if (r->dur_v.len && twt_rec_us_to_ns(text + r->dur_v.off, r->dur_v.len,
                                       &r->dur) == 0)
-    r->has |= TW_REC_DUR;
-  if (r->pid_v.len && tw_rec_int(text + r->pid_v.off, r->pid_v.len,
+    r->has |= TWT_REC_DUR;
+  if (r->pid_v.len && twt_rec_int(text + r->pid_v.off, r->pid_v.len,
                                  &r->pid) == 0)
-    r->has |= TW_REC_PID;
-  if (r->tid_v.len && tw_rec_int(text + r->tid_v.off, r->tid_v.len,
+    r->has |= TWT_REC_PID;
+  if (r->tid_v.len && twt_rec_int(text + r->tid_v.off, r->tid_v.len,
                                  &r->tid) == 0)
-    r->has |= TW_REC_TID;
+    r->has |= TWT_REC_TID;
 }
 
 struct find {
   const char *key;
   size_t klen;
-  tw_rec_span found;
+  twt_rec_span found;
 };
 
-static int find_member(void *arg, const char *k, size_t n, tw_rec_span v)
+static int find_member(void *arg, const char *k, size_t n, twt_rec_span v)
 {
   struct find *f = arg;
 
@@ -210,25 +210,25 @@ static int find_member(void *arg, const char *k, size_t n, tw_rec_span v)
   return 0;
 }
 
-tw_rec_span tw_rec_member(const char *obj, size_t len, const char *key)
+twt_rec_span twt_rec_member(const char *obj, size_t len, const char *key)
 {
   struct find f;
 
   f.key = key;
   f.klen = strlen(key);
   f.found.off = f.found.len = 0;
-  (void)tw_rec_each(obj, len, find_member, &f);
+  (void)twt_rec_each(obj, len, find_member, &f);
   return f.found;
 }
 
-int tw_rec_str_is(const char *tok, size_t n, const char *s)
+int twt_rec_str_is(const char *tok, size_t n, const char *s)
 {
   size_t sl = strlen(s);
 
   return n == sl + 2 && tok[0] == '"' && memcmp(tok + 1, s, sl) == 0;
 }
 
-int tw_rec_int(const char *tok, size_t n, int64_t *out)
+int twt_rec_int(const char *tok, size_t n, int64_t *out)
 {
   const char *p = tok, *e = tok + n;
   uint64_t v = 0, limit;
@@ -387,7 +387,7 @@ static int dec_to_ns(const dec *d, int64_t *ns)
   return 0;
 }
 
-int tw_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
+int twt_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
 {
   dec d;
   int quoted;
@@ -395,7 +395,7 @@ int tw_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
   return dec_parse(tok, n, &d, &quoted) == 0 ? dec_to_ns(&d, ns) : -1;
 }
 
-int tw_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
+int twt_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
                   int *cmp)
 {
   dec x, y;
@@ -414,7 +414,7 @@ int tw_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
   return 0;
 }
 
-size_t tw_rec_us_shift_text(const char *tok, size_t n, int64_t shift_ns,
+size_t twt_rec_us_shift_text(const char *tok, size_t n, int64_t shift_ns,
                             char *buf)
 {
   dec d;
@@ -462,7 +462,7 @@ size_t tw_rec_us_shift_text(const char *tok, size_t n, int64_t shift_ns,
   return w;
 }
 
-size_t tw_rec_us_text(int64_t ns, char *buf)
+size_t twt_rec_us_text(int64_t ns, char *buf)
 {
   uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns, whole = a / 1000;
   unsigned frac = (unsigned)(a % 1000);
@@ -529,7 +529,7 @@ static int put_utf8(char *out, size_t cap, size_t *n, size_t *len,
   return 0;
 }
 
-size_t tw_rec_str_decode(const char *tok, size_t n, char *out, size_t cap)
+size_t twt_rec_str_decode(const char *tok, size_t n, char *out, size_t cap)
 {
   const char *p = tok + 1, *e = tok + n - 1;
   size_t len = 0, w = 0;
@@ -587,7 +587,7 @@ size_t tw_rec_str_decode(const char *tok, size_t n, char *out, size_t cap)
   return len;
 }
 
-size_t tw_rec_str_cut(const char *tok, size_t n, size_t max)
+size_t twt_rec_str_cut(const char *tok, size_t n, size_t max)
 {
   size_t i = 1, good = 1;
 
@@ -617,7 +617,7 @@ size_t tw_rec_str_cut(const char *tok, size_t n, size_t max)
   return good;
 }
 
-uint64_t tw_rec_hash(const void *data, size_t n, uint64_t seed)
+uint64_t twt_rec_hash(const void *data, size_t n, uint64_t seed)
 {
   const unsigned char *p = data;
   uint64_t h = seed ^ (n * UINT64_C(0x9E3779B97F4A7C15));
@@ -640,7 +640,7 @@ uint64_t tw_rec_hash(const void *data, size_t n, uint64_t seed)
   return h ^ (h >> 31);
 }
 
-int tw_rec_parse_duration(const char *text, int64_t *ns)
+int twt_rec_parse_duration(const char *text, int64_t *ns)
 {
   const char *p = text, *unit;
   uint64_t whole = 0, scale, step, frac = 0, total;

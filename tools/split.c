@@ -21,7 +21,7 @@
  *     of the parts (which writes repeated metadata once) gives the input's
  *     events back.
  *
- * Memory: the metadata records (at most TW_TIN_META_MAX), the open spans
+ * Memory: the metadata records (at most TWT_TIN_META_MAX), the open spans
  * (a stack of part numbers per key, at most SPANS_MAX keys), one output
  * per open part.
  */
@@ -44,7 +44,7 @@
 #define MIN_SIZE ((uint64_t)4096)
 
 struct part {
-  tw_out *o;               /* NULL once finished */
+  twt_out *o;               /* NULL once finished */
   unsigned long n;         /* its number (from 1) */
   uint64_t open_spans;     /* spans begun in it, not ended */
   uint64_t bytes;          /* JSON bytes of its records */
@@ -58,8 +58,8 @@ struct span_slot {
 };
 
 struct split {
-  const struct tw_cmd_common *c;
-  tw_tin *in;
+  const struct twt_cmd_common *c;
+  twt_tin *in;
   const char *out_name;
   uint64_t size;           /* --size (0: none) */
   int64_t every;           /* --every ns (0: none) */
@@ -73,8 +73,8 @@ struct split {
   size_t nspans;
   uint64_t broken;         /* span ends that could not join their part */
   uint64_t events;
-  tw_cmd_buf buf;
-  tw_cmd_buf tail;         /* a part's tail */
+  twt_cmd_buf buf;
+  twt_cmd_buf tail;         /* a part's tail */
   int err;                 /* an exit status, or 0 */
 };
 
@@ -86,15 +86,15 @@ struct split {
 static const char *part_tail(struct split *sp, size_t *len)
 {
   size_t tl, ml;
-  const char *t = tw_tin_tail(sp->in, &tl);
-  const char *m = tw_tin_members(sp->in, &ml);
+  const char *t = twt_tin_tail(sp->in, &tl);
+  const char *m = twt_tin_members(sp->in, &ml);
 
   *len = 0;
   if (t && tl && !m) {
     *len = tl;
     return t;
   }
-  if (!m || !tw_tin_object_form(sp->in))
+  if (!m || !twt_tin_object_form(sp->in))
     return NULL;
   if (ml + 2 > sp->tail.cap) {
     char *p = realloc(sp->tail.p, ml + 2);
@@ -120,9 +120,9 @@ static int finish_part(struct split *sp, size_t i)
   if (!p->o)
     return 0;
   tail = part_tail(sp, &tl);
-  rc = tw_cmd_finish_output(CMD, p->o, tw_tin_object_form(sp->in), tail,
+  rc = twt_cmd_finish_output(CMD, p->o, twt_tin_object_form(sp->in), tail,
                             tl);
-  tw_out_close(p->o);
+  twt_out_close(p->o);
   p->o = NULL;
   sp->open--;
   if (rc != 0)
@@ -136,14 +136,14 @@ static int put(struct split *sp, size_t i, const char *text, size_t len);
  * metadata records so far. */
 static int new_part(struct split *sp)
 {
-  struct tw_cmd_common c = *sp->c;
+  struct twt_cmd_common c = *sp->c;
   size_t size = strlen(sp->out_name) + 32;
   char *name = malloc(size);
   struct part *p;
   int rc;
 
   if (!name) {
-    sp->err = tw_cmd_error(CMD, "out of memory");
+    sp->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
   if (sp->nparts == sp->cap) {
@@ -151,7 +151,7 @@ static int new_part(struct split *sp)
     struct part *q = realloc(sp->parts, cap * sizeof *q);
     if (!q) {
       free(name);
-      sp->err = tw_cmd_error(CMD, "out of memory");
+      sp->err = twt_cmd_error(CMD, "out of memory");
       return -1;
     }
     sp->parts = q;
@@ -162,11 +162,11 @@ static int new_part(struct split *sp)
   p->n = (unsigned long)sp->nparts + 1;
   if (tw__rotated_name(name, size, sp->out_name, p->n) != 0) {
     free(name);
-    sp->err = tw_cmd_error(CMD, "%s: name too long", sp->out_name);
+    sp->err = twt_cmd_error(CMD, "%s: name too long", sp->out_name);
     return -1;
   }
   c.output = name;
-  rc = tw_cmd_open_output(CMD, &c, &sp->in, 1, &p->o);
+  rc = twt_cmd_open_output(CMD, &c, &sp->in, 1, &p->o);
   free(name);
   if (rc >= 0) {
     sp->err = rc;
@@ -201,9 +201,9 @@ static int new_part(struct split *sp)
 static int put(struct split *sp, size_t i, const char *text, size_t len)
 {
   sp->parts[i].bytes += len + 2;
-  if (tw_out_record(sp->parts[i].o, tw_tin_object_form(sp->in), text,
+  if (twt_out_record(sp->parts[i].o, twt_tin_object_form(sp->in), text,
                     len) != 0) {
-    sp->err = tw_cmd_output_error(CMD, sp->parts[i].o);
+    sp->err = twt_cmd_output_error(CMD, sp->parts[i].o);
     return -1;
   }
   return 0;
@@ -214,7 +214,7 @@ static int keep_meta(struct split *sp, const char *text, size_t len)
 {
   char *copy;
 
-  if (sp->nmeta >= TW_TIN_META_MAX)
+  if (sp->nmeta >= TWT_TIN_META_MAX)
     return 0;                     /* written once, not repeated */
   if (sp->nmeta == sp->meta_cap) {
     size_t cap = sp->meta_cap ? 2 * sp->meta_cap : 64;
@@ -223,14 +223,14 @@ static int keep_meta(struct split *sp, const char *text, size_t len)
     if (m)
       sp->meta = m;
     if (!m || !l) {
-      sp->err = tw_cmd_error(CMD, "out of memory");
+      sp->err = twt_cmd_error(CMD, "out of memory");
       return -1;
     }
     sp->meta_len = l;
     sp->meta_cap = cap;
   }
   if (!(copy = malloc(len))) {
-    sp->err = tw_cmd_error(CMD, "out of memory");
+    sp->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
   memcpy(copy, text, len);
@@ -244,19 +244,19 @@ static int keep_meta(struct split *sp, const char *text, size_t len)
 /* The key that pairs a span's beginning and end: the thread for B/E,
  * the id (id or id2, with cat, scope and, for local ids, the pid) for
  * async spans.  Never 0. */
-static uint64_t span_key(const tw_rec *r, int async)
+static uint64_t span_key(const twt_rec *r, int async)
 {
   uint64_t k = async ? 0x9e3779b97f4a7c15u : 17;
 
   if (async) {
-    k = tw_rec_hash(r->text + r->id.off, r->id.len, k);
-    k = tw_rec_hash(r->text + r->id2.off, r->id2.len, k);
-    k = tw_rec_hash(r->text + r->cat.off, r->cat.len, k);
-    k = tw_rec_hash(r->text + r->scope.off, r->scope.len, k);
+    k = twt_rec_hash(r->text + r->id.off, r->id.len, k);
+    k = twt_rec_hash(r->text + r->id2.off, r->id2.len, k);
+    k = twt_rec_hash(r->text + r->cat.off, r->cat.len, k);
+    k = twt_rec_hash(r->text + r->scope.off, r->scope.len, k);
   }
-  k = tw_rec_hash(r->text + r->pid_v.off, r->pid_v.len, k);
+  k = twt_rec_hash(r->text + r->pid_v.off, r->pid_v.len, k);
   if (!async)
-    k = tw_rec_hash(r->text + r->tid_v.off, r->tid_v.len, k);
+    k = twt_rec_hash(r->text + r->tid_v.off, r->tid_v.len, k);
   return k | (k == 0);
 }
 
@@ -318,19 +318,19 @@ static size_t span_end(struct split *sp, uint64_t key)
 
 /* ========================================================== records */
 
-static int take(struct split *sp, const tw_tin_rec *rec)
+static int take(struct split *sp, const twt_tin_rec *rec)
 {
-  const tw_rec *r = &rec->r;
+  const twt_rec *r = &rec->r;
   int64_t ts = r->ts + rec->shift;
   const char *text;
   size_t len, home;
   int ends = 0, async = 0;
 
-  if (tw_cmd_rewrite(r, rec->shift, 0, 0, &sp->buf, &text, &len) != 0) {
-    sp->err = tw_cmd_error(CMD, "out of memory");
+  if (twt_cmd_rewrite(r, rec->shift, 0, 0, &sp->buf, &text, &len) != 0) {
+    sp->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
-  if (rec->kind != TW_TIN_EVENT) {
+  if (rec->kind != TWT_TIN_EVENT) {
     if (keep_meta(sp, text, len) != 0)
       return -1;
     return sp->nparts ? put(sp, sp->cur, text, len) : 0;
@@ -363,12 +363,12 @@ static int take(struct split *sp, const tw_tin_rec *rec)
   /* A new part before this event? */
   if (!sp->nparts ||
       (sp->size && sp->parts[sp->cur].bytes >= sp->size) ||
-      (sp->every && sp->part_started && (r->has & TW_REC_TS) &&
+      (sp->every && sp->part_started && (r->has & TWT_REC_TS) &&
        ts - sp->part_start >= sp->every)) {
     if (new_part(sp) != 0)
       return -1;
   }
-  if (!sp->part_started && (r->has & TW_REC_TS)) {
+  if (!sp->part_started && (r->has & TWT_REC_TS)) {
     sp->part_started = 1;
     sp->part_start = sp->every && sp->nparts > 1 ?
                      ts - (ts - sp->part_start) % sp->every : ts;
@@ -383,7 +383,7 @@ static int take(struct split *sp, const tw_tin_rec *rec)
 static void split_usage(FILE *out)
 {
   fprintf(out,
-    "Usage: " TW_CLI_PROGRAM " split -o OUT [--size SIZE] [--every DURATION]"
+    "Usage: " TWT_CLI_PROGRAM " split -o OUT [--size SIZE] [--every DURATION]"
     "\n"
     "                         [-q] [--ndjson] [--no-parts] [-m SIZE] "
     "FILE...\n"
@@ -409,18 +409,18 @@ static void split_usage(FILE *out)
     "Exit status: 0 written, 1 an error, 2 a usage error.\n");
 }
 
-int tw_tool_split_main(int argc, char **argv)
+int twt_tool_split_main(int argc, char **argv)
 {
   static const struct option long_options[] = {
-    TW_CMD_LONG,
+    TWT_CMD_LONG,
     { "size",  required_argument, NULL, 's' },
     { "every", required_argument, NULL, 'e' },
     { NULL, 0, NULL, 0 }
   };
-  struct tw_cmd_common c;
+  struct twt_cmd_common c;
   struct split sp;
-  tw_progress progress;
-  tw_tin_rec rec;
+  twt_progress progress;
+  twt_tin_rec rec;
   int opt, status, rc;
 
   memset(&c, 0, sizeof c);
@@ -428,51 +428,51 @@ int tw_tool_split_main(int argc, char **argv)
   sp.c = &c;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TW_CMD_SHORT "s:e:", long_options,
+  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT "s:e:", long_options,
                             NULL)) != -1) {
     if (opt == 's') {
       size_t v;
-      if (tw_cli_parse_size(optarg, &v) != 0 || v < MIN_SIZE)
-        return tw_cli_usage_error(CMD, split_usage, "bad --size '%s' (a "
+      if (twt_cli_parse_size(optarg, &v) != 0 || v < MIN_SIZE)
+        return twt_cli_usage_error(CMD, split_usage, "bad --size '%s' (a "
                                   "size, at least 4KiB)", optarg);
       sp.size = v;
       continue;
     }
     if (opt == 'e') {
-      if (tw_rec_parse_duration(optarg, &sp.every) != 0 || sp.every <= 0)
-        return tw_cli_usage_error(CMD, split_usage, "bad --every '%s' (a "
+      if (twt_rec_parse_duration(optarg, &sp.every) != 0 || sp.every <= 0)
+        return twt_cli_usage_error(CMD, split_usage, "bad --every '%s' (a "
                                   "duration such as 10s)", optarg);
       continue;
     }
-    status = tw_cmd_option(CMD, split_usage, opt, optarg, argv, &c);
-    if (status != TW_CMD_TAKEN)
+    status = twt_cmd_option(CMD, split_usage, opt, optarg, argv, &c);
+    if (status != TWT_CMD_TAKEN)
       return status;
   }
   if (!c.output || strcmp(c.output, "-") == 0)
-    return tw_cli_usage_error(CMD, split_usage, "-o OUT names the parts");
+    return twt_cli_usage_error(CMD, split_usage, "-o OUT names the parts");
   if (!sp.size && !sp.every)
-    return tw_cli_usage_error(CMD, split_usage, "--size or --every says "
+    return twt_cli_usage_error(CMD, split_usage, "--size or --every says "
                               "where to cut");
   if (optind >= argc)
-    return tw_cli_usage_error(CMD, split_usage, "no FILE to split");
+    return twt_cli_usage_error(CMD, split_usage, "no FILE to split");
   sp.out_name = c.output;
-  if ((status = tw_cmd_open_input(CMD, &c, argv + optind,
+  if ((status = twt_cmd_open_input(CMD, &c, argv + optind,
                                   (size_t)(argc - optind), &sp.in)) >= 0)
     return status;
-  tw_progress_init(&progress, CMD);
-  status = TW_CLI_OK;
-  while ((rc = tw_tin_next(sp.in, &rec)) > 0) {
+  twt_progress_init(&progress, CMD);
+  status = TWT_CLI_OK;
+  while ((rc = twt_tin_next(sp.in, &rec)) > 0) {
     if (take(&sp, &rec) != 0)
       break;
-    tw_cmd_progress(&progress, sp.in);
+    twt_cmd_progress(&progress, sp.in);
   }
-  tw_progress_end(&progress);
+  twt_progress_end(&progress);
   if (sp.err) {
     status = sp.err;
     goto done;
   }
   if (rc < 0) {
-    status = tw_cmd_input_error(CMD, sp.in);
+    status = twt_cmd_input_error(CMD, sp.in);
     goto done;
   }
   if (!sp.nparts && new_part(&sp) != 0) {
@@ -488,19 +488,19 @@ int tw_tool_split_main(int argc, char **argv)
     char first[PATH_MAX + 32];
     if (tw__rotated_name(first, sizeof first, sp.out_name, 1) != 0)
       first[0] = '\0';
-    fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %" PRIu64 " %s in %zu %s "
-            "(%s ...)", sp.events, tw_cli_plural(sp.events, "event",
+    fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %" PRIu64 " %s in %zu %s "
+            "(%s ...)", sp.events, twt_cli_plural(sp.events, "event",
                                                  "events"),
-            sp.nparts, tw_cli_plural(sp.nparts, "part", "parts"), first);
+            sp.nparts, twt_cli_plural(sp.nparts, "part", "parts"), first);
     if (sp.broken)
       fprintf(stderr, "; %" PRIu64 " span %s written in a later part "
               "than its beginning (over %u parts open)", sp.broken,
-              tw_cli_plural(sp.broken, "end", "ends"), OPEN_MAX);
+              twt_cli_plural(sp.broken, "end", "ends"), OPEN_MAX);
     fputc('\n', stderr);
   }
 done:
   for (size_t i = 0; i < sp.nparts; i++)
-    tw_out_close(sp.parts[i].o);
+    twt_out_close(sp.parts[i].o);
   free(sp.parts);
   for (size_t i = 0; i < sp.nmeta; i++)
     free(sp.meta[i]);
@@ -511,8 +511,8 @@ done:
       free(sp.spans[i].stack);
     free(sp.spans);
   }
-  tw_cmd_buf_free(&sp.buf);
-  tw_cmd_buf_free(&sp.tail);
-  tw_tin_close(sp.in);
+  twt_cmd_buf_free(&sp.buf);
+  twt_cmd_buf_free(&sp.tail);
+  twt_tin_close(sp.in);
   return status;
 }

@@ -43,21 +43,21 @@ struct command {
 
 static const struct command commands[] = {
   { "demo", "write the trace of a simulated multi-threaded server",
-    tw_tool_demo_main },
+    twt_tool_demo_main },
   { "repair", "make a trace left by a crash strictly valid again",
-    tw_tool_repair_main },
+    twt_tool_repair_main },
   { "snapshot", "copy a trace that a process is writing, consistently",
-    tw_tool_snapshot_main },
+    twt_tool_snapshot_main },
   { "cat", "join the rotated parts of a trace into one trace",
-    tw_tool_cat_main },
+    twt_tool_cat_main },
   { "merge", "merge traces of several processes onto one timeline",
-    tw_tool_merge_main },
+    twt_tool_merge_main },
   { "slice", "the part of a trace in a time window, or of some threads",
-    tw_tool_slice_main },
+    twt_tool_slice_main },
   { "stats", "what a trace holds, and what it takes to open it",
-    tw_tool_stats_main },
+    twt_tool_stats_main },
   { "split", "cut a big trace into parts that a viewer opens",
-    tw_tool_split_main },
+    twt_tool_split_main },
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
@@ -66,8 +66,8 @@ static void usage(FILE *out)
   size_t i;
 
   fprintf(out,
-    "Usage: " TW_CLI_PROGRAM " COMMAND [OPTIONS]\n"
-    "       " TW_CLI_PROGRAM " --help | --version\n"
+    "Usage: " TWT_CLI_PROGRAM " COMMAND [OPTIONS]\n"
+    "       " TWT_CLI_PROGRAM " --help | --version\n"
     "\n"
     "Tools for Chrome Trace Event Format JSON traces, written incrementally\n"
     "and crash-safely by libtracewriter.\n"
@@ -77,25 +77,26 @@ static void usage(FILE *out)
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(out,
     "\n"
-    "Run '" TW_CLI_PROGRAM " COMMAND --help' for the options of a command.\n");
+    "Run '" TWT_CLI_PROGRAM " COMMAND --help' for the options of a "
+    "command.\n");
 }
 
 /* A usage error: the message (if fmt is not NULL), then the usage, on
  * stderr. */
-TW_CLI_PRINTF(1, 2)
+TWT_CLI_PRINTF(1, 2)
 static int usage_error(const char *fmt, ...)
 {
   va_list ap;
 
   if (fmt) {
-    fprintf(stderr, TW_CLI_PROGRAM ": ");
+    fprintf(stderr, TWT_CLI_PROGRAM ": ");
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\n\n");
   }
   usage(stderr);
-  return TW_CLI_USAGE;
+  return TWT_CLI_USAGE;
 }
 
 /* --help and --version, given instead of a command. */
@@ -131,10 +132,10 @@ static int global_options(int argc, char **argv)
   if (want_help)
     usage(stdout);
   else if (want_version)
-    printf(TW_CLI_PROGRAM " %s\n", tw_version());
+    printf(TWT_CLI_PROGRAM " %s\n", tw_version());
   else                              /* only "--" */
     return usage_error(NULL);
-  return TW_CLI_OK;
+  return TWT_CLI_OK;
 }
 
 int main(int argc, char **argv)
@@ -156,8 +157,9 @@ int main(int argc, char **argv)
   /* Output that never reached stdout (a full disk, a closed pipe) is a
    * failure, not a success. */
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, TW_CLI_PROGRAM ": standard output: %s\n", strerror(errno));
-    return TW_CLI_RUNTIME;
+    fprintf(stderr, TWT_CLI_PROGRAM ": standard output: %s\n",
+            strerror(errno));
+    return TWT_CLI_RUNTIME;
   }
   return status;
 }
