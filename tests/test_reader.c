@@ -24,7 +24,7 @@
 
 /* Open path, failing with the message if it cannot. */
 static twt_reader *open_ok(const char *path, unsigned flags,
-                          size_t max_record)
+                           size_t max_record)
 {
   struct twt_read_options o = { max_record, flags };
   twt_reader *r;
@@ -203,7 +203,7 @@ static void test_borrowed_fd(void **state)
   assert_true(fd >= 0);
   assert_int_equal(lseek(fd, 17, SEEK_SET), 17);
   assert_int_equal(twt_reader_open_fd(&r, fd, "named", NULL, err,
-                                     sizeof err), 0);
+                                      sizeof err), 0);
   assert_int_equal(twt_reader_fd(r), fd);
   assert_reads(r, &exp);
   twt_reader_close(r);
@@ -214,7 +214,7 @@ static void test_borrowed_fd(void **state)
   tt_write_bytes(path, "nope\n", 5);
   fd = open(path, O_RDONLY);
   assert_int_equal(twt_reader_open_fd(&r, fd, "named", NULL, err,
-                                     sizeof err), 0);
+                                      sizeof err), 0);
   {
     twt_read_item item;
     assert_int_equal(twt_reader_next(r, &item), TWT_READ_ENOTTRACE);
@@ -242,7 +242,7 @@ static void test_errors(void **state)
   (void)state;
 
   assert_int_equal(twt_reader_open(&r, "/nonexistent/e.json", NULL, err,
-                                  sizeof err), -ENOENT);
+                                   sizeof err), -ENOENT);
   assert_null(r);
   assert_non_null(strstr(err, "/nonexistent/e.json: cannot open"));
   assert_int_equal(twt_reader_open(&r, dir, NULL, err, sizeof err), -EISDIR);

@@ -204,7 +204,7 @@ static void check_valid_untouched(int object_form)
     twt_repair_options_init(&o);
     o.dry_run = 1;
     assert_int_equal(twt_repair_file_ex(path, NULL, &o, &rep, err,
-                                       sizeof err), 0);
+                                        sizeof err), 0);
     assert_true(rep.was_valid);
     assert_false(rep.written);
   }
@@ -666,7 +666,7 @@ static void test_not_a_trace(void **state)
   assert_int_equal(twt_repair_file(dir, NULL, &rep, err, sizeof err),
                    -EISDIR);
   assert_int_equal(twt_repair_file("/nonexistent/x.json", NULL, &rep, err,
-                                  sizeof err), -ENOENT);
+                                   sizeof err), -ENOENT);
   assert_non_null(strstr(err, "/nonexistent/x.json"));
   assert_true(twt_repair_file("/dev/null", NULL, &rep, err, sizeof err) < 0);
   unlink(path);
@@ -774,7 +774,7 @@ static void test_output_and_in_place(void **state)
     o.dry_run = 1;
     before = tt_take_snap(path);
     assert_int_equal(twt_repair_file_ex(path, NULL, &o, &rep, err,
-                                       sizeof err), 0);
+                                        sizeof err), 0);
     assert_false(rep.was_valid);
     assert_false(rep.written);
     assert_int_equal(rep.kept_records, exp.n - 1);
@@ -788,7 +788,7 @@ static void test_output_and_in_place(void **state)
   {
     char err[512];
     int rc = twt_repair_file(path, "/nonexistent/dir/out.json", &rep, err,
-                            sizeof err);
+                             sizeof err);
     assert_true(rc < 0);
     tt_assert_file_is(path, orig, cut);
   }

@@ -677,7 +677,7 @@ static void test_exact_arithmetic(void **state)
 
   for (size_t i = 0; i < sizeof moves / sizeof *moves; i++) {
     size_t n = twt_rec_us_shift_text(moves[i].in, strlen(moves[i].in),
-                                    moves[i].shift_ns, buf);
+                                     moves[i].shift_ns, buf);
     if (n != strlen(moves[i].out) || memcmp(buf, moves[i].out, n) != 0)
       fail_msg("%s %+" PRId64 " ns: got %.*s, want %s", moves[i].in,
                moves[i].shift_ns, (int)n, buf, moves[i].out);
@@ -685,7 +685,7 @@ static void test_exact_arithmetic(void **state)
   for (size_t i = 0; i < sizeof cmps / sizeof *cmps; i++) {
     int c = 99;
     assert_int_equal(twt_rec_us_cmp(cmps[i].a, strlen(cmps[i].a), cmps[i].b,
-                                   strlen(cmps[i].b), &c), 0);
+                                    strlen(cmps[i].b), &c), 0);
     assert_int_equal(c, cmps[i].cmp);
   }
   {

@@ -257,7 +257,7 @@ static void test_refusals(void **state)
   assert_non_null(strstr(err, "not a regular file"));
   /* An output in a directory that does not exist. */
   rc = twt_snapshot_file(src, "/nonexistent/dir/copy.json", NULL, &rep, err,
-                        sizeof err);
+                         sizeof err);
   assert_true(rc < 0);
   assert_non_null(strstr(err, "/nonexistent/dir/"));
   assert_int_equal(tt_count_files(dir), 3);    /* src, bad, fifo */

@@ -37,7 +37,7 @@ static void cat_usage(FILE *out)
     "  -o, --output OUT     write to OUT, gzip if it ends in .gz\n"
     "                       (default: the standard output)\n"
     "      --ndjson         one record a line and nothing else (newline-\n"
-    "                       delimited JSON, for BigQuery, DuckDB, ClickHouse)\n"
+    "                       delimited JSON: BigQuery, DuckDB, ClickHouse)\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --no-parts       read only the files named\n"
     "  -m, --max-line SIZE  the longest record, in bytes (suffixes k, m, g;\n"
@@ -77,7 +77,7 @@ int twt_tool_cat_main(int argc, char **argv)
     return twt_cli_usage_error(CMD, cat_usage, "no FILE to join");
   c.events_unparsed = 1;          /* only shifted records are rewritten */
   if ((status = twt_cmd_open_input(CMD, &c, argv + optind,
-                                  (size_t)(argc - optind), &in)) >= 0)
+                                   (size_t)(argc - optind), &in)) >= 0)
     return status;
   if ((status = twt_cmd_open_output(CMD, &c, &in, 1, &out)) >= 0)
     goto done;
@@ -103,7 +103,7 @@ int twt_tool_cat_main(int argc, char **argv)
   }
   tail = twt_tin_tail(in, &tail_len);
   if ((status = twt_cmd_finish_output(CMD, out, twt_tin_object_form(in), tail,
-                                     tail_len)) != 0)
+                                      tail_len)) != 0)
     goto done;
   if (!c.quiet) {
     const struct twt_tin_stats *s = twt_tin_stats(in);

@@ -19,7 +19,7 @@ int twt_cli_parse_size(const char *text, size_t *out)
 }
 
 int twt_cli_usage_error(const char *command, void (*usage)(FILE *),
-                       const char *fmt, ...)
+                        const char *fmt, ...)
 {
   va_list ap;
 
@@ -33,24 +33,24 @@ int twt_cli_usage_error(const char *command, void (*usage)(FILE *),
 }
 
 int twt_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
-                        char **argv)
+                         char **argv)
 {
   if (opt == ':')
     return twt_cli_usage_error(command, usage, "option '%s' needs a value",
-                              argv[optind - 1]);
+                               argv[optind - 1]);
   if (optopt) {
     char short_option[3] = { '-', (char)optopt, '\0' };
     return twt_cli_usage_error(command, usage, "unknown option '%s'",
-                              short_option);
+                               short_option);
   }
   return twt_cli_usage_error(command, usage, "unknown option '%s'",
-                            argv[optind - 1]);
+                             argv[optind - 1]);
 }
 
 int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
-                           int with_dry_run, size_t min_line,
-                           const char *what, int argc, char **argv,
-                           struct twt_cli_args *a)
+                            int with_dry_run, size_t min_line,
+                            const char *what, int argc, char **argv,
+                            struct twt_cli_args *a)
 {
   static const struct option long_options[] = {
     { "output",   required_argument, NULL, 'o' },
@@ -74,7 +74,7 @@ int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
     case 'n':
       if (!with_dry_run)
         return twt_cli_usage_error(command, usage, "unknown option '%s'",
-                                  argv[optind - 1]);
+                                   argv[optind - 1]);
       a->dry_run = 1;
       break;
     case 'q':
@@ -84,7 +84,7 @@ int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
       if (twt_cli_parse_size(optarg, &a->max_line) != 0 ||
           a->max_line < min_line)
         return twt_cli_usage_error(command, usage, "bad --max-line '%s' (at "
-                                  "least %zu)", optarg, min_line);
+                                   "least %zu)", optarg, min_line);
       break;
     case 'h':
       usage(stdout);
@@ -97,7 +97,7 @@ int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
     return twt_cli_usage_error(command, usage, "no FILE to %s", what);
   if (optind + 1 < argc)
     return twt_cli_usage_error(command, usage, "unexpected argument '%s'",
-                              argv[optind + 1]);
+                               argv[optind + 1]);
   a->input = argv[optind];
   if (a->output && a->output[0] == '\0')
     return twt_cli_usage_error(command, usage, "empty output name");

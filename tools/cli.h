@@ -35,13 +35,13 @@ int twt_cli_parse_size(const char *text, size_t *out);
  * and the usage, on stderr.  Returns TWT_CLI_USAGE. */
 TWT_CLI_PRINTF(3, 4)
 int twt_cli_usage_error(const char *command, void (*usage)(FILE *),
-                       const char *fmt, ...);
+                        const char *fmt, ...);
 
 /* The usage error for what getopt_long returned as opt (':' a missing
  * value, anything else an unknown option), given the ":" optstring
  * convention and opterr = 0.  Returns TWT_CLI_USAGE. */
 int twt_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
-                        char **argv);
+                         char **argv);
 
 /* The arguments of a command that reads one trace. */
 struct twt_cli_args {
@@ -60,9 +60,9 @@ struct twt_cli_args {
  * at once: TWT_CLI_OK after --help (printed on stdout), TWT_CLI_USAGE after
  * a usage error (printed on stderr).  Resets getopt (optind). */
 int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
-                           int with_dry_run, size_t min_line,
-                           const char *what, int argc, char **argv,
-                           struct twt_cli_args *a);
+                            int with_dry_run, size_t min_line,
+                            const char *what, int argc, char **argv,
+                            struct twt_cli_args *a);
 
 /* Append printf-style text at buf + *n (size bytes in all), keeping buf
  * NUL-terminated and truncated to fit. */

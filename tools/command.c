@@ -24,7 +24,7 @@ int twt_cmd_error(const char *command, const char *fmt, ...)
 }
 
 int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
-                  const char *arg, char **argv, struct twt_cmd_common *c)
+                   const char *arg, char **argv, struct twt_cmd_common *c)
 {
   switch (opt) {
   case 'o':
@@ -39,8 +39,8 @@ int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
     if (twt_cli_parse_size(arg, &c->max_record) != 0 ||
         c->max_record < TWT_READ_MIN_MAX_RECORD)
       return twt_cli_usage_error(command, usage, "bad --max-line '%s' (at "
-                                "least %zu)", arg,
-                                (size_t)TWT_READ_MIN_MAX_RECORD);
+                                 "least %zu)", arg,
+                                 (size_t)TWT_READ_MIN_MAX_RECORD);
     return TWT_CMD_TAKEN;
   case TWT_CMD_OPT_NO_PARTS:
     c->no_parts = 1;
@@ -60,7 +60,7 @@ int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
 }
 
 int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
-                      char *const *paths, size_t n, twt_tin **tp)
+                       char *const *paths, size_t n, twt_tin **tp)
 {
   struct twt_tin_options to;
   char msg[MSG_MAX];
@@ -77,7 +77,7 @@ int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
 }
 
 int twt_cmd_open_output(const char *command, const struct twt_cmd_common *c,
-                       twt_tin *const *ins, size_t n, twt_out **op)
+                        twt_tin *const *ins, size_t n, twt_out **op)
 {
   struct twt_out_options oo;
   char msg[MSG_MAX];
@@ -87,7 +87,7 @@ int twt_cmd_open_output(const char *command, const struct twt_cmd_common *c,
     for (size_t i = 0; i < n; i++)
       if (twt_tin_has_file(ins[i], c->output))
         return twt_cmd_error(command, "%s: the output is one of the "
-                            "inputs", c->output);
+                             "inputs", c->output);
   }
   twt_out_options_init(&oo);
   oo.compress = TWT_OUT_BY_NAME;
@@ -105,8 +105,8 @@ const char *twt_cmd_output_name(const struct twt_cmd_common *c)
 }
 
 int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
-                   int64_t pid, twt_cmd_buf *b, const char **text,
-                   size_t *len)
+                    int64_t pid, twt_cmd_buf *b, const char **text,
+                    size_t *len)
 {
   char ts[TWT_REC_NUM_MAX], pidtext[24];
   twt_rec_span at[2];
@@ -117,7 +117,7 @@ int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
     at[ne] = r->ts_v;
     with[ne] = ts;
     wlen[ne] = twt_rec_us_shift_text(r->text + r->ts_v.off, r->ts_v.len,
-                                    shift, ts);
+                                     shift, ts);
     if (wlen[ne] == 0)            /* not a number it can move exactly */
       wlen[ne] = twt_rec_us_text(r->ts + shift, ts);
     ne++;
@@ -144,8 +144,8 @@ int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
 }
 
 int twt_cmd_edit(const char *text, size_t len, const twt_rec_span *at,
-                const char *const *with, const size_t *wlen, size_t n,
-                twt_cmd_buf *b, const char **out, size_t *outlen)
+                 const char *const *with, const size_t *wlen, size_t n,
+                 twt_cmd_buf *b, const char **out, size_t *outlen)
 {
   size_t need = len, w = 0, from = 0;
 
@@ -191,7 +191,7 @@ int twt_cmd_input_error(const char *command, const twt_tin *t)
 }
 
 int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,
-                         const char *tail, size_t tail_len)
+                          const char *tail, size_t tail_len)
 {
   if (twt_out_end(o, object_form, tail, tail_len) != 0 ||
       twt_out_commit(o) != 0)
@@ -202,5 +202,5 @@ int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,
 void twt_cmd_progress(twt_progress *p, const twt_tin *in)
 {
   twt_progress_update(p, twt_tin_done_bytes(in), twt_tin_total_bytes(in),
-                     twt_tin_stats(in)->json_bytes);
+                      twt_tin_stats(in)->json_bytes);
 }

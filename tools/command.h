@@ -54,19 +54,19 @@ struct twt_cmd_common {
  * TWT_CMD_TAKEN or the exit status to return at once (after --help, or a
  * usage error). */
 int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
-                  const char *arg, char **argv, struct twt_cmd_common *c);
+                   const char *arg, char **argv, struct twt_cmd_common *c);
 
 /* Open the input trace: the files, with their parts unless --no-parts.
  * Prints the error and returns TWT_CLI_RUNTIME, or returns -1 with *tp. */
 int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
-                      char *const *paths, size_t n, twt_tin **tp);
+                       char *const *paths, size_t n, twt_tin **tp);
 
 /* Open the output (c->output: gzip if its name ends in ".gz"; the
  * standard output, plain, without it or with "-"), refusing a file that
  * is one of the inputs ins[0..n).  Prints the error and returns
  * TWT_CLI_RUNTIME, or returns -1 with *op. */
 int twt_cmd_open_output(const char *command, const struct twt_cmd_common *c,
-                       twt_tin *const *ins, size_t n, twt_out **op);
+                        twt_tin *const *ins, size_t n, twt_out **op);
 
 /* Print "tracewriter COMMAND: message" on stderr; returns
  * TWT_CLI_RUNTIME. */
@@ -85,8 +85,8 @@ typedef struct twt_cmd_buf {
  * *text, *len point into b, or to r's own text when nothing changes.
  * Returns 0 or -ENOMEM. */
 int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
-                   int64_t pid, twt_cmd_buf *b, const char **text,
-                   size_t *len);
+                    int64_t pid, twt_cmd_buf *b, const char **text,
+                    size_t *len);
 
 void twt_cmd_buf_free(twt_cmd_buf *b);
 
@@ -94,13 +94,13 @@ void twt_cmd_buf_free(twt_cmd_buf *b);
  * overlapping; a span of length 0 is left alone) replaced by with[i]
  * (wlen[i] bytes), into b: *out, *outlen.  Returns 0 or -ENOMEM. */
 int twt_cmd_edit(const char *text, size_t len, const twt_rec_span *at,
-                const char *const *with, const size_t *wlen, size_t n,
-                twt_cmd_buf *b, const char **out, size_t *outlen);
+                 const char *const *with, const size_t *wlen, size_t n,
+                 twt_cmd_buf *b, const char **out, size_t *outlen);
 
 /* Finish the output: the tail (NULL: the form's), commit; prints the
  * error.  Returns 0 or TWT_CLI_RUNTIME. */
 int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,
-                         const char *tail, size_t tail_len);
+                          const char *tail, size_t tail_len);
 
 /* Update the progress line with what in has read. */
 void twt_cmd_progress(twt_progress *p, const twt_tin *in);

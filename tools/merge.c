@@ -192,8 +192,8 @@ static int map_pid(struct merge *m, unsigned input, int64_t pid,
   if (m->npids >= TW_MERGE_PIDS_MAX || pid == INT64_MAX ||
       m->next_free == INT64_MAX) {
     m->err = twt_cmd_error(CMD, "%s: more than %u processes (pids) in the "
-                          "inputs, or a pid too large: cannot keep them "
-                          "apart", m->in[input].name, TW_MERGE_PIDS_MAX);
+                           "inputs, or a pid too large: cannot keep them "
+                           "apart", m->in[input].name, TW_MERGE_PIDS_MAX);
     return -1;
   }
   *out = pid;
@@ -619,7 +619,7 @@ static int take_offset(struct merge *m, const char *arg, void (*usage)(FILE *))
 
   if (!eq || eq == arg || twt_rec_parse_duration(eq + 1, &ns) != 0)
     return twt_cli_usage_error(CMD, usage, "bad --offset '%s' (FILE="
-                              "DURATION, e.g. b.json=-1.5s)", arg);
+                               "DURATION, e.g. b.json=-1.5s)", arg);
   for (i = 0; i < m->n; i++) {
     const char *name = m->in[i].name;
     if (strlen(name) == (size_t)(eq - arg) &&
@@ -635,7 +635,7 @@ static int take_offset(struct merge *m, const char *arg, void (*usage)(FILE *))
   }
   if (i == m->n)
     return twt_cli_usage_error(CMD, usage, "--offset '%s': no input FILE "
-                              "named so", arg);
+                               "named so", arg);
   m->in[i].has_offset = 1;
   m->in[i].offset = ns;
   return -1;
@@ -672,7 +672,7 @@ static void merge_usage(FILE *out)
     "  -w, --window SIZE         bytes of each input read ahead to order\n"
     "                            records (default: 8MiB)\n"
     "      --ndjson         one record a line and nothing else (newline-\n"
-    "                       delimited JSON, for BigQuery, DuckDB, ClickHouse)\n"
+    "                       delimited JSON: BigQuery, DuckDB, ClickHouse)\n"
     "  -q, --quiet               print nothing but errors\n"
     "      --no-parts            read only the files named\n"
     "  -m, --max-line SIZE       the longest record (default: 64MiB)\n"
@@ -725,7 +725,7 @@ int twt_tool_merge_main(int argc, char **argv)
           m.window < MIN_WINDOW) {
         free(offsets);
         return twt_cli_usage_error(CMD, merge_usage, "bad --window '%s' (a "
-                                  "size, at least 4KiB)", optarg);
+                                   "size, at least 4KiB)", optarg);
       }
       continue;
     }
@@ -748,13 +748,13 @@ int twt_tool_merge_main(int argc, char **argv)
   for (size_t i = 0; i < m.n; i++) {
     m.in[i].name = argv[optind + (int)i];
     if ((status = twt_cmd_open_input(CMD, &c, &argv[optind + (int)i], 1,
-                                    &m.in[i].tin)) >= 0)
+                                     &m.in[i].tin)) >= 0)
       goto done;
     tins[i] = m.in[i].tin;
     for (size_t j = 0; j < i; j++)
       if (twt_tin_overlaps(tins[i], tins[j])) {
         status = twt_cmd_error(CMD, "%s and %s share a file: give each "
-                              "trace once", m.in[j].name, m.in[i].name);
+                               "trace once", m.in[j].name, m.in[i].name);
         goto done;
       }
   }

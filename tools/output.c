@@ -288,7 +288,7 @@ static int plan(twt_out *o, const char *path)
 }
 
 int twt_out_open(twt_out **op, const char *path,
-                const struct twt_out_options *opts, char *err, size_t errsize)
+                 const struct twt_out_options *opts, char *err, size_t errsize)
 {
   struct twt_out_options defaults;
   twt_out *o;
@@ -374,7 +374,7 @@ static int write_head(twt_out *o, int object_form)
   int rc = twt_out_write(o, head, len);
 
   return rc ? rc : twt_out_write(o, TW__LAYOUT_SEP + 1,
-                                TW__LAYOUT_SEP_LEN - 1);
+                                 TW__LAYOUT_SEP_LEN - 1);
 }
 
 int twt_out_record(twt_out *o, int object_form, const char *text, size_t len)
@@ -392,7 +392,7 @@ int twt_out_record(twt_out *o, int object_form, const char *text, size_t len)
     if ((rc = write_head(o, object_form)) != 0)
       return rc;
   } else if ((rc = twt_out_write(o, TW__LAYOUT_SEP,
-                                TW__LAYOUT_SEP_LEN)) != 0) {
+                                 TW__LAYOUT_SEP_LEN)) != 0) {
     return rc;
   }
   if ((rc = twt_out_write(o, text, len)) != 0)
@@ -426,7 +426,7 @@ int twt_out_copy_trace(twt_out *o, twt_reader *r)
 
   while ((rc = twt_reader_next(r, &item)) > 0)
     if ((rc = twt_out_record(o, info->object_form, item.text,
-                            item.len)) != 0)
+                             item.len)) != 0)
       return rc;
   if (rc == 0)
     rc = twt_out_end(o, info->object_form, info->tail, info->tail_len);

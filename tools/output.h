@@ -79,7 +79,8 @@ void twt_out_options_init(struct twt_out_options *opts);
  * negative code with *op = NULL and a message in err (if err is not NULL
  * and errsize > 0; always NUL-terminated). */
 int twt_out_open(twt_out **op, const char *path,
-                const struct twt_out_options *opts, char *err, size_t errsize);
+                 const struct twt_out_options *opts, char *err,
+                 size_t errsize);
 
 /* Append len raw bytes (compressed if the output is gzip). */
 int twt_out_write(twt_out *o, const void *data, size_t len);

@@ -666,7 +666,7 @@ static ptrdiff_t scan_head(twt_reader *r, const char *p, size_t n)
       else
         return not_head(r, "the first line is not");
       r->info.tail = twt_read_bracket(r->info.object_form,
-                                     &r->info.tail_len);
+                                      &r->info.tail_len);
       r->state = ST_BETWEEN;
       r->line_no = 2;
       break;
@@ -1376,8 +1376,8 @@ static int open_reader(twt_reader **rp, int fd, int own_fd, const char *name,
 }
 
 int twt_reader_open(twt_reader **rp, const char *path,
-                   const struct twt_read_options *opts,
-                   char *err, size_t errsize)
+                    const struct twt_read_options *opts,
+                    char *err, size_t errsize)
 {
   int fd, flags;
 
@@ -1402,8 +1402,8 @@ int twt_reader_open(twt_reader **rp, const char *path,
 }
 
 int twt_reader_open_fd(twt_reader **rp, int fd, const char *name,
-                      const struct twt_read_options *opts,
-                      char *err, size_t errsize)
+                       const struct twt_read_options *opts,
+                       char *err, size_t errsize)
 {
   if (err && errsize)
     err[0] = '\0';

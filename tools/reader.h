@@ -219,15 +219,15 @@ const char *twt_read_bracket(int object_form, size_t *len);
  * message naming the file in err (if err is not NULL and errsize > 0;
  * always NUL-terminated). */
 int twt_reader_open(twt_reader **rp, const char *path,
-                   const struct twt_read_options *opts,
-                   char *err, size_t errsize);
+                    const struct twt_read_options *opts,
+                    char *err, size_t errsize);
 
 /* The same on an open file descriptor, named name in messages.  The fd is
  * borrowed: read with pread(2) from offset 0 (its file offset is not
  * used or moved), and not closed by twt_reader_close. */
 int twt_reader_open_fd(twt_reader **rp, int fd, const char *name,
-                      const struct twt_read_options *opts,
-                      char *err, size_t errsize);
+                       const struct twt_read_options *opts,
+                       char *err, size_t errsize);
 
 /* The next item: a complete record, or, with TWT_READ_DROPPED, a dropped
  * line.  Returns 1 and fills *item, 0 at the end of the data (the info is

@@ -153,7 +153,7 @@ static int take_member(void *arg, const char *k, size_t n, twt_rec_span v)
 }
 
 void twt_rec_take(void *arg, const char *key, size_t klen, size_t voff,
-                 size_t vlen)
+                  size_t vlen)
 {
   twt_rec_span v;
 
@@ -182,16 +182,16 @@ void twt_rec_finish(twt_rec *r, const char *text, size_t len)
   if (r->ph_v.len >= 3 && text[r->ph_v.off] == '"')
     r->ph = text[r->ph_v.off + 1];
   if (r->ts_v.len && twt_rec_us_to_ns(text + r->ts_v.off, r->ts_v.len,
-                                     &r->ts) == 0)
+                                      &r->ts) == 0)
     r->has |= TWT_REC_TS;
   if (r->dur_v.len && twt_rec_us_to_ns(text + r->dur_v.off, r->dur_v.len,
-                                      &r->dur) == 0)
+                                       &r->dur) == 0)
     r->has |= TWT_REC_DUR;
   if (r->pid_v.len && twt_rec_int(text + r->pid_v.off, r->pid_v.len,
-                                 &r->pid) == 0)
+                                  &r->pid) == 0)
     r->has |= TWT_REC_PID;
   if (r->tid_v.len && twt_rec_int(text + r->tid_v.off, r->tid_v.len,
-                                 &r->tid) == 0)
+                                  &r->tid) == 0)
     r->has |= TWT_REC_TID;
 }
 
@@ -396,7 +396,7 @@ int twt_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
 }
 
 int twt_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
-                  int *cmp)
+                   int *cmp)
 {
   dec x, y;
   int q;
@@ -415,7 +415,7 @@ int twt_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
 }
 
 size_t twt_rec_us_shift_text(const char *tok, size_t n, int64_t shift_ns,
-                            char *buf)
+                             char *buf)
 {
   dec d;
   int quoted;

@@ -63,7 +63,7 @@ int twt_rec_parse(twt_rec *r, const char *text, size_t len);
  * vlen) for each member (key NULL: a new record, r cleared), then
  * twt_rec_finish(r, text, len) once the whole is valid. */
 void twt_rec_take(void *r, const char *key, size_t klen, size_t voff,
-                 size_t vlen);
+                  size_t vlen);
 void twt_rec_finish(twt_rec *r, const char *text, size_t len);
 
 /* The value of the top-level member key of the object obj[0..len) (valid
@@ -75,7 +75,7 @@ twt_rec_span twt_rec_member(const char *obj, size_t len, const char *key);
  * quotes.  Stops when fn returns nonzero.  Returns 0, or -1 if obj is not
  * an object. */
 typedef int (*twt_rec_member_fn)(void *arg, const char *key, size_t klen,
-                                twt_rec_span value);
+                                 twt_rec_span value);
 int twt_rec_each(const char *obj, size_t len, twt_rec_member_fn fn, void *arg);
 
 /* 1 if the JSON string token tok[0..n) (with its quotes) is exactly s,
@@ -99,7 +99,7 @@ int twt_rec_us_to_ns(const char *tok, size_t n, int64_t *ns);
  * whatever their spelling: *cmp < 0, 0 or > 0.  0, or -1 if one is not
  * a number that twt_rec_us_to_ns reads. */
 int twt_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
-                  int *cmp);
+                   int *cmp);
 
 /* The timestamp tok[0..n) (microseconds: a number, or a string holding
  * one) moved by shift_ns, by exact decimal arithmetic on its text,
@@ -110,7 +110,7 @@ int twt_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
  * number. */
 #define TWT_REC_NUM_MAX 48
 size_t twt_rec_us_shift_text(const char *tok, size_t n, int64_t shift_ns,
-                            char *buf);
+                             char *buf);
 
 /* Write ns as microseconds with three decimals ("-12.500", "1234.567"),
  * as the library does, into buf (at least TWT_REC_US_MAX bytes, not

@@ -152,15 +152,15 @@ void twt_repair_options_init(struct twt_repair_options *opts)
 }
 
 int twt_repair_file(const char *in, const char *out,
-                   struct twt_repair_report *rep, char *err, size_t errsize)
+                    struct twt_repair_report *rep, char *err, size_t errsize)
 {
   return twt_repair_file_ex(in, out, NULL, rep, err, errsize);
 }
 
 int twt_repair_file_ex(const char *in, const char *out,
-                      const struct twt_repair_options *opts,
-                      struct twt_repair_report *rep,
-                      char *err, size_t errsize)
+                       const struct twt_repair_options *opts,
+                       struct twt_repair_report *rep,
+                       char *err, size_t errsize)
 {
   struct twt_repair_options defaults;
   struct twt_repair_report local_rep;
@@ -242,7 +242,7 @@ copy:
   {
     char msg[2 * PATH_MAX + 256];
     if ((rc = twt_out_open(&o, in_place ? in : out, &oo, msg,
-                          sizeof msg)) != 0) {
+                           sizeof msg)) != 0) {
       say(err, errsize, rc, "%s: %s", in, msg);
       goto done;
     }
@@ -275,8 +275,8 @@ done:
 #define plural twt_cli_plural
 
 void twt_repair_describe(const char *in, const char *out,
-                        const struct twt_repair_report *rep,
-                        char *buf, size_t size)
+                         const struct twt_repair_report *rep,
+                         char *buf, size_t size)
 {
   size_t n = 0;
 
@@ -361,8 +361,8 @@ int twt_tool_repair_main(int argc, char **argv)
   int status;
 
   status = twt_cli_parse_file_args("repair", repair_usage, 1,
-                                  TWT_REPAIR_MIN_MAX_LINE, "repair", argc,
-                                  argv, &a);
+                                   TWT_REPAIR_MIN_MAX_LINE, "repair", argc,
+                                   argv, &a);
   if (status >= 0)
     return status;
   twt_repair_options_init(&opts);
@@ -370,7 +370,7 @@ int twt_tool_repair_main(int argc, char **argv)
   if (a.max_line)
     opts.max_line = a.max_line;
   if (twt_repair_file_ex(a.input, a.output, &opts, &rep, message,
-                        sizeof message) != 0) {
+                         sizeof message) != 0) {
     fprintf(stderr, PROGRAM " repair: %s\n", message);
     return TWT_CLI_RUNTIME;
   }

@@ -124,13 +124,13 @@ void twt_repair_options_init(struct twt_repair_options *opts);
  * On error no file is changed and no temporary file is left.  rep may be
  * NULL; when given it is filled as far as the scan got, even on error. */
 int twt_repair_file(const char *in, const char *out,
-                   struct twt_repair_report *rep, char *err, size_t errsize);
+                    struct twt_repair_report *rep, char *err, size_t errsize);
 
 /* The same with options (opts NULL: the defaults). */
 int twt_repair_file_ex(const char *in, const char *out,
-                      const struct twt_repair_options *opts,
-                      struct twt_repair_report *rep,
-                      char *err, size_t errsize);
+                       const struct twt_repair_options *opts,
+                       struct twt_repair_report *rep,
+                       char *err, size_t errsize);
 
 /* The one-line summary printed by the tool, without a newline, e.g.
  *   "trace.json: kept 12345 records, dropped 1 partial record (873
@@ -138,8 +138,8 @@ int twt_repair_file_ex(const char *in, const char *out,
  *   "trace.json: already valid (12345 records)"
  * written into buf (always NUL-terminated, truncated to fit). */
 void twt_repair_describe(const char *in, const char *out,
-                        const struct twt_repair_report *rep,
-                        char *buf, size_t size);
+                         const struct twt_repair_report *rep,
+                         char *buf, size_t size);
 
 /* The "repair" subcommand: argv[0] is "repair".
  *   tracewriter repair [-o OUT] [-n] [-q] [--max-line SIZE] FILE

@@ -629,7 +629,7 @@ static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
     wlen[!dur_first] = twt_rec_us_text(e - b, durt);
   }
   if (twt_cmd_edit(*text, *len, at, with, wlen, 2, &sl->clipped, text,
-                  len) != 0) {
+                   len) != 0) {
     sl->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
@@ -774,7 +774,7 @@ static void slice_usage(FILE *out)
     "  -n, --name GLOB    only events whose name matches GLOB (fnmatch)\n"
     "  -c, --cat GLOB     only events with a category matching GLOB\n"
     "      --ndjson         one record a line and nothing else (newline-\n"
-    "                       delimited JSON, for BigQuery, DuckDB, ClickHouse)\n"
+    "                       delimited JSON: BigQuery, DuckDB, ClickHouse)\n"
     "  -q, --quiet        print nothing but errors\n"
     "      --no-parts     read only the files named\n"
     "  -m, --max-line SIZE  the longest record (default: 64MiB)\n"
@@ -810,7 +810,7 @@ static void summary(const struct slice *sl, const twt_tin *in)
   if (sl->dropped_flows)
     fprintf(stderr, "; %" PRIu64 " %s not all in the window dropped",
             sl->dropped_flows, twt_cli_plural(sl->dropped_flows, "flow",
-                                             "flows"));
+                                              "flows"));
   if (sl->orphans)
     fprintf(stderr, "; %" PRIu64 " span %s without a begin dropped",
             sl->orphans, twt_cli_plural(sl->orphans, "end", "ends"));
@@ -858,8 +858,8 @@ int twt_tool_slice_main(int argc, char **argv)
       if (parse_time(optarg, opt == 'f' ? &sl.from_rel : &sl.to_rel,
                      opt == 'f' ? &sl.from_abs : &sl.to_abs) != 0)
         return twt_cli_usage_error(CMD, slice_usage, "bad time '%s' (a "
-                                  "duration such as 10s or 12.5ms, or "
-                                  "@TIMESTAMP)", optarg);
+                                   "duration such as 10s or 12.5ms, or "
+                                   "@TIMESTAMP)", optarg);
       *(opt == 'f' ? &sl.have_from : &sl.have_to) = 1;
       continue;
     case OPT_CLIP:
@@ -869,12 +869,12 @@ int twt_tool_slice_main(int argc, char **argv)
     case OPT_TID:
       if (opt == 'p' ? sl.npids == FILTER_MAX : sl.ntids == FILTER_MAX)
         return twt_cli_usage_error(CMD, slice_usage, "at most %d of --pid "
-                                  "and of --tid", FILTER_MAX);
+                                   "and of --tid", FILTER_MAX);
       if (parse_id(optarg, opt == 'p' ? &sl.pids[sl.npids++]
                                       : &sl.tids[sl.ntids++]) != 0)
         return twt_cli_usage_error(CMD, slice_usage, "bad %s '%s' (an "
-                                  "integer)", opt == 'p' ? "pid" : "tid",
-                                  optarg);
+                                   "integer)", opt == 'p' ? "pid" : "tid",
+                                   optarg);
       continue;
     case 'n':
       sl.name_glob = optarg;
@@ -894,9 +894,9 @@ int twt_tool_slice_main(int argc, char **argv)
   if (sl.have_from && sl.have_to && sl.from_abs == sl.to_abs &&
       sl.to_rel <= sl.from_rel)
     return twt_cli_usage_error(CMD, slice_usage, "an empty window: --to "
-                              "must come after --from");
+                               "must come after --from");
   if ((status = twt_cmd_open_input(CMD, &c, argv + optind,
-                                  (size_t)(argc - optind), &in)) >= 0)
+                                   (size_t)(argc - optind), &in)) >= 0)
     return status;
   if ((status = twt_cmd_open_output(CMD, &c, &in, 1, &sl.out)) >= 0)
     goto done;
@@ -925,7 +925,7 @@ int twt_tool_slice_main(int argc, char **argv)
   }
   tail = twt_tin_tail(in, &tail_len);
   if ((status = twt_cmd_finish_output(CMD, sl.out, sl.form, tail,
-                                     tail_len)) != 0)
+                                      tail_len)) != 0)
     goto done;
   if (!c.quiet)
     summary(&sl, in);

@@ -62,9 +62,9 @@ static void report(const twt_reader *r, const twt_out *o,
 }
 
 int twt_snapshot_file(const char *in, const char *out,
-                     const struct twt_snapshot_options *opts,
-                     struct twt_snapshot_report *rep,
-                     char *err, size_t errsize)
+                      const struct twt_snapshot_options *opts,
+                      struct twt_snapshot_report *rep,
+                      char *err, size_t errsize)
 {
   struct twt_snapshot_options defaults;
   struct twt_snapshot_report local_rep;
@@ -135,8 +135,8 @@ done:
 #define plural twt_cli_plural
 
 void twt_snapshot_describe(const char *in, const char *out,
-                          const struct twt_snapshot_report *rep,
-                          char *buf, size_t size)
+                           const struct twt_snapshot_report *rep,
+                           char *buf, size_t size)
 {
   size_t n = 0;
 
@@ -202,8 +202,8 @@ int twt_tool_snapshot_main(int argc, char **argv)
   int status;
 
   status = twt_cli_parse_file_args("snapshot", snapshot_usage, 0,
-                                  TWT_READ_MIN_MAX_RECORD, "copy", argc, argv,
-                                  &a);
+                                   TWT_READ_MIN_MAX_RECORD, "copy", argc, argv,
+                                   &a);
   if (status >= 0)
     return status;
   twt_snapshot_options_init(&opts);
@@ -227,7 +227,7 @@ int twt_tool_snapshot_main(int argc, char **argv)
     }
   }
   if (twt_snapshot_file(a.input, a.output, &opts, &rep, message,
-                       sizeof message) != 0) {
+                        sizeof message) != 0) {
     fprintf(stderr, PROGRAM " snapshot: %s\n", message);
     return TWT_CLI_RUNTIME;
   }

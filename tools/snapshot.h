@@ -89,9 +89,9 @@ void twt_snapshot_options_init(struct twt_snapshot_options *opts);
  * errsize > 0; always NUL-terminated).  On error no file is left.  rep
  * may be NULL. */
 int twt_snapshot_file(const char *in, const char *out,
-                     const struct twt_snapshot_options *opts,
-                     struct twt_snapshot_report *rep,
-                     char *err, size_t errsize);
+                      const struct twt_snapshot_options *opts,
+                      struct twt_snapshot_report *rep,
+                      char *err, size_t errsize);
 
 /* The one-line summary printed by the tool, without a newline, e.g.
  *   "trace.json: copied 12345 records to copy.json"
@@ -99,8 +99,8 @@ int twt_snapshot_file(const char *in, const char *out,
  *    records (873 bytes); the tail was missing"
  * written into buf (always NUL-terminated, truncated to fit). */
 void twt_snapshot_describe(const char *in, const char *out,
-                          const struct twt_snapshot_report *rep,
-                          char *buf, size_t size);
+                           const struct twt_snapshot_report *rep,
+                           char *buf, size_t size);
 
 /* The "snapshot" subcommand: argv[0] is "snapshot".
  *   tracewriter snapshot [-o COPY] [-q] [--max-line SIZE] FILE

@@ -121,7 +121,7 @@ static int finish_part(struct split *sp, size_t i)
     return 0;
   tail = part_tail(sp, &tl);
   rc = twt_cmd_finish_output(CMD, p->o, twt_tin_object_form(sp->in), tail,
-                            tl);
+                             tl);
   twt_out_close(p->o);
   p->o = NULL;
   sp->open--;
@@ -202,7 +202,7 @@ static int put(struct split *sp, size_t i, const char *text, size_t len)
 {
   sp->parts[i].bytes += len + 2;
   if (twt_out_record(sp->parts[i].o, twt_tin_object_form(sp->in), text,
-                    len) != 0) {
+                     len) != 0) {
     sp->err = twt_cmd_output_error(CMD, sp->parts[i].o);
     return -1;
   }
@@ -434,14 +434,14 @@ int twt_tool_split_main(int argc, char **argv)
       size_t v;
       if (twt_cli_parse_size(optarg, &v) != 0 || v < MIN_SIZE)
         return twt_cli_usage_error(CMD, split_usage, "bad --size '%s' (a "
-                                  "size, at least 4KiB)", optarg);
+                                   "size, at least 4KiB)", optarg);
       sp.size = v;
       continue;
     }
     if (opt == 'e') {
       if (twt_rec_parse_duration(optarg, &sp.every) != 0 || sp.every <= 0)
         return twt_cli_usage_error(CMD, split_usage, "bad --every '%s' (a "
-                                  "duration such as 10s)", optarg);
+                                   "duration such as 10s)", optarg);
       continue;
     }
     status = twt_cmd_option(CMD, split_usage, opt, optarg, argv, &c);
@@ -452,12 +452,12 @@ int twt_tool_split_main(int argc, char **argv)
     return twt_cli_usage_error(CMD, split_usage, "-o OUT names the parts");
   if (!sp.size && !sp.every)
     return twt_cli_usage_error(CMD, split_usage, "--size or --every says "
-                              "where to cut");
+                               "where to cut");
   if (optind >= argc)
     return twt_cli_usage_error(CMD, split_usage, "no FILE to split");
   sp.out_name = c.output;
   if ((status = twt_cmd_open_input(CMD, &c, argv + optind,
-                                  (size_t)(argc - optind), &sp.in)) >= 0)
+                                   (size_t)(argc - optind), &sp.in)) >= 0)
     return status;
   twt_progress_init(&progress, CMD);
   status = TWT_CLI_OK;
@@ -490,7 +490,7 @@ int twt_tool_split_main(int argc, char **argv)
       first[0] = '\0';
     fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %" PRIu64 " %s in %zu %s "
             "(%s ...)", sp.events, twt_cli_plural(sp.events, "event",
-                                                 "events"),
+                                                  "events"),
             sp.nparts, twt_cli_plural(sp.nparts, "part", "parts"), first);
     if (sp.broken)
       fprintf(stderr, "; %" PRIu64 " span %s written in a later part "

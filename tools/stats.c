@@ -462,7 +462,7 @@ static void take(struct stats *st, const twt_tin_rec *rec)
     if (r->args.len) {
       struct counter_walk w = { st, r };
       (void)twt_rec_each(r->text + r->args.off, r->args.len,
-                        counter_member, &w);
+                         counter_member, &w);
     }
     break;
   default:
@@ -877,7 +877,7 @@ static int write_report(const struct twt_cmd_common *c, struct stats *st,
     report_text(f, st, in, span_ns, rate);
   if (f == stdout ? fflush(f) != 0 || ferror(f) : fclose(f) != 0)
     return twt_cmd_error(CMD, "%s: %s", twt_cmd_output_name(c),
-                        strerror(errno));
+                         strerror(errno));
   return TWT_CLI_OK;
 }
 
@@ -914,7 +914,7 @@ int twt_tool_stats_main(int argc, char **argv)
           top > TOP_MAX) {
         free(st);
         return twt_cli_usage_error(CMD, stats_usage, "bad --top '%s' (1 to "
-                                  "%d)", optarg, TOP_MAX);
+                                   "%d)", optarg, TOP_MAX);
       }
       st->top = (int)top;
       continue;
@@ -928,21 +928,21 @@ int twt_tool_stats_main(int argc, char **argv)
   if (c.ndjson) {
     free(st);
     return twt_cli_usage_error(CMD, stats_usage, "--ndjson is for the "
-                              "commands that write a trace");
+                               "commands that write a trace");
   }
   if (optind >= argc) {
     free(st);
     return twt_cli_usage_error(CMD, stats_usage, "no FILE to read");
   }
   if ((status = twt_cmd_open_input(CMD, &c, argv + optind,
-                                  (size_t)(argc - optind), &in)) >= 0) {
+                                   (size_t)(argc - optind), &in)) >= 0) {
     free(st);
     return status;
   }
   if (c.output && strcmp(c.output, "-") != 0 &&
       twt_tin_has_file(in, c.output)) {
     status = twt_cmd_error(CMD, "%s: the output is one of the inputs",
-                          c.output);
+                           c.output);
     goto done;
   }
   twt_progress_init(&progress, CMD);

@@ -256,8 +256,8 @@ static int add_path(twt_tin *t, const char *path, size_t *cap)
 /* ============================================================== API */
 
 int twt_tin_open(twt_tin **tp, char *const *paths, size_t n,
-                const struct twt_tin_options *opts, char *err,
-                size_t errsize)
+                 const struct twt_tin_options *opts, char *err,
+                 size_t errsize)
 {
   size_t cap = 0;
   twt_tin *t;
@@ -423,7 +423,7 @@ static int is_clock(const twt_rec *r, int64_t *mono, int64_t *real)
     return 0;
   v = twt_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_ID);
   if (!v.len || !twt_rec_str_is(args + v.off, v.len,
-                               TW__LAYOUT_CLOCK_SYNC_ID))
+                                TW__LAYOUT_CLOCK_SYNC_ID))
     return 0;
   v = twt_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_MONO);
   if (v.len && twt_rec_int(args + v.off, v.len, mono) == 0) {
@@ -550,7 +550,7 @@ const char *twt_tin_members(const twt_tin *t, size_t *len)
 }
 
 size_t twt_tin_member(const twt_tin *t, const char *key, char *val,
-                     size_t cap)
+                      size_t cap)
 {
   const struct twt_read_info *info;
   twt_rec_span v;
@@ -696,7 +696,7 @@ void twt_progress_init(twt_progress *p, const char *command)
 }
 
 void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
-                        uint64_t json)
+                         uint64_t json)
 {
   char a[32], b[32];
   uint64_t now;

@@ -95,8 +95,8 @@ typedef struct twt_tin twt_tin;
  * negative code (the reader's, or -errno; -EEXIST for a file named
  * twice) with a message naming the file in err. */
 int twt_tin_open(twt_tin **tp, char *const *paths, size_t n,
-                const struct twt_tin_options *opts, char *err,
-                size_t errsize);
+                 const struct twt_tin_options *opts, char *err,
+                 size_t errsize);
 
 /* The next record: 1, 0 at the end of the last file, or a negative code
  * with the message in twt_tin_error (sticky). */
@@ -123,7 +123,7 @@ int twt_tin_overlaps(const twt_tin *t, const twt_tin *u);
  * record was read), copied into val[0..cap) as raw JSON, NUL-terminated.
  * Returns its length, or 0 if there is none (or it does not fit). */
 size_t twt_tin_member(const twt_tin *t, const char *key, char *val,
-                     size_t cap);
+                      size_t cap);
 
 /* The members besides traceEvents of the document being read, so far,
  * each as ,"key":value (whitespace as read); NULL if none or no file is
@@ -172,7 +172,7 @@ typedef struct twt_progress {
 void twt_progress_init(twt_progress *p, const char *command);
 /* done of total (0: unknown) input bytes, json bytes read. */
 void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
-                        uint64_t json);
+                         uint64_t json);
 void twt_progress_end(twt_progress *p);
 
 /* The input bytes of t read so far (plain files: exact; gzip files:
