@@ -10,7 +10,7 @@
 #include "config.h"
 
 #include "tracewriter.h"
-#include "command.h"      /* twt_tool_demo_main; cli.h */
+#include "command.h"      /* twt_tool_demo_main, twt_cli_* */
 #include "tracein.h"      /* twt_format_bytes */
 
 #include <errno.h>

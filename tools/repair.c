@@ -15,7 +15,7 @@
 #include "config.h"
 
 #include "repair.h"
-#include "cli.h"
+#include "command.h"      /* the command-line layer */
 #include "output.h"
 #include "reader.h"
 

@@ -8,7 +8,7 @@
 #include "config.h"
 
 #include "snapshot.h"
-#include "cli.h"
+#include "command.h"      /* the command-line layer */
 #include "output.h"
 #include "reader.h"
 

@@ -10,7 +10,7 @@
 #include "config.h"
 
 #include "tracein.h"
-#include "cli.h"
+#include "command.h"      /* the command-line layer */
 #include "layout.h"       /* TW__LAYOUT_CLOCK_SYNC_ID */
 #include "rotate.h"       /* tw__rotated_name */
 #include "tracewriter.h"  /* tw_now_ns */
