@@ -389,9 +389,33 @@ static int dec_to_ns(const dec *d, int64_t *ns)
 
 int twt_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
 {
+  const char *p = tok, *e = tok + n;
+  uint64_t us = 0, frac = 0;
+  unsigned scale = 100;
+  int neg = 0;
   dec d;
   int quoted;
 
+  /* The common spelling first, in 64 bits: up to 15 digits, a point and
+   * up to three decimals (the library's form). */
+  if (p < e && *p == '-') {
+    neg = 1;
+    p++;
+  }
+  if (p < e && e - p <= 20) {
+    const char *s = p;
+    while (p < e && *p >= '0' && *p <= '9' && p - s < 15)
+      us = us * 10 + (uint64_t)(*p++ - '0');
+    if (p > s && p < e && *p == '.') {
+      for (p++; p < e && *p >= '0' && *p <= '9' && scale; p++, scale /= 10)
+        frac += (uint64_t)(*p - '0') * scale;
+    }
+    if (p == e && p > s && e[-1] != '.') {
+      int64_t v = (int64_t)(us * 1000 + frac);
+      *ns = neg ? -v : v;
+      return 0;
+    }
+  }
   return dec_parse(tok, n, &d, &quoted) == 0 ? dec_to_ns(&d, ns) : -1;
 }
 
