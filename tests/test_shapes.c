@@ -30,6 +30,7 @@
 
 #include "command.h"
 #include "jsonscan.h"
+#include "reader.h"
 
 typedef int (*main_fn)(int, char **);
 
@@ -1273,6 +1274,48 @@ static void test_stats_places(void **state)
   tt_remove_dir(dir);
 }
 
+
+/* A file truncated while it is read: the records before the cut are
+ * read, then the reader ends (a cut document), without a crash or an
+ * error; /dev/zero is refused at once. */
+static void test_truncated_while_read(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "t.json");
+  text t = { 0 };
+  struct twt_read_options ro = { 0, TWT_READ_GENERAL };
+  twt_reader *r;
+  twt_read_item item;
+  char err[512];
+  uint64_t n = 0;
+  int rc;
+  (void)state;
+
+  puts_(&t, "{\"traceEvents\":[");
+  for (int i = 0; i < 20000; i++) {
+    char rec[128];
+    snprintf(rec, sizeof rec, "%s{\"ph\":\"i\",\"name\":\"e%d\",\"ts\":%d,"
+             "\"pid\":1,\"tid\":1,\"s\":\"t\"}", i ? ",\n  " : "", i, i);
+    puts_(&t, rec);
+  }
+  puts_(&t, "]}");
+  tt_write_bytes(in, t.p, t.len);
+  assert_int_equal(twt_reader_open(&r, in, &ro, err, sizeof err), 0);
+  while ((rc = twt_reader_next(r, &item)) > 0)
+    if (++n == 100)
+      assert_int_equal(truncate(in, (off_t)(t.len / 2)), 0);
+  assert_int_equal(rc, 0);
+  assert_true(n >= 100 && n < 20000);
+  assert_true(twt_reader_info(r)->cut);
+  twt_reader_close(r);
+  free(t.p);
+  {
+    char *argv[] = { "stats", "/dev/zero", NULL };
+    assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, NULL), 1);
+  }
+  free(in);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1290,6 +1333,7 @@ int main(void)
     cmocka_unit_test(test_slice_clip),
     cmocka_unit_test(test_split),
     cmocka_unit_test(test_stats_places),
+    cmocka_unit_test(test_truncated_while_read),
   };
 
   tt_deadline(300, "test_shapes");
