@@ -19,6 +19,15 @@
 # the reference of the same bytes (cat for plain, gzip -dc for .gz), and
 # the peak RSS on both sizes.
 #
+# The same events are also written in the shape of the PyTorch profiler's
+# traces: the object form, pretty-printed (each record over several
+# lines, "key": value), with metadata members before and after
+# traceEvents; cat, slice, stats and merge run on it too (the general
+# reader).  Each row ends with PASS or MISS against the goals of the
+# tools (issue 19): cat, slice, stats within 4x of cat(1) of the same
+# file; merge of two within 8x of cat(1) of both; .gz at least half of
+# gzip -dc's speed; peak RSS at most 64 MiB, the same on both sizes.
+#
 # Usage: bench_commands.sh PROGRAM RUNSTAT
 # Environment: BENCH_DIR (default /dev/shm, or $TMPDIR, or /tmp),
 # BENCH_CMD_MIB, BENCH_REPS (default 5).  Exit status: 0, 1 a run failed,
@@ -76,17 +85,35 @@ gen() {
   }' > "$1"
 }
 
+# pretty IN OUT: IN's events as the PyTorch profiler writes a trace (the
+# generator's strings hold no ',', ':' or braces, so sed can indent).
+pretty() {
+  {
+    printf '{\n  "schemaVersion": 1,\n  "deviceProperties": [\n    {\n      "id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 84929347584\n    }\n  ],\n'
+    printf '  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8},\n'
+    printf '  "baseTimeNanoseconds": 1700000000000000000,\n  "displayTimeUnit": "ms",\n  "traceEvents": [\n'
+    sed -e '1d' -e '$d' -e 's/^,//' -e 's/,"/,\n    "/g' -e 's/":/": /g' \
+        -e 's/^{/  {\n    /' -e 's/}$/\n  },/' "$1" | sed '$s/},$/}/'
+    printf '  ],\n  "traceName": "bench"\n}\n'
+  } > "$2"
+}
+
 small=$((mib / 4))
 [ "$small" -ge 1 ] || small=1
 gen "$dir/big.json" "$mib" 100
 gen "$dir/small.json" "$small" 100
 gen "$dir/other.json" "$small" 100
+pretty "$dir/big.json" "$dir/bigp.json"
+pretty "$dir/small.json" "$dir/smallp.json"
+pretty "$dir/other.json" "$dir/otherp.json"
 gzip -6 -c "$dir/big.json" > "$dir/big.json.gz"
 gzip -6 -c "$dir/small.json" > "$dir/small.json.gz"
 size_of() { wc -c < "$1" | tr -d ' '; }
 big=$(size_of "$dir/big.json")
 bigz=$(size_of "$dir/big.json.gz")
 othersz=$(size_of "$dir/other.json")
+bigp=$(size_of "$dir/bigp.json")
+otherpsz=$(size_of "$dir/otherp.json")
 
 # The slice window: the middle tenth of the trace's time (1.5 us a
 # record, about 150 bytes a record).
@@ -117,6 +144,15 @@ run_all() {
   one "$s.gz_slice" "$tool" slice -q --from "$from" --to "$to" \
     -o /dev/null "$f.gz"
   one "$s.gz_stats" "$tool" stats -q -o /dev/null "$f.gz"
+  p=$dir/${1}p.json
+  one "$s.p_cat" cat "$p"
+  one "$s.p_other" cat "$dir/otherp.json"
+  one "$s.other" cat "$dir/other.json"
+  one "$s.p_tw_cat" "$tool" cat -q -o /dev/null "$p"
+  one "$s.p_slice" "$tool" slice -q --from "$from" --to "$to" \
+    -o /dev/null "$p"
+  one "$s.p_stats" "$tool" stats -q -o /dev/null "$p"
+  one "$s.p_merge" "$tool" merge -q -o /dev/null "$p" "$dir/otherp.json"
 }
 
 for r in $(seq "$reps"); do
@@ -135,30 +171,48 @@ echo "($big bytes, .gz $bigz bytes; $reps interleaved rounds, medians;" \
   "in $BENCH_DIR; slice --from $from --to $to)"
 echo "program: $tool"
 echo
-printf '%-22s %10s %10s %8s %12s %12s\n' command "ms" "MB/s" "x ref" \
-  "RSS KiB" "RSS small"
+printf '%-26s %9s %8s %7s %6s %10s %10s %5s\n' command "ms" "MB/s" "x ref" \
+  "goal" "RSS KiB" "RSS small" ""
+# row NAME BYTES REF [REF2] LABEL GOAL: REF2 is added to REF (merge: cat
+# of both inputs); GOAL the largest x ref that passes (0: none).
 row() {
-  name=$1 bytes=$2 ref=$3 label=$4
+  name=$1 bytes=$2 ref=$3 ref2=$4 label=$5 goal=$6
   t=$(median < "$dir/big.$name.t")
   r=$(median < "$dir/big.$ref.t")
+  r2=0
+  [ -n "$ref2" ] && r2=$(median < "$dir/big.$ref2.t")
   rss=$(maxof < "$dir/big.$name.rss")
   rss_s=$(maxof < "$dir/small.$name.rss")
-  awk -v l="$label" -v b="$bytes" -v t="$t" -v r="$r" -v m="$rss" \
-      -v s="$rss_s" 'BEGIN {
-    printf "%-22s %10.1f %10.0f %8.2f %12d %12d\n", l, t / 1e6,
-      b / (t / 1e9) / 1e6, t / r, m, s }'
+  awk -v l="$label" -v b="$bytes" -v t="$t" -v r="$r" -v r2="$r2" \
+      -v m="$rss" -v s="$rss_s" -v g="$goal" 'BEGIN {
+    x = t / (r + r2)
+    verdict = ""
+    if (g > 0)
+      verdict = (x <= g && m <= 65536 && s <= 65536) ? "PASS" : "MISS"
+    gs = ""
+    if (g > 0)
+      gs = "<=" g
+    printf "%-26s %9.1f %8.0f %7.2f %6s %10d %10d %5s\n", l, t / 1e6,
+      b / (t / 1e9) / 1e6, x, gs, m, s, verdict }'
 }
-row cat "$big" cat "cat"
-row tw_cat "$big" cat "tracewriter cat"
-row slice "$big" cat "tracewriter slice"
-row stats "$big" cat "tracewriter stats"
-row merge $((big + othersz)) cat "tracewriter merge (2)"
-row gzip "$bigz" gzip "gzip -dc (.gz)"
-row gz_cat "$bigz" gzip "tracewriter cat .gz"
-row gz_slice "$bigz" gzip "tracewriter slice .gz"
-row gz_stats "$bigz" gzip "tracewriter stats .gz"
+row cat "$big" cat "" "cat" 0
+row tw_cat "$big" cat "" "tracewriter cat" 4
+row slice "$big" cat "" "tracewriter slice" 4
+row stats "$big" cat "" "tracewriter stats" 4
+row merge $((big + othersz)) cat other "tracewriter merge (2)" 8
+row gzip "$bigz" gzip "" "gzip -dc (.gz)" 0
+row gz_cat "$bigz" gzip "" "tracewriter cat .gz" 2
+row gz_slice "$bigz" gzip "" "tracewriter slice .gz" 2
+row gz_stats "$bigz" gzip "" "tracewriter stats .gz" 2
+echo "pretty-printed object form (PyTorch profiler's shape, $bigp bytes):"
+row p_cat "$bigp" p_cat "" "cat" 0
+row p_tw_cat "$bigp" p_cat "" "tracewriter cat" 4
+row p_slice "$bigp" p_cat "" "tracewriter slice" 4
+row p_stats "$bigp" p_cat "" "tracewriter stats" 4
+row p_merge $((bigp + otherpsz)) p_cat p_other "tracewriter merge (2)" 8
 echo
 echo "x ref: the time over that of cat (plain) or gzip -dc (.gz) of the same"
-echo "file; merge reads the file and another of a quarter of its size (its"
-echo "MB/s counts both; its x ref is over cat of the first only).  RSS: the peak of the"
-echo "runs on the big file, and on the file of a quarter of its size."
+echo "file (merge: over cat of both its inputs, the second a quarter of the"
+echo "size; its MB/s counts both).  RSS: the peak of the runs on the big"
+echo "file, and on the file of a quarter of its size.  goal: PASS when x ref"
+echo "is at most it and both RSS at most 65536 KiB (64 MiB)."

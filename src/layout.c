@@ -48,21 +48,31 @@ int tw__layout_clock_record(const tw__fmt_config *cfg, int64_t ts_offset,
 {
   struct timespec rt;
   uint64_t mono = tw_now_ns(), real;
-  tw__fmt_defaults def = { 0, tw__pid(), tw__tid() };
+
+  clock_gettime(CLOCK_REALTIME, &rt);
+  real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+  return tw__layout_clock_record_of(cfg, mono, real, ts_offset, base_ns,
+                                    tw__pid(), tw__tid(), buf, cap, len);
+}
+
+int tw__layout_clock_record_of(const tw__fmt_config *cfg, uint64_t mono,
+                               uint64_t real, int64_t ts_offset,
+                               uint64_t base_ns, int64_t pid, int64_t tid,
+                               char *buf, size_t cap, size_t *len)
+{
+  tw__fmt_defaults def = { 0, pid, tid };
   tw__fmt_notes notes = { 0, 0 };
   tw_arg args[4];
   tw_event ev;
   int rc;
 
-  clock_gettime(CLOCK_REALTIME, &rt);
-  real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-  args[0] = tw_arg_str("sync_id", TW__LAYOUT_CLOCK_SYNC_ID);
-  args[1] = tw_arg_uint("monotonic_ns", mono);
-  args[2] = tw_arg_uint("realtime_ns", real);
-  args[3] = tw_arg_uint("kineto_base_ns", base_ns);
+  args[0] = tw_arg_str(TW__LAYOUT_CLOCK_KEY_ID, TW__LAYOUT_CLOCK_SYNC_ID);
+  args[1] = tw_arg_uint(TW__LAYOUT_CLOCK_KEY_MONO, mono);
+  args[2] = tw_arg_uint(TW__LAYOUT_CLOCK_KEY_REAL, real);
+  args[3] = tw_arg_uint(TW__LAYOUT_CLOCK_KEY_BASE, base_ns);
   memset(&ev, 0, sizeof ev);
   ev.ph = 'c';
-  ev.name = "clock_sync";
+  ev.name = TW__LAYOUT_CLOCK_NAME;
   ev.has = TW_HAS_TS;
   ev.ts = (int64_t)mono + ts_offset > 0 ? (uint64_t)((int64_t)mono + ts_offset)
                                         : 0;
@@ -109,4 +119,38 @@ char *tw__layout_document(const char *head, size_t head_len, char *records,
   memcpy(doc, head, head_len);
   *doc_len = head_len + len - 1;
   return doc;
+}
+
+size_t tw__layout_number_at(const char *path)
+{
+  static const char *const known[] = { ".json.gz", ".json", ".gz" };
+  const char *base = strrchr(path, '/');
+  size_t n = strlen(path), b;
+  const char *dot;
+
+  b = base ? (size_t)(base - path) + 1 : 0;
+  for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+    size_t kl = strlen(known[k]);
+    if (n - b > kl && strcmp(path + n - kl, known[k]) == 0)
+      return n - kl;
+  }
+  dot = strrchr(path + b, '.');
+  return dot && dot > path + b ? (size_t)(dot - path) : n;
+}
+
+void tw__layout_gzip_end(unsigned char *e, const char *tail, size_t n,
+                         uint32_t crc, uint32_t isize)
+{
+  unsigned char *t = e + TW__LAYOUT_GZ_STORED_HDR + n;
+
+  e[0] = 0x01;                                  /* BFINAL=1, BTYPE=00 */
+  e[1] = (unsigned char)(n & 0xff);
+  e[2] = (unsigned char)((n >> 8) & 0xff);
+  e[3] = (unsigned char)(~n & 0xff);
+  e[4] = (unsigned char)((~n >> 8) & 0xff);
+  memcpy(e + TW__LAYOUT_GZ_STORED_HDR, tail, n);
+  for (int b = 0; b < 4; b++) {
+    t[b] = (unsigned char)(crc >> (8 * b));
+    t[4 + b] = (unsigned char)(isize >> (8 * b));
+  }
 }

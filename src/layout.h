@@ -25,6 +25,12 @@
 #define TW__LAYOUT_SEP ",\n"
 #define TW__LAYOUT_SEP_LEN 2
 
+/* The deepest record the library writes: the record, its "args" object
+ * and a raw JSON argument TW_MAX_JSON_DEPTH deep (tw_arg_json, whose
+ * check in src/format.c allows that depth).  The tools accept records
+ * exactly this deep, from this one definition. */
+#define TW__LAYOUT_RECORD_DEPTH (TW_MAX_JSON_DEPTH + 2u)
+
 /* The longest fixed head ("[" or {"traceEvents":[). */
 #define TW__LAYOUT_HEAD_MAX 16
 /* Room for a writer's head (tw__layout_build_head), kept free before the
@@ -72,6 +78,25 @@ int tw__layout_clock_record(const tw__fmt_config *cfg, int64_t ts_offset,
 size_t tw__layout_build_head(int object_form, uint64_t base_ns, long rank,
                              long world_size, char *buf);
 
+/* The clock record's name and argument keys, for those that read it
+ * (the tools) as for the writer. */
+#define TW__LAYOUT_CLOCK_NAME     "clock_sync"
+#define TW__LAYOUT_CLOCK_KEY_ID   "sync_id"
+#define TW__LAYOUT_CLOCK_KEY_MONO "monotonic_ns"
+#define TW__LAYOUT_CLOCK_KEY_REAL "realtime_ns"
+
+/* The argument of a timebase=kineto clock record: the base its ts
+ * count from. */
+#define TW__LAYOUT_CLOCK_KEY_BASE "kineto_base_ns"
+
+/* The same record for given clocks (mono on the monotonic clock, real
+ * on the wall clock, ns), ts_offset and base_ns as above, and pid and
+ * tid: pure (what merge writes for its output). */
+int tw__layout_clock_record_of(const tw__fmt_config *cfg, uint64_t mono,
+                               uint64_t real, int64_t ts_offset,
+                               uint64_t base_ns, int64_t pid, int64_t tid,
+                               char *buf, size_t cap, size_t *len);
+
 /* Turn records[0..len) (whole records, each with its separator) into the
  * start of a document in place: head[0..head_len) takes the place of the
  * first record's comma (its newline stays: "[\n{...}"), so it is written
@@ -81,5 +106,26 @@ size_t tw__layout_build_head(int object_form, uint64_t base_ns, long rank,
  * matters. */
 char *tw__layout_document(const char *head, size_t head_len, char *records,
                           size_t len, size_t *doc_len);
+
+/* Where the number of a rotated file goes in path: the offset of the
+ * "." that begins ".NNNNNN", before ".json.gz", ".json" or ".gz", else
+ * before the last extension of the base name, else at the end
+ * (trace.json -> trace.000001.json).  Pure: the one rule for the writer's
+ * rotation and the tools (which look for parts and name split's). */
+size_t tw__layout_number_at(const char *path);
+
+/* The end of every gzip commit (src/sink_gzip.c): a stored final block
+ * holding tail[0..n) -- 0x01, LEN and ~LEN little-endian, the bytes --
+ * then the gzip trailer: crc, the CRC-32 of all the uncompressed data
+ * (the tail included), and isize, its length mod 2^32, little-endian.
+ * Into e, TW__LAYOUT_GZ_END_LEN(n) bytes; n at most 65535.  Pure: the
+ * one definition for the sink and the tools' reader, which recognises
+ * what a cut commit leaves of an old one. */
+#define TW__LAYOUT_GZ_STORED_HDR 5
+#define TW__LAYOUT_GZ_TRAILER 8
+#define TW__LAYOUT_GZ_END_LEN(n) \
+  (TW__LAYOUT_GZ_STORED_HDR + (n) + TW__LAYOUT_GZ_TRAILER)
+void tw__layout_gzip_end(unsigned char *e, const char *tail, size_t n,
+                         uint32_t crc, uint32_t isize);
 
 #endif /* TW_LAYOUT_H */

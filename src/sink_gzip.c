@@ -32,6 +32,7 @@
  */
 #include "internal.h"
 #include "fdio.h"
+#include "layout.h"       /* tw__layout_gzip_end */
 #include "sink.h"
 
 #include <errno.h>
@@ -100,14 +101,13 @@ static void put_trailer(const gzip_sink *g, unsigned char *out,
 static void make_end(const gzip_sink *g, unsigned char *e)
 {
   size_t n = g->base.tail_len;
+  const char *p = g->base.tail;
 
-  e[0] = 0x01;                                  /* BFINAL=1, BTYPE=00 */
-  e[1] = (unsigned char)(n & 0xff);
-  e[2] = (unsigned char)((n >> 8) & 0xff);
-  e[3] = (unsigned char)(~n & 0xff);
-  e[4] = (unsigned char)((~n >> 8) & 0xff);
-  memcpy(e + GZ_STORED_HDR, g->base.tail, n);
-  put_trailer(g, e + GZ_STORED_HDR + n, g->base.tail, n);
+  /* (crc32 of a NULL buffer is not a no-op: it returns the initial 0.) */
+  tw__layout_gzip_end(e, p, n, (uint32_t)(n ? crc32_z(g->crc,
+                                                      (const Bytef *)p, n)
+                                            : g->crc),
+                      g->isize + (uint32_t)n);
 }
 
 /* Make room for at least want more bytes in out.  Returns 0 or -ENOMEM. */

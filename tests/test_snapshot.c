@@ -34,17 +34,17 @@
 
 /* Snapshot in to out, failing with the message if it fails. */
 static void snapshot_ok(const char *in, const char *out, int compress,
-                        struct tw_snapshot_report *rep)
+                        struct twt_snapshot_report *rep)
 {
-  struct tw_snapshot_options o;
+  struct twt_snapshot_options o;
   char err[512];
   int rc;
 
-  tw_snapshot_options_init(&o);
+  twt_snapshot_options_init(&o);
   o.compress = compress;
-  rc = tw_snapshot_file(in, out, &o, rep, err, sizeof err);
+  rc = twt_snapshot_file(in, out, &o, rep, err, sizeof err);
   if (rc != 0)
-    fail_msg("tw_snapshot_file(%s) = %d: %s", in, rc, err);
+    fail_msg("twt_snapshot_file(%s) = %d: %s", in, rc, err);
 }
 
 /* ====================================================== static files */
@@ -57,7 +57,7 @@ static void check_copies(int object_form)
   char *gz = tt_in_dir(dir, "src.json.gz");
   char *copy = tt_in_dir(dir, "copy.json");
   char *copy_gz = tt_in_dir(dir, "copy.json.gz");
-  struct tw_snapshot_report rep;
+  struct twt_snapshot_report rep;
   size_t len, glen, tl;
   unsigned char *member;
   char *orig;
@@ -70,7 +70,7 @@ static void check_copies(int object_form)
   tl = tt_lib_tail_len(orig, len, object_form);
   before = tt_take_snap(src);
 
-  snapshot_ok(src, copy, TW_OUT_BY_NAME, &rep);
+  snapshot_ok(src, copy, TWT_OUT_BY_NAME, &rep);
   assert_true(rep.complete);
   assert_true(rep.had_tail);
   assert_false(rep.was_gzip);
@@ -85,7 +85,7 @@ static void check_copies(int object_form)
   tt_assert_file_is(copy, orig, len);
   assert_int_equal(rep.output_bytes, len);
 
-  snapshot_ok(src, copy_gz, TW_OUT_BY_NAME, &rep);
+  snapshot_ok(src, copy_gz, TWT_OUT_BY_NAME, &rep);
   assert_true(rep.complete);
   assert_true(rep.out_gzip);
   tt_assert_gzip_trace_file(copy_gz, &exp, exp.n, object_form);
@@ -93,13 +93,13 @@ static void check_copies(int object_form)
   /* A gzip input: plain by name, gzip as the input. */
   member = tt_gz_member(orig, len, &glen);
   tt_write_bytes(gz, member, glen);
-  snapshot_ok(gz, copy, TW_OUT_BY_NAME, &rep);
+  snapshot_ok(gz, copy, TWT_OUT_BY_NAME, &rep);
   assert_true(rep.complete);
   assert_true(rep.was_gzip);
   assert_false(rep.out_gzip);
   assert_int_equal(rep.json_bytes, len);
   tt_assert_trace_file(copy, &exp, exp.n, object_form);
-  snapshot_ok(gz, copy, TW_SNAPSHOT_AS_INPUT, &rep);
+  snapshot_ok(gz, copy, TWT_SNAPSHOT_AS_INPUT, &rep);
   assert_true(rep.out_gzip);
   tt_assert_gzip_trace_file(copy, &exp, exp.n, object_form);
 
@@ -149,12 +149,12 @@ static void check_cuts(int object_form)
   for (size_t cut = first; cut < len; cut++) {
     size_t kept = tt_complete_in(&exp, cut);
     int partial = kept < exp.n && cut > exp.start[kept];
-    struct tw_snapshot_report rep;
+    struct twt_snapshot_report rep;
     tt_snap before, after;
 
     tt_write_bytes(cutp, orig, cut);
     before = tt_take_snap(cutp);
-    snapshot_ok(cutp, copy, TW_OUT_BY_NAME, &rep);
+    snapshot_ok(cutp, copy, TWT_OUT_BY_NAME, &rep);
     after = tt_take_snap(cutp);
     tt_assert_same_snap(&before, &after);
     tt_assert_file_is(cutp, orig, cut);
@@ -168,8 +168,8 @@ static void check_cuts(int object_form)
     size_t glen;
     unsigned char *member = tt_gz_member(orig, len, &glen);
     for (size_t cut = 1; cut < glen; cut += 61) {
-      struct tw_snapshot_report rep;
-      struct tw_snapshot_options o;
+      struct twt_snapshot_report rep;
+      struct twt_snapshot_options o;
       size_t tl;
       int complete, rc;
       char err[512];
@@ -177,11 +177,11 @@ static void check_cuts(int object_form)
       size_t kept = tt_complete_in(&exp, tl);
 
       tt_write_bytes(cutp, member, cut);
-      tw_snapshot_options_init(&o);
-      o.compress = TW_SNAPSHOT_AS_INPUT;
-      rc = tw_snapshot_file(cutp, copy, &o, &rep, err, sizeof err);
+      twt_snapshot_options_init(&o);
+      o.compress = TWT_SNAPSHOT_AS_INPUT;
+      rc = twt_snapshot_file(cutp, copy, &o, &rep, err, sizeof err);
       if (kept == 0) {
-        assert_true(rc == TW_READ_ENOTTRACE || rc == TW_READ_ENORECORD);
+        assert_true(rc == TWT_READ_ENOTTRACE || rc == TWT_READ_ENORECORD);
       } else {
         if (rc != 0)
           fail_msg("cut %zu: %s", cut, err);
@@ -223,7 +223,7 @@ static void test_refusals(void **state)
   char *bad = tt_in_dir(dir, "bad.json");
   char *fifo = tt_in_dir(dir, "fifo.json");
   char *copy = tt_in_dir(dir, "copy.json");
-  struct tw_snapshot_report rep;
+  struct twt_snapshot_report rep;
   size_t len;
   char err[512], *orig;
   tt_snap before, after;
@@ -235,7 +235,7 @@ static void test_refusals(void **state)
   orig = tu_read_file(src, &len);
   before = tt_take_snap(src);
   /* The copy over the trace itself. */
-  rc = tw_snapshot_file(src, src, NULL, &rep, err, sizeof err);
+  rc = twt_snapshot_file(src, src, NULL, &rep, err, sizeof err);
   assert_int_equal(rc, -EEXIST);
   assert_non_null(strstr(err, src));
   after = tt_take_snap(src);
@@ -243,26 +243,26 @@ static void test_refusals(void **state)
   tt_assert_file_is(src, orig, len);
   /* Not a trace: no copy made. */
   tt_write_bytes(bad, "{\"a\":1}\n", 8);
-  rc = tw_snapshot_file(bad, copy, NULL, &rep, err, sizeof err);
-  assert_int_equal(rc, TW_READ_ENOTTRACE);
+  rc = twt_snapshot_file(bad, copy, NULL, &rep, err, sizeof err);
+  assert_int_equal(rc, TWT_READ_ENOTTRACE);
   assert_non_null(strstr(err, bad));
   /* A directory, a FIFO (at once: the alarm guards). */
-  assert_int_equal(tw_snapshot_file(dir, copy, NULL, &rep, err, sizeof err),
+  assert_int_equal(twt_snapshot_file(dir, copy, NULL, &rep, err, sizeof err),
                    -EISDIR);
   assert_int_equal(mkfifo(fifo, 0600), 0);
   left = tt_guard_begin(2, "snapshot of a FIFO blocked");
-  rc = tw_snapshot_file(fifo, copy, NULL, &rep, err, sizeof err);
+  rc = twt_snapshot_file(fifo, copy, NULL, &rep, err, sizeof err);
   tt_guard_end(left);
   assert_int_equal(rc, -EINVAL);
   assert_non_null(strstr(err, "not a regular file"));
   /* An output in a directory that does not exist. */
-  rc = tw_snapshot_file(src, "/nonexistent/dir/copy.json", NULL, &rep, err,
-                        sizeof err);
+  rc = twt_snapshot_file(src, "/nonexistent/dir/copy.json", NULL, &rep, err,
+                         sizeof err);
   assert_true(rc < 0);
   assert_non_null(strstr(err, "/nonexistent/dir/"));
   assert_int_equal(tt_count_files(dir), 3);    /* src, bad, fifo */
   /* To a device: written directly. */
-  snapshot_ok(src, "/dev/null", TW_OUT_BY_NAME, &rep);
+  snapshot_ok(src, "/dev/null", TWT_OUT_BY_NAME, &rep);
   assert_true(rep.complete);
   assert_int_equal(rep.records, 20 + TT_DOC_RECORDS);
   tt_assert_file_is(src, orig, len);
@@ -279,7 +279,7 @@ static void test_refusals(void **state)
 static int snapshot_cli(int argc, char **argv, const char *out,
                         const char *err)
 {
-  return tt_run(tw_tool_snapshot_main, argc, argv, out, err);
+  return tt_run(twt_tool_snapshot_main, argc, argv, out, err);
 }
 
 static void test_cli(void **state)
@@ -349,7 +349,7 @@ static void test_cli(void **state)
   /* A cut file: 3, and the summary says what was dropped. */
   {
     char *a[] = { "snapshot", cut, "-o", copy, NULL };
-    assert_int_equal(snapshot_cli(4, a, out, err), TW_SNAPSHOT_EXIT_CUT);
+    assert_int_equal(snapshot_cli(4, a, out, err), TWT_SNAPSHOT_EXIT_CUT);
     tt_assert_trace_file(copy, &exp, exp.n - 1, 0);
     text = tu_read_file(err, NULL);
     assert_non_null(strstr(text, "copied 13 records"));
@@ -359,7 +359,7 @@ static void test_cli(void **state)
   /* -q: nothing on stderr. */
   {
     char *a[] = { "snapshot", "-q", cut, "-o", copy, NULL };
-    assert_int_equal(snapshot_cli(5, a, out, err), TW_SNAPSHOT_EXIT_CUT);
+    assert_int_equal(snapshot_cli(5, a, out, err), TWT_SNAPSHOT_EXIT_CUT);
     text = tu_read_file(err, &n);
     assert_int_equal(n, 0);
     free(text);
@@ -632,8 +632,8 @@ static void check_live(const live_sink *sink)
   }
 
   for (uint32_t s = 1; s <= LIVE_SNAPSHOTS; s++) {
-    struct tw_snapshot_report rep;
-    struct tw_snapshot_options o;
+    struct twt_snapshot_report rep;
+    struct twt_snapshot_options o;
     int gz_copy = s % 10 == 0;      /* now and then, a gzip copy */
     const char *out = gz_copy ? copy_gz : copy;
     char err[512], *text;
@@ -642,8 +642,8 @@ static void check_live(const live_sink *sink)
     int rc;
 
     __atomic_add_fetch(&shared->snapshots, 1, __ATOMIC_RELEASE);
-    tw_snapshot_options_init(&o);
-    rc = tw_snapshot_file(path, out, &o, &rep, err, sizeof err);
+    twt_snapshot_options_init(&o);
+    rc = twt_snapshot_file(path, out, &o, &rep, err, sizeof err);
     for (unsigned t = 0; t < LIVE_THREADS; t++)
       begun[t] = __atomic_load_n(&shared->begun[t], __ATOMIC_ACQUIRE);
     if (rc != 0)
@@ -669,11 +669,11 @@ static void check_live(const live_sink *sink)
     fail_msg("%s: the writer failed (status %d, %s)", sink->name, status,
              tw_strerror(shared->failed));
   {
-    struct tw_snapshot_report rep;
+    struct twt_snapshot_report rep;
     char *text;
     size_t len;
 
-    snapshot_ok(path, copy, TW_OUT_BY_NAME, &rep);
+    snapshot_ok(path, copy, TWT_OUT_BY_NAME, &rep);
     assert_true(rep.complete);
     assert_true(rep.had_tail);
     for (unsigned t = 0; t < LIVE_THREADS; t++) {

@@ -49,7 +49,7 @@ typedef struct recs {
   size_t n;
 } recs;
 
-TW_CLI_PRINTF(2, 3)
+TWT_CLI_PRINTF(2, 3)
 static void add(recs *r, const char *fmt, ...)
 {
   va_list ap;
@@ -70,28 +70,6 @@ static void recs_free(recs *r)
   free(r->v);
   r->v = NULL;
   r->n = 0;
-}
-
-/* Run a command on argv (NULL-terminated); its stderr in err_path. */
-static int run(main_fn fn, char **argv, const char *out_path,
-               const char *err_path)
-{
-  int argc = 0;
-
-  while (argv[argc])
-    argc++;
-  return tt_run(fn, argc, argv, out_path, err_path);
-}
-
-/* The output file, strictly parsed as it is. */
-static jc_doc *load_out(const char *path)
-{
-  size_t len;
-  char *buf = tu_read_file(path, &len);
-  jc_doc *d = tt_load_raw(buf, len);
-
-  free(buf);
-  return d;
 }
 
 /* An integer member of an event's args, or -1. */
@@ -172,7 +150,7 @@ static tw_writer *open_rotating(const char *path)
  * in order. */
 static void assert_each_step_once(const char *out)
 {
-  jc_doc *d = load_out(out);
+  jc_doc *d = tt_load_file(out);
   jc_val v;
   int64_t next = 0;
 
@@ -208,8 +186,8 @@ static void test_cat_rotated(void **state)
   assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(tw_close(w), 0);
   assert_true(st.rotations >= 3);
-  assert_int_equal(run(tw_tool_cat_main, argv, NULL, err), 0);
-  d = load_out(out);
+  assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, err), 0);
+  d = tt_load_file(out);
   ev = tu_events(d);
   for (v = jc_first(d, ev); v >= 0; v = jc_next(d, v)) {
     if (is_ph(d, v, "M")) {
@@ -238,11 +216,11 @@ static void test_cat_rotated(void **state)
              (unsigned long long)st.rotations + 1);
     linked = tt_in_dir(dir, name);
     assert_int_equal(link(live, linked), 0);
-    assert_int_equal(run(tw_tool_cat_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, err), 0);
     assert_each_step_once(out);
     /* And with no hard links, for an instant no live file at all. */
     assert_int_equal(unlink(live), 0);
-    assert_int_equal(run(tw_tool_cat_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, err), 0);
     assert_each_step_once(out);
     assert_int_equal(rename(linked, live), 0);
     free(linked);
@@ -250,8 +228,8 @@ static void test_cat_rotated(void **state)
   /* --no-parts: the live file alone, a part of the events. */
   {
     char *a2[] = { "cat", "--no-parts", "-o", out, live, NULL };
-    assert_int_equal(run(tw_tool_cat_main, a2, NULL, err), 0);
-    d = load_out(out);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, a2, NULL, err), 0);
+    d = tt_load_file(out);
     assert_true(jc_len(d, tu_events(d)) < CAT_N);
     jc_free(d);
   }
@@ -275,16 +253,16 @@ static void write_process(const char *path, int pid, const char *name,
                           int64_t step, int n, int base)
 {
   recs r = { NULL, 0 };
-  char ts[TW_REC_US_MAX + 1];
+  char ts[TWT_REC_US_MAX + 1];
 
   add(&r, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":%d,"
       "\"args\":{\"name\":\"%s\"}}", pid, pid, name);
   if (mono >= 0) {
-    ts[tw_rec_us_text(mono, ts)] = '\0';
+    ts[twt_rec_us_text(mono, ts)] = '\0';
     add(&r, CLOCK_REC, ts, pid, pid, mono, real);
   }
   for (int k = 0; k < n; k++) {
-    ts[tw_rec_us_text(ts0 + k * step, ts)] = '\0';
+    ts[twt_rec_us_text(ts0 + k * step, ts)] = '\0';
     add(&r, "{\"ph\":\"X\",\"name\":\"work\",\"cat\":\"m\",\"ts\":%s,"
         "\"dur\":1.000,\"pid\":%d,\"tid\":%d,\"args\":{\"i\":%d}}", ts, pid,
         pid + 1, base + k);
@@ -301,7 +279,7 @@ static void write_process(const char *path, int pid, const char *name,
  * order; b's moved by shift_b. */
 static void check_merge(const char *out, int64_t shift_b, int clocks)
 {
-  jc_doc *d = load_out(out);
+  jc_doc *d = tt_load_file(out);
   jc_val ev = tu_events(d), v;
   int seen[2 * MERGE_N] = { 0 }, names = 0, nclocks = 0;
   int64_t last = INT64_MIN, bpid = -1;
@@ -365,14 +343,14 @@ static void test_merge(void **state)
                 1000000, MERGE_N, MERGE_N);
   {
     char *argv[] = { "merge", "-o", out, a, b, NULL };
-    assert_int_equal(run(tw_tool_merge_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
     check_merge(out, -10 * SEC, 1);
   }
   /* --offset overrides the clock records. */
   snprintf(off, sizeof off, "%s=-9.5s", b);
   {
     char *argv[] = { "merge", "--offset", off, "-o", out, a, b, NULL };
-    assert_int_equal(run(tw_tool_merge_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
     check_merge(out, -9 * SEC - SEC / 2, 1);
   }
   /* Without a clock record: merged as it is, with a warning. */
@@ -380,14 +358,14 @@ static void test_merge(void **state)
                 MERGE_N);
   {
     char *argv[] = { "merge", "-o", out, a, c, NULL };
-    assert_int_equal(run(tw_tool_merge_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
     check_merge(out, 0, 1);
     assert_true(file_has(err, "no clock record"));
   }
   /* A window too small to hold the disorder: still every event once. */
   {
     char *argv[] = { "merge", "--window", "4k", "-o", out, a, b, NULL };
-    assert_int_equal(run(tw_tool_merge_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
     check_merge(out, -10 * SEC, 1);
   }
   free(a);
@@ -509,7 +487,7 @@ static void check_slice(const char *out, int64_t from, int64_t to, int tid,
 {
   static const int extra[] = { 2000, 2001, 3000, 3001, 3002, 3003, 3004,
                                3005, 4000, 4001, 4002, 4003 };
-  jc_doc *d = load_out(out);
+  jc_doc *d = tt_load_file(out);
   jc_val ev = tu_events(d), v;
   int seen[5000] = { 0 }, names = 0;
 
@@ -552,45 +530,45 @@ static void test_slice(void **state)
     /* Relative to the start (the clock record's ts, 1 ms). */
     char *argv[] = { "slice", "--from", "9.5ms", "--to", "12ms", "-o", out,
                      in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, err), 0);
     check_slice(out, 10500000, 13 * MS, 0, 0, 0);
   }
   {
     char *argv[] = { "slice", "--from", "@10.5ms", "--to", "@27000us",
                      "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, err), 0);
     check_slice(out, 10500000, 27 * MS, 0, 0, 0);
   }
   {
     char *argv[] = { "slice", "--to", "0.010s", "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, err), 0);
     check_slice(out, INT64_MIN / 2, 11 * MS, 0, 0, 0);
   }
   {
     char *argv[] = { "slice", "--from", "5ms", "--tid", "2", "-o", out,
                      in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, err), 0);
     check_slice(out, 6 * MS, INT64_MAX / 2, 2, 0, 0);
     assert_false(file_has(out, "\"three\""));   /* tid 3's name left out */
     assert_true(file_has(out, "\"two\""));
   }
   {
     char *argv[] = { "slice", "--cat", "odd", "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, err), 0);
     check_slice(out, INT64_MIN / 2, INT64_MAX / 2, 0, 1, 0);
   }
   {
     char *argv[] = { "slice", "--name", "x1*", "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, err), 0);
     check_slice(out, INT64_MIN / 2, INT64_MAX / 2, 0, 0, 1);
   }
   {
     char *argv[] = { "slice", "--from", "5ms", "--to", "2ms", in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, err), 2);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, err), 2);
   }
   {
     char *argv[] = { "slice", "--from", "5 parsecs", in, NULL };
-    assert_int_equal(run(tw_tool_slice_main, argv, NULL, err), 2);
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, err), 2);
   }
   free(in);
   free(out);
@@ -653,8 +631,8 @@ static void test_stats(void **state)
   }
   write_records(in, r.v, r.n);
   recs_free(&r);
-  assert_int_equal(run(tw_tool_stats_main, argv, NULL, err), 0);
-  d = load_out(out);
+  assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, err), 0);
+  d = tt_load_file(out);
   root = jc_root(d);
   assert_int_equal(get_int(d, root, "records"), 62);
   assert_int_equal(get_int(d, root, "events"), 60);
@@ -696,7 +674,7 @@ static void test_stats(void **state)
   /* The table: the names are there. */
   {
     char *a2[] = { "stats", "-o", out, in, NULL };
-    assert_int_equal(run(tw_tool_stats_main, a2, NULL, err), 0);
+    assert_int_equal(tt_run_argv(twt_tool_stats_main, a2, NULL, err), 0);
     assert_true(file_has(out, "parent"));
     assert_true(file_has(out, "worker"));
   }
@@ -736,15 +714,15 @@ static void test_cut_and_gzip(void **state)
   gzip_file(cut, gz);
   for (int g = 0; g < 2; g++) {
     const char *input = g ? gz : cut;
-    main_fn fns[3] = { tw_tool_cat_main, tw_tool_merge_main,
-                       tw_tool_slice_main };
+    main_fn fns[3] = { twt_tool_cat_main, twt_tool_merge_main,
+                       twt_tool_slice_main };
     const char *names[3] = { "cat", "merge", "slice" };
     for (int c = 0; c < 3; c++) {
       char *argv[] = { (char *)names[c], "-o", outgz, (char *)input, NULL };
       jc_doc *d;
       jc_val v;
       int n = 0;
-      assert_int_equal(run(fns[c], argv, NULL, err), 0);
+      assert_int_equal(tt_run_argv(fns[c], argv, NULL, err), 0);
       assert_true(file_has(err, "dropped"));
       assert_true(file_has(err, input));
       raw = (unsigned char *)tu_read_file(outgz, &glen);
@@ -766,9 +744,9 @@ static void test_cut_and_gzip(void **state)
     {
       char *argv[] = { "stats", "--json", "-o", st, (char *)input, NULL };
       jc_doc *d;
-      assert_int_equal(run(tw_tool_stats_main, argv, NULL, err), 0);
+      assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, err), 0);
       assert_true(file_has(err, "dropped"));
-      d = load_out(st);
+      d = tt_load_file(st);
       assert_int_equal(get_int(d, jc_get(d, jc_root(d), "phases"), "X"),
                        39);
       assert_int_equal(get_int(d, jc_root(d), "dropped_records"), 1);
@@ -796,8 +774,8 @@ static void test_hostile(void **state)
   char *tgz = tt_in_dir(dir, "t.json.gz"), *good = tt_in_dir(dir, "g.json");
   char *out = tt_in_dir(dir, "o.json"), *err = tt_in_dir(dir, "err.txt");
   const char *bad[6];
-  main_fn fns[4] = { tw_tool_cat_main, tw_tool_merge_main,
-                     tw_tool_slice_main, tw_tool_stats_main };
+  main_fn fns[4] = { twt_tool_cat_main, twt_tool_merge_main,
+                     twt_tool_slice_main, twt_tool_stats_main };
   const char *names[4] = { "cat", "merge", "slice", "stats" };
   unsigned seed = tt_seed();
   unsigned char junk[4096], *gz;
@@ -829,7 +807,7 @@ static void test_hostile(void **state)
     for (int b = 0; b < 6; b++) {
       char *argv[] = { (char *)names[c], "-o", out, (char *)bad[b], NULL };
       unsigned left = tt_guard_begin(5, "a command on a hostile input");
-      int rc = run(fns[c], argv, NULL, err);
+      int rc = tt_run_argv(fns[c], argv, NULL, err);
       tt_guard_end(left);
       if (rc != 1)
         fail_msg("%s %s: exit %d", names[c], bad[b], rc);
@@ -840,8 +818,8 @@ static void test_hostile(void **state)
   for (int c = 0; c < 4; c++) {
     char *a1[] = { (char *)names[c], NULL };
     char *a2[] = { (char *)names[c], "--bogus", good, NULL };
-    assert_int_equal(run(fns[c], a1, NULL, err), 2);
-    assert_int_equal(run(fns[c], a2, NULL, err), 2);
+    assert_int_equal(tt_run_argv(fns[c], a1, NULL, err), 2);
+    assert_int_equal(tt_run_argv(fns[c], a2, NULL, err), 2);
   }
   free(empty);
   free(text);

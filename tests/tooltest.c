@@ -503,3 +503,23 @@ void tt_guard_end(unsigned left)
   alarm(left);
   guard_what = "";
 }
+
+int tt_run_argv(int (*fn)(int, char **), char **argv, const char *out_path,
+                const char *err_path)
+{
+  int argc = 0;
+
+  while (argv[argc])
+    argc++;
+  return tt_run(fn, argc, argv, out_path, err_path);
+}
+
+jc_doc *tt_load_file(const char *path)
+{
+  size_t len;
+  char *buf = tu_read_file(path, &len);
+  jc_doc *d = tt_load_raw(buf, len);
+
+  free(buf);
+  return d;
+}

@@ -107,6 +107,11 @@ char *tt_gz_inflate(const unsigned char *gz, size_t len, size_t *out_len,
  * and err_path (NULL: /dev/null); returns what fn returns. */
 int tt_run(int (*fn)(int, char **), int argc, char **argv,
            const char *out_path, const char *err_path);
+/* tt_run on argv, NULL-terminated. */
+int tt_run_argv(int (*fn)(int, char **), char **argv, const char *out_path,
+                const char *err_path);
+/* The file at path, strictly parsed as it is (tt_load_raw). */
+jc_doc *tt_load_file(const char *path);
 /* The seed of the random tests: tu_seed() of testutil.h (TW_TEST_SEED,
  * or the clock; printed). */
 unsigned tt_seed(void);

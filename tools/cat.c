@@ -24,7 +24,7 @@
 static void cat_usage(FILE *out)
 {
   fprintf(out,
-    "Usage: " TW_CLI_PROGRAM " cat [-o OUT] [-q] [--no-parts] [-m SIZE] "
+    "Usage: " TWT_CLI_PROGRAM " cat [-o OUT] [-q] [--no-parts] [-m SIZE] "
     "FILE...\n"
     "\n"
     "Join the rotated parts of a trace back into one trace, in order:\n"
@@ -36,6 +36,8 @@ static void cat_usage(FILE *out)
     "\n"
     "  -o, --output OUT     write to OUT, gzip if it ends in .gz\n"
     "                       (default: the standard output)\n"
+    "      --ndjson         one record a line and nothing else (newline-\n"
+    "                       delimited JSON: BigQuery, DuckDB, ClickHouse)\n"
     "  -q, --quiet          print nothing but errors\n"
     "      --no-parts       read only the files named\n"
     "  -m, --max-line SIZE  the longest record, in bytes (suffixes k, m, g;\n"
@@ -46,18 +48,18 @@ static void cat_usage(FILE *out)
     "not a trace, the output), 2 a usage error.\n");
 }
 
-int tw_tool_cat_main(int argc, char **argv)
+int twt_tool_cat_main(int argc, char **argv)
 {
   static const struct option long_options[] = {
-    TW_CMD_LONG,
+    TWT_CMD_LONG,
     { NULL, 0, NULL, 0 }
   };
-  struct tw_cmd_common c;
-  tw_progress progress;
-  tw_cmd_buf buf = { NULL, 0 };
-  tw_tin_rec rec;
-  tw_tin *in = NULL;
-  tw_out *out = NULL;
+  struct twt_cmd_common c;
+  twt_progress progress;
+  twt_cmd_buf buf = { NULL, 0 };
+  twt_tin_rec rec;
+  twt_tin *in = NULL;
+  twt_out *out = NULL;
   const char *tail;
   size_t tail_len;
   int opt, status, rc;
@@ -65,60 +67,58 @@ int tw_tool_cat_main(int argc, char **argv)
   memset(&c, 0, sizeof c);
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TW_CMD_SHORT, long_options,
+  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT, long_options,
                             NULL)) != -1) {
-    status = tw_cmd_option(CMD, cat_usage, opt, optarg, argv, &c);
-    if (status == TW_CMD_OTHER)
-      status = tw_cli_option_error(CMD, cat_usage, '?', argv);
-    if (status != TW_CMD_TAKEN)
+    status = twt_cmd_option(CMD, cat_usage, opt, optarg, argv, &c);
+    if (status != TWT_CMD_TAKEN)
       return status;
   }
   if (optind >= argc)
-    return tw_cli_usage_error(CMD, cat_usage, "no FILE to join");
+    return twt_cli_usage_error(CMD, cat_usage, "no FILE to join");
   c.events_unparsed = 1;          /* only shifted records are rewritten */
-  if ((status = tw_cmd_open_input(CMD, &c, argv + optind,
-                                  (size_t)(argc - optind), &in)) >= 0)
+  if ((status = twt_cmd_open_input(CMD, &c, argv + optind,
+                                   (size_t)(argc - optind), &in)) >= 0)
     return status;
-  if ((status = tw_cmd_open_output(CMD, &c, &in, 1, &out)) >= 0)
+  if ((status = twt_cmd_open_output(CMD, &c, &in, 1, &out)) >= 0)
     goto done;
-  tw_progress_init(&progress, CMD);
-  status = TW_CLI_OK;
-  while ((rc = tw_tin_next(in, &rec)) > 0) {
+  twt_progress_init(&progress, CMD);
+  status = TWT_CLI_OK;
+  while ((rc = twt_tin_next(in, &rec)) > 0) {
     const char *text;
     size_t len;
-    if (tw_cmd_rewrite(&rec.r, rec.shift, 0, 0, &buf, &text, &len) != 0) {
-      status = tw_cmd_error(CMD, "out of memory");
+    if (twt_cmd_rewrite(&rec.r, rec.shift, 0, 0, &buf, &text, &len) != 0) {
+      status = twt_cmd_error(CMD, "out of memory");
       goto done;
     }
-    if (tw_out_record(out, tw_tin_object_form(in), text, len) != 0) {
-      status = tw_cmd_output_error(CMD, out);
+    if (twt_out_record(out, twt_tin_object_form(in), text, len) != 0) {
+      status = twt_cmd_output_error(CMD, out);
       goto done;
     }
-    tw_cmd_progress(&progress, in);
+    twt_cmd_progress(&progress, in);
   }
-  tw_progress_end(&progress);
+  twt_progress_end(&progress);
   if (rc < 0) {
-    status = tw_cmd_input_error(CMD, in);
+    status = twt_cmd_input_error(CMD, in);
     goto done;
   }
-  tail = tw_tin_tail(in, &tail_len);
-  if ((status = tw_cmd_finish_output(CMD, out, tw_tin_object_form(in), tail,
-                                     tail_len)) != 0)
+  tail = twt_tin_tail(in, &tail_len);
+  if ((status = twt_cmd_finish_output(CMD, out, twt_tin_object_form(in), tail,
+                                      tail_len)) != 0)
     goto done;
   if (!c.quiet) {
-    const struct tw_tin_stats *s = tw_tin_stats(in);
-    uint64_t files = tw_tin_files(in);
-    fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %" PRIu64 " %s, %" PRIu64
+    const struct twt_tin_stats *s = twt_tin_stats(in);
+    uint64_t files = twt_tin_files(in);
+    fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %" PRIu64 " %s, %" PRIu64
             " %s to %s (%" PRIu64 " repeated metadata and clock %s "
-            "left out)\n", files, tw_cli_plural(files, "file", "files"),
-            tw_out_records(out),
-            tw_cli_plural(tw_out_records(out), "record", "records"),
-            tw_cmd_output_name(&c), s->records - s->yielded,
-            tw_cli_plural(s->records - s->yielded, "record", "records"));
+            "left out)\n", files, twt_cli_plural(files, "file", "files"),
+            twt_out_records(out),
+            twt_cli_plural(twt_out_records(out), "record", "records"),
+            twt_cmd_output_name(&c), s->records - s->yielded,
+            twt_cli_plural(s->records - s->yielded, "record", "records"));
   }
 done:
-  tw_cmd_buf_free(&buf);
-  tw_out_close(out);
-  tw_tin_close(in);
+  twt_cmd_buf_free(&buf);
+  twt_out_close(out);
+  twt_tin_close(in);
   return status;
 }

@@ -1,7 +1,8 @@
-/* command.c -- what the trace commands share (see command.h) */
+/* command.c -- the command-line layer of the tool (see command.h) */
 #include "config.h"
 
 #include "command.h"
+#include "internal.h"     /* tw__parse_size: the options' size parser */
 
 #include <errno.h>
 #include <limits.h>
@@ -11,55 +12,58 @@
 
 #define MSG_MAX (2 * PATH_MAX + 256)
 
-int tw_cmd_error(const char *command, const char *fmt, ...)
+int twt_cmd_error(const char *command, const char *fmt, ...)
 {
   va_list ap;
 
-  fprintf(stderr, TW_CLI_PROGRAM " %s: ", command);
+  fprintf(stderr, TWT_CLI_PROGRAM " %s: ", command);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
-  return TW_CLI_RUNTIME;
+  return TWT_CLI_RUNTIME;
 }
 
-int tw_cmd_option(const char *command, void (*usage)(FILE *), int opt,
-                  const char *arg, char **argv, struct tw_cmd_common *c)
+int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
+                   const char *arg, char **argv, struct twt_cmd_common *c)
 {
   switch (opt) {
   case 'o':
     if (arg[0] == '\0')
-      return tw_cli_usage_error(command, usage, "empty output name");
+      return twt_cli_usage_error(command, usage, "empty output name");
     c->output = arg;
-    return TW_CMD_TAKEN;
+    return TWT_CMD_TAKEN;
   case 'q':
     c->quiet = 1;
-    return TW_CMD_TAKEN;
+    return TWT_CMD_TAKEN;
   case 'm':
-    if (tw_cli_parse_size(arg, &c->max_record) != 0 ||
-        c->max_record < TW_READ_MIN_MAX_RECORD)
-      return tw_cli_usage_error(command, usage, "bad --max-line '%s' (at "
-                                "least %zu)", arg,
-                                (size_t)TW_READ_MIN_MAX_RECORD);
-    return TW_CMD_TAKEN;
-  case TW_CMD_OPT_NO_PARTS:
+    if (twt_cli_parse_size(arg, &c->max_record) != 0 ||
+        c->max_record < TWT_READ_MIN_MAX_RECORD)
+      return twt_cli_usage_error(command, usage, "bad --max-line '%s' (at "
+                                 "least %zu)", arg,
+                                 (size_t)TWT_READ_MIN_MAX_RECORD);
+    return TWT_CMD_TAKEN;
+  case TWT_CMD_OPT_NO_PARTS:
     c->no_parts = 1;
-    return TW_CMD_TAKEN;
+    return TWT_CMD_TAKEN;
+  case TWT_CMD_OPT_NDJSON:
+    c->ndjson = 1;
+    return TWT_CMD_TAKEN;
   case 'h':
     usage(stdout);
-    return TW_CLI_OK;
+    return TWT_CLI_OK;
   case ':':
   case '?':
-    return tw_cli_option_error(command, usage, opt, argv);
-  default:
-    return TW_CMD_OTHER;
+    return twt_cli_option_error(command, usage, opt, argv);
+  default:                          /* a command's own, not handled */
+    return twt_cli_option_error(command, usage, '?', argv);
   }
 }
 
-int tw_cmd_open_input(const char *command, const struct tw_cmd_common *c,
-                      char *const *paths, size_t n, tw_tin **tp)
+int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
+                       char *const *paths, size_t n, twt_tin **tp)
 {
-  struct tw_tin_options to;
+  struct twt_tin_options to;
   char msg[MSG_MAX];
 
   memset(&to, 0, sizeof to);
@@ -68,68 +72,86 @@ int tw_cmd_open_input(const char *command, const struct tw_cmd_common *c,
   to.command = command;
   to.quiet = c->quiet;
   to.events_unparsed = c->events_unparsed;
-  if (tw_tin_open(tp, paths, n, &to, msg, sizeof msg) != 0)
-    return tw_cmd_error(command, "%s", msg);
+  if (twt_tin_open(tp, paths, n, &to, msg, sizeof msg) != 0)
+    return twt_cmd_error(command, "%s", msg);
   return -1;
 }
 
-int tw_cmd_open_output(const char *command, const struct tw_cmd_common *c,
-                       tw_tin *const *ins, size_t n, tw_out **op)
+int twt_cmd_open_output(const char *command, const struct twt_cmd_common *c,
+                        twt_tin *const *ins, size_t n, twt_out **op)
 {
-  struct tw_out_options oo;
+  struct twt_out_options oo;
   char msg[MSG_MAX];
 
   *op = NULL;
   if (c->output && strcmp(c->output, "-") != 0) {
     for (size_t i = 0; i < n; i++)
-      if (tw_tin_has_file(ins[i], c->output))
-        return tw_cmd_error(command, "%s: the output is one of the "
-                            "inputs", c->output);
+      if (twt_tin_has_file(ins[i], c->output))
+        return twt_cmd_error(command, "%s: the output is one of the "
+                             "inputs", c->output);
   }
-  tw_out_options_init(&oo);
-  oo.compress = TW_OUT_BY_NAME;
+  twt_out_options_init(&oo);
+  oo.compress = TWT_OUT_BY_NAME;
   oo.tag = command;
-  if (tw_out_open(op, c->output, &oo, msg, sizeof msg) != 0)
-    return tw_cmd_error(command, "%s", msg);
+  oo.ndjson = c->ndjson;
+  if (twt_out_open(op, c->output, &oo, msg, sizeof msg) != 0)
+    return twt_cmd_error(command, "%s", msg);
   return -1;
 }
 
-const char *tw_cmd_output_name(const struct tw_cmd_common *c)
+const char *twt_cmd_output_name(const struct twt_cmd_common *c)
 {
   return c->output && strcmp(c->output, "-") != 0 ? c->output
                                                   : "standard output";
 }
 
-int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
-                   int64_t pid, tw_cmd_buf *b, const char **text,
-                   size_t *len)
+int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
+                    int64_t pid, twt_cmd_buf *b, const char **text,
+                    size_t *len)
 {
-  char ts[TW_REC_US_MAX], pidtext[24];
-  struct { tw_rec_span at; const char *with; size_t n; } edit[2], tmp;
-  size_t ne = 0, need, w = 0, from = 0;
+  char ts[TWT_REC_NUM_MAX], pidtext[24];
+  twt_rec_span at[2];
+  const char *with[2];
+  size_t wlen[2], ne = 0;
 
-  if (shift && (r->has & TW_REC_TS)) {
-    edit[ne].at = r->ts_v;
-    edit[ne].with = ts;
-    edit[ne++].n = tw_rec_us_text(r->ts + shift, ts);
+  if (shift && (r->has & TWT_REC_TS)) {
+    at[ne] = r->ts_v;
+    with[ne] = ts;
+    wlen[ne] = twt_rec_us_shift_text(r->text + r->ts_v.off, r->ts_v.len,
+                                     shift, ts);
+    if (wlen[ne] == 0)            /* not a number it can move exactly */
+      wlen[ne] = twt_rec_us_text(r->ts + shift, ts);
+    ne++;
   }
-  if (set_pid && (r->has & TW_REC_PID) && pid != r->pid) {
-    edit[ne].at = r->pid_v;
-    edit[ne].with = pidtext;
-    edit[ne++].n = (size_t)snprintf(pidtext, sizeof pidtext, "%lld",
-                                    (long long)pid);
+  if (set_pid && (r->has & TWT_REC_PID) && pid != r->pid) {
+    at[ne] = r->pid_v;
+    with[ne] = pidtext;
+    wlen[ne++] = (size_t)snprintf(pidtext, sizeof pidtext, "%lld",
+                                  (long long)pid);
   }
   if (ne == 0) {
     *text = r->text;
     *len = r->len;
     return 0;
   }
-  if (ne == 2 && edit[1].at.off < edit[0].at.off) {
-    tmp = edit[0];
-    edit[0] = edit[1];
-    edit[1] = tmp;
+  if (ne == 2 && at[1].off < at[0].off) {   /* in text order */
+    twt_rec_span t = at[0];
+    const char *w = with[0];
+    size_t l = wlen[0];
+    at[0] = at[1], with[0] = with[1], wlen[0] = wlen[1];
+    at[1] = t, with[1] = w, wlen[1] = l;
   }
-  need = r->len + TW_REC_US_MAX + sizeof pidtext;
+  return twt_cmd_edit(r->text, r->len, at, with, wlen, ne, b, text, len);
+}
+
+int twt_cmd_edit(const char *text, size_t len, const twt_rec_span *at,
+                 const char *const *with, const size_t *wlen, size_t n,
+                 twt_cmd_buf *b, const char **out, size_t *outlen)
+{
+  size_t need = len, w = 0, from = 0;
+
+  for (size_t i = 0; i < n; i++)
+    need += wlen[i];
   if (need > b->cap) {
     char *p = realloc(b->p, need);
     if (!p)
@@ -137,48 +159,166 @@ int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
     b->p = p;
     b->cap = need;
   }
-  for (size_t i = 0; i < ne; i++) {
-    memcpy(b->p + w, r->text + from, edit[i].at.off - from);
-    w += edit[i].at.off - from;
-    memcpy(b->p + w, edit[i].with, edit[i].n);
-    w += edit[i].n;
-    from = edit[i].at.off + edit[i].at.len;
+  for (size_t i = 0; i < n; i++) {
+    if (!at[i].len)
+      continue;
+    memcpy(b->p + w, text + from, at[i].off - from);
+    w += at[i].off - from;
+    memcpy(b->p + w, with[i], wlen[i]);
+    w += wlen[i];
+    from = at[i].off + at[i].len;
   }
-  memcpy(b->p + w, r->text + from, r->len - from);
-  w += r->len - from;
-  *text = b->p;
-  *len = w;
+  memcpy(b->p + w, text + from, len - from);
+  *out = b->p;
+  *outlen = w + len - from;
   return 0;
 }
 
-void tw_cmd_buf_free(tw_cmd_buf *b)
+void twt_cmd_buf_free(twt_cmd_buf *b)
 {
   free(b->p);
   b->p = NULL;
   b->cap = 0;
 }
 
-int tw_cmd_output_error(const char *command, const tw_out *o)
+int twt_cmd_output_error(const char *command, const twt_out *o)
 {
-  return tw_cmd_error(command, "%s", tw_out_error(o));
+  return twt_cmd_error(command, "%s", twt_out_error(o));
 }
 
-int tw_cmd_input_error(const char *command, const tw_tin *t)
+int twt_cmd_input_error(const char *command, const twt_tin *t)
 {
-  return tw_cmd_error(command, "%s", tw_tin_error(t));
+  return twt_cmd_error(command, "%s", twt_tin_error(t));
 }
 
-int tw_cmd_finish_output(const char *command, tw_out *o, int object_form,
-                         const char *tail, size_t tail_len)
+int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,
+                          const char *tail, size_t tail_len)
 {
-  if (tw_out_end(o, object_form, tail, tail_len) != 0 ||
-      tw_out_commit(o) != 0)
-    return tw_cmd_output_error(command, o);
+  if (twt_out_end(o, object_form, tail, tail_len) != 0 ||
+      twt_out_commit(o) != 0)
+    return twt_cmd_output_error(command, o);
   return 0;
 }
 
-void tw_cmd_progress(tw_progress *p, const tw_tin *in)
+void twt_cmd_progress(twt_progress *p, const twt_tin *in)
 {
-  tw_progress_update(p, tw_tin_done_bytes(in), tw_tin_total_bytes(in),
-                     tw_tin_stats(in)->json_bytes);
+  twt_progress_update(p, twt_tin_done_bytes(in), twt_tin_total_bytes(in),
+                      twt_tin_stats(in)->json_bytes);
+}
+
+/* ===================================================== every command */
+
+int twt_cli_parse_size(const char *text, size_t *out)
+{
+  uint64_t v;
+
+  if (tw__parse_size(text, strlen(text), &v) != 0 || v > SIZE_MAX)
+    return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+int twt_cli_usage_error(const char *command, void (*usage)(FILE *),
+                        const char *fmt, ...)
+{
+  va_list ap;
+
+  fprintf(stderr, TWT_CLI_PROGRAM " %s: ", command);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n\n");
+  usage(stderr);
+  return TWT_CLI_USAGE;
+}
+
+int twt_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
+                         char **argv)
+{
+  if (opt == ':')
+    return twt_cli_usage_error(command, usage, "option '%s' needs a value",
+                               argv[optind - 1]);
+  if (optopt) {
+    char short_option[3] = { '-', (char)optopt, '\0' };
+    return twt_cli_usage_error(command, usage, "unknown option '%s'",
+                               short_option);
+  }
+  return twt_cli_usage_error(command, usage, "unknown option '%s'",
+                             argv[optind - 1]);
+}
+
+int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
+                            int with_dry_run, size_t min_line,
+                            const char *what, int argc, char **argv,
+                            struct twt_cli_args *a)
+{
+  static const struct option long_options[] = {
+    { "output",   required_argument, NULL, 'o' },
+    { "dry-run",  no_argument,       NULL, 'n' },
+    { "quiet",    no_argument,       NULL, 'q' },
+    { "max-line", required_argument, NULL, 'm' },
+    { "help",     no_argument,       NULL, 'h' },
+    { NULL, 0, NULL, 0 }
+  };
+  int opt;
+
+  memset(a, 0, sizeof *a);
+  optind = 0;                       /* glibc: start afresh on every call */
+  opterr = 0;                       /* our messages name the command */
+  while ((opt = getopt_long(argc, argv, ":o:nqm:h", long_options,
+                            NULL)) != -1) {
+    switch (opt) {
+    case 'o':
+      a->output = optarg;
+      break;
+    case 'n':
+      if (!with_dry_run)
+        return twt_cli_usage_error(command, usage, "unknown option '%s'",
+                                   argv[optind - 1]);
+      a->dry_run = 1;
+      break;
+    case 'q':
+      a->quiet = 1;
+      break;
+    case 'm':
+      if (twt_cli_parse_size(optarg, &a->max_line) != 0 ||
+          a->max_line < min_line)
+        return twt_cli_usage_error(command, usage, "bad --max-line '%s' (at "
+                                   "least %zu)", optarg, min_line);
+      break;
+    case 'h':
+      usage(stdout);
+      return TWT_CLI_OK;
+    default:
+      return twt_cli_option_error(command, usage, opt, argv);
+    }
+  }
+  if (optind >= argc)
+    return twt_cli_usage_error(command, usage, "no FILE to %s", what);
+  if (optind + 1 < argc)
+    return twt_cli_usage_error(command, usage, "unexpected argument '%s'",
+                               argv[optind + 1]);
+  a->input = argv[optind];
+  if (a->output && a->output[0] == '\0')
+    return twt_cli_usage_error(command, usage, "empty output name");
+  return -1;
+}
+
+void twt_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...)
+{
+  va_list ap;
+  int k;
+
+  if (!buf || *n >= size)
+    return;
+  va_start(ap, fmt);
+  k = vsnprintf(buf + *n, size - *n, fmt, ap);
+  va_end(ap);
+  if (k > 0)
+    *n += (size_t)k;
+}
+
+const char *twt_cli_plural(uint64_t n, const char *one, const char *many)
+{
+  return n == 1 ? one : many;
 }

@@ -1,20 +1,23 @@
-/* command.h -- what the trace commands (cat, merge, slice, stats) share
+/* command.h -- the command-line layer of the tracewriter tool
  *
- * Their common options (-o, -q, -m, --no-parts, -h), the output trace,
- * a record rewritten with another timestamp or pid, and their messages.
- * The commands themselves are in cat.c, merge.c, slice.c and stats.c;
- * each main returns the exit status: 0 success, 1 an error (the message
- * names the file, and the byte for bad input), 2 a usage error.
+ * One layer for every command (demo, repair, snapshot, cat, merge,
+ * slice, stats, split): the exit statuses, usage errors, sizes and
+ * messages (twt_cli_*); and what the trace commands share (twt_cmd_*):
+ * their common options (-o, -q, -m, --no-parts, --ndjson, -h), the
+ * output trace, a record rewritten with another timestamp or pid.  Each
+ * command is a function of its own argv (argv[0] its name) that returns
+ * the exit status: 0 success, 1 an error (the message names the file,
+ * and the byte for bad input), 2 a usage error.  Not thread-safe (they
+ * print).
  */
-#ifndef TW_TOOLS_COMMAND_H
-#define TW_TOOLS_COMMAND_H
+#ifndef TWT_TOOLS_COMMAND_H
+#define TWT_TOOLS_COMMAND_H
 
 #include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli.h"
 #include "output.h"
 #include "records.h"
 #include "tracein.h"
@@ -23,97 +26,171 @@
 extern "C" {
 #endif
 
+/* ===================================================== every command */
+
+#define TWT_CLI_PROGRAM "tracewriter"
+
+/* Exit statuses shared by the commands. */
+enum { TWT_CLI_OK = 0, TWT_CLI_RUNTIME = 1, TWT_CLI_USAGE = 2 };
+
+#if defined(__GNUC__) || defined(__clang__)
+# define TWT_CLI_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+# define TWT_CLI_PRINTF(fmt, args)
+#endif
+
+/* Parse "SIZE" as the library's options do (tw__parse_size): decimal
+ * digits, then nothing or k, kb, kib, m, mb, mib, g, gb, gib in any case
+ * (powers of 1024).  0 and *out, or -1 (bad text or an overflow). */
+int twt_cli_parse_size(const char *text, size_t *out);
+
+/* A usage error of command: "tracewriter COMMAND: message", a blank line
+ * and the usage, on stderr.  Returns TWT_CLI_USAGE. */
+TWT_CLI_PRINTF(3, 4)
+int twt_cli_usage_error(const char *command, void (*usage)(FILE *),
+                        const char *fmt, ...);
+
+/* The usage error for what getopt_long returned as opt (':' a missing
+ * value, anything else an unknown option), given the ":" optstring
+ * convention and opterr = 0.  Returns TWT_CLI_USAGE. */
+int twt_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
+                         char **argv);
+
+/* The arguments of a command that reads one trace. */
+struct twt_cli_args {
+  const char *input;       /* FILE */
+  const char *output;      /* -o, --output (NULL: not given) */
+  int quiet;               /* -q, --quiet */
+  int dry_run;             /* -n, --dry-run (only where allowed) */
+  size_t max_line;         /* -m, --max-line (0: not given) */
+};
+
+/* Parse "[-o OUT] [-q] [-m SIZE] [-n] [-h] FILE" (long forms --output,
+ * --quiet, --max-line, --dry-run, --help; options and FILE in any order)
+ * for command, whose usage() prints its help; -n only if with_dry_run.
+ * min_line is the least --max-line accepted; what names FILE in "no FILE
+ * to <what>".  Returns -1 with *a filled, or the exit status to return
+ * at once: TWT_CLI_OK after --help (printed on stdout), TWT_CLI_USAGE after
+ * a usage error (printed on stderr).  Resets getopt (optind). */
+int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
+                            int with_dry_run, size_t min_line,
+                            const char *what, int argc, char **argv,
+                            struct twt_cli_args *a);
+
+/* Append printf-style text at buf + *n (size bytes in all), keeping buf
+ * NUL-terminated and truncated to fit. */
+TWT_CLI_PRINTF(4, 5)
+void twt_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...);
+
+/* one if n == 1, else many ("1 record", "2 records"). */
+const char *twt_cli_plural(uint64_t n, const char *one, const char *many);
+
+/* ================================================ the trace commands */
+
 /* The options every trace command takes. */
-struct tw_cmd_common {
+struct twt_cmd_common {
   const char *output;      /* -o, --output (NULL: the standard output) */
   int quiet;               /* -q, --quiet: no summary, no warnings */
   int no_parts;            /* --no-parts: no rotated parts looked for */
   size_t max_record;       /* -m, --max-line (0: the reader's default) */
-  int events_unparsed;     /* tw_tin_options.events_unparsed */
+  int events_unparsed;     /* twt_tin_options.events_unparsed */
+  int ndjson;              /* --ndjson: one record a line (twt_out) */
 };
 
 /* Their getopt_long entries, and the short options. */
-#define TW_CMD_OPT_NO_PARTS 0x100
-#define TW_CMD_SHORT ":o:qm:h"
-#define TW_CMD_LONG \
+#define TWT_CMD_OPT_NO_PARTS 0x100
+#define TWT_CMD_OPT_NDJSON 0x180
+#define TWT_CMD_SHORT ":o:qm:h"
+#define TWT_CMD_LONG \
   { "output",   required_argument, NULL, 'o' }, \
   { "quiet",    no_argument,       NULL, 'q' }, \
   { "max-line", required_argument, NULL, 'm' }, \
-  { "no-parts", no_argument,       NULL, TW_CMD_OPT_NO_PARTS }, \
+  { "no-parts", no_argument,       NULL, TWT_CMD_OPT_NO_PARTS }, \
+  { "ndjson",   no_argument,       NULL, TWT_CMD_OPT_NDJSON }, \
   { "help",     no_argument,       NULL, 'h' }
 
-/* What tw_cmd_option makes of an option. */
-#define TW_CMD_TAKEN (-1)          /* one of the common options: taken */
-#define TW_CMD_OTHER (-2)          /* not one of them */
+/* What twt_cmd_option makes of an option. */
+#define TWT_CMD_TAKEN (-1)          /* one of the common options: taken */
 
-/* Take opt (what getopt_long returned, arg its optarg) if it is a common
- * option or an error (':', '?').  Returns TW_CMD_TAKEN, TW_CMD_OTHER, or
- * the exit status to return at once (after --help or a usage error,
- * printed). */
-int tw_cmd_option(const char *command, void (*usage)(FILE *), int opt,
-                  const char *arg, char **argv, struct tw_cmd_common *c);
+/* Take opt (what getopt_long returned, arg its optarg), after the
+ * command has taken its own options: a common option is taken
+ * (TWT_CMD_TAKEN); anything else is a usage error (printed).  Returns
+ * TWT_CMD_TAKEN or the exit status to return at once (after --help, or a
+ * usage error). */
+int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
+                   const char *arg, char **argv, struct twt_cmd_common *c);
 
 /* Open the input trace: the files, with their parts unless --no-parts.
- * Prints the error and returns TW_CLI_RUNTIME, or returns -1 with *tp. */
-int tw_cmd_open_input(const char *command, const struct tw_cmd_common *c,
-                      char *const *paths, size_t n, tw_tin **tp);
+ * Prints the error and returns TWT_CLI_RUNTIME, or returns -1 with *tp. */
+int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
+                       char *const *paths, size_t n, twt_tin **tp);
 
 /* Open the output (c->output: gzip if its name ends in ".gz"; the
  * standard output, plain, without it or with "-"), refusing a file that
  * is one of the inputs ins[0..n).  Prints the error and returns
- * TW_CLI_RUNTIME, or returns -1 with *op. */
-int tw_cmd_open_output(const char *command, const struct tw_cmd_common *c,
-                       tw_tin *const *ins, size_t n, tw_out **op);
+ * TWT_CLI_RUNTIME, or returns -1 with *op. */
+int twt_cmd_open_output(const char *command, const struct twt_cmd_common *c,
+                        twt_tin *const *ins, size_t n, twt_out **op);
 
 /* Print "tracewriter COMMAND: message" on stderr; returns
- * TW_CLI_RUNTIME. */
-TW_CLI_PRINTF(2, 3)
-int tw_cmd_error(const char *command, const char *fmt, ...);
+ * TWT_CLI_RUNTIME. */
+TWT_CLI_PRINTF(2, 3)
+int twt_cmd_error(const char *command, const char *fmt, ...);
 
 /* A buffer that grows, for rewritten records. */
-typedef struct tw_cmd_buf {
+typedef struct twt_cmd_buf {
   char *p;
   size_t cap;
-} tw_cmd_buf;
+} twt_cmd_buf;
 
-/* r's text with its ts moved by shift ns (if it has one and shift is not
+/* r's text with its ts moved by shift ns, exactly on its decimal text
+ * (twt_rec_us_shift_text; if it has one and shift is not
  * 0) and its pid replaced by pid (if set_pid and it has an integer pid):
  * *text, *len point into b, or to r's own text when nothing changes.
  * Returns 0 or -ENOMEM. */
-int tw_cmd_rewrite(const tw_rec *r, int64_t shift, int set_pid,
-                   int64_t pid, tw_cmd_buf *b, const char **text,
-                   size_t *len);
+int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
+                    int64_t pid, twt_cmd_buf *b, const char **text,
+                    size_t *len);
 
-void tw_cmd_buf_free(tw_cmd_buf *b);
+void twt_cmd_buf_free(twt_cmd_buf *b);
+
+/* text[0..len) with the values at[0..n) (spans of text, in order, not
+ * overlapping; a span of length 0 is left alone) replaced by with[i]
+ * (wlen[i] bytes), into b: *out, *outlen.  Returns 0 or -ENOMEM. */
+int twt_cmd_edit(const char *text, size_t len, const twt_rec_span *at,
+                 const char *const *with, const size_t *wlen, size_t n,
+                 twt_cmd_buf *b, const char **out, size_t *outlen);
 
 /* Finish the output: the tail (NULL: the form's), commit; prints the
- * error.  Returns 0 or TW_CLI_RUNTIME. */
-int tw_cmd_finish_output(const char *command, tw_out *o, int object_form,
-                         const char *tail, size_t tail_len);
+ * error.  Returns 0 or TWT_CLI_RUNTIME. */
+int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,
+                          const char *tail, size_t tail_len);
 
 /* Update the progress line with what in has read. */
-void tw_cmd_progress(tw_progress *p, const tw_tin *in);
+void twt_cmd_progress(twt_progress *p, const twt_tin *in);
 
-/* The input's error, printed; returns TW_CLI_RUNTIME. */
-int tw_cmd_input_error(const char *command, const tw_tin *t);
+/* The input's error, printed; returns TWT_CLI_RUNTIME. */
+int twt_cmd_input_error(const char *command, const twt_tin *t);
 
-/* The output's error, printed; returns TW_CLI_RUNTIME. */
-int tw_cmd_output_error(const char *command, const tw_out *o);
+/* The output's error, printed; returns TWT_CLI_RUNTIME. */
+int twt_cmd_output_error(const char *command, const twt_out *o);
 
 /* The name of the output for messages ("standard output" for NULL or
  * "-"). */
-const char *tw_cmd_output_name(const struct tw_cmd_common *c);
+const char *twt_cmd_output_name(const struct twt_cmd_common *c);
 
 /* The commands: argv[0] is the command's name; each returns the exit
  * status, prints errors, warnings and its summary on stderr, and resets
  * getopt (optind) itself.  See their usage (--help) and tracewriter(1). */
-int tw_tool_cat_main(int argc, char **argv);
-int tw_tool_merge_main(int argc, char **argv);
-int tw_tool_slice_main(int argc, char **argv);
-int tw_tool_stats_main(int argc, char **argv);
+int twt_tool_cat_main(int argc, char **argv);
+int twt_tool_merge_main(int argc, char **argv);
+int twt_tool_slice_main(int argc, char **argv);
+int twt_tool_stats_main(int argc, char **argv);
+int twt_tool_split_main(int argc, char **argv);
+int twt_tool_demo_main(int argc, char **argv);   /* demo.c */
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* TW_TOOLS_COMMAND_H */
+#endif /* TWT_TOOLS_COMMAND_H */

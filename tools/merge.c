@@ -4,16 +4,30 @@
  * Each FILE argument is one input: a trace and its rotated parts
  * (tools/tracein.h).  How the output is made:
  *
- * Clocks.  The first input that has a clock record is the reference: the
- * output is on its trace clock, so its timestamps are not changed.  Each
- * clock record gives delta = realtime_ns - monotonic_ns; an input whose
- * delta is d has its timestamps moved by d - d_ref, which puts an event
- * that happened at wall time W at W - d_ref on either input.  The input
- * moves a later part on another clock onto its first part's, so each
- * record moves by the input's shift plus its own.  --offset FILE=D moves
- * an input by D instead.  An input without a clock record is merged as
- * it is, with a warning.  The output has one clock record, the
- * reference's (moved with it), so that it can be merged again.
+ * Clocks.  Each input's time base is decided at its first event, by the
+ * first rule that applies (enum rule):
+ *
+ *   - --offset FILE=D: moved by D, nothing else;
+ *   - a tracewriter trace: its clock record gives delta = realtime_ns -
+ *     monotonic_ns, so that ts + delta is the wall clock;
+ *   - a PyTorch profiler (Kineto) trace: its ts are microseconds of the
+ *     wall clock (system_clock) less baseTimeNanoseconds, a member
+ *     written before traceEvents (pytorch/kineto, libkineto/src/
+ *     output_json.cpp: transToRelativeTime, ChromeTraceBaseTime), so
+ *     delta = baseTimeNanoseconds; without that member (older
+ *     profilers; recognised by schemaVersion) they are microseconds
+ *     since the epoch: delta = 0;
+ *   - anything else: merged as it is, with a warning.
+ *
+ * The first input with a delta is the reference: the output is on its
+ * clock, its timestamps are not changed.  An input whose delta is d is
+ * moved by d - d_ref, which puts an event that happened at wall time W
+ * at W - d_ref on either input.  The input moves a later part on another
+ * clock onto its first part's, so each record moves by the input's
+ * shift plus its own.  The output has one clock record, the reference's
+ * (moved with it; for a Kineto reference, one made at its first event),
+ * so that it can be merged again.  --explain says which rule placed
+ * each input and by how much.
  *
  * Pids.  A pid belongs to the first input read that uses it; the same
  * pid met in another input is written as the next pid from 2^22 up
@@ -41,8 +55,8 @@
 #include "config.h"
 
 #include "command.h"
-#include "internal.h"     /* tw__format_event */
-#include "layout.h"       /* TW__LAYOUT_CLOCK_SYNC_ID, TW__LAYOUT_SEP_LEN */
+#include "internal.h"     /* tw__fmt_config */
+#include "layout.h"       /* tw__layout_clock_record_of, TW__LAYOUT_SEP_LEN */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -68,8 +82,19 @@ struct entry {
   char text[];             /* moved and remapped */
 };
 
+/* What placed an input on the output's timeline. */
+enum rule {
+  RULE_NONE,               /* nothing: merged as it is */
+  RULE_OFFSET,             /* --offset */
+  RULE_CLOCK,              /* its clock record */
+  RULE_KINETO_BASE,        /* baseTimeNanoseconds */
+  RULE_KINETO_EPOCH        /* a Kineto trace without it: epoch us */
+};
+
 struct input {
-  tw_tin *tin;
+  twt_tin *tin;
+  enum rule rule;
+  int64_t delta;           /* wall clock - its ts, ns (CLOCK, KINETO_*) */
   const char *name;        /* as given */
   int has_offset;          /* --offset given */
   int64_t offset;
@@ -94,7 +119,7 @@ struct out_slot {
 };
 
 struct merge {
-  const struct tw_cmd_common *c;
+  const struct twt_cmd_common *c;
   struct input *in;
   size_t n;
   size_t window;
@@ -107,14 +132,15 @@ struct merge {
   struct out_slot *used;   /* the output pids taken */
   size_t npids;
   int64_t next_free;
-  tw_out *out;
-  tw_cmd_buf buf;
+  twt_out *out;
+  twt_cmd_buf buf;
   int64_t last_ts;
   int any_ts;
   uint64_t late;
   int64_t max_lag;
   uint64_t remapped;
   int err;                 /* an exit status to return, or 0 */
+  int explain;             /* --explain */
 };
 
 /* ============================================================ pids */
@@ -122,13 +148,13 @@ struct merge {
 static uint64_t pid_hash(unsigned input, int64_t pid)
 {
   uint64_t key[2] = { input, (uint64_t)pid };
-  return tw_rec_hash(key, sizeof key, 3);
+  return twt_rec_hash(key, sizeof key, 3);
 }
 
 /* 1 if out is an output pid taken already; with take, take it. */
 static int out_taken(struct merge *m, int64_t out, int take)
 {
-  uint64_t h = tw_rec_hash(&out, sizeof out, 5);
+  uint64_t h = twt_rec_hash(&out, sizeof out, 5);
   size_t i;
 
   for (i = h & (PID_SLOTS - 1); m->used[i].used;
@@ -152,7 +178,7 @@ static int map_pid(struct merge *m, unsigned input, int64_t pid,
     m->pids = calloc(PID_SLOTS, sizeof *m->pids);
     m->used = calloc(PID_SLOTS, sizeof *m->used);
     if (!m->pids || !m->used) {
-      m->err = tw_cmd_error(CMD, "out of memory");
+      m->err = twt_cmd_error(CMD, "out of memory");
       return -1;
     }
   }
@@ -165,9 +191,9 @@ static int map_pid(struct merge *m, unsigned input, int64_t pid,
   }
   if (m->npids >= TW_MERGE_PIDS_MAX || pid == INT64_MAX ||
       m->next_free == INT64_MAX) {
-    m->err = tw_cmd_error(CMD, "%s: more than %u processes (pids) in the "
-                          "inputs, or a pid too large: cannot keep them "
-                          "apart", m->in[input].name, TW_MERGE_PIDS_MAX);
+    m->err = twt_cmd_error(CMD, "%s: more than %u processes (pids) in the "
+                           "inputs, or a pid too large: cannot keep them "
+                           "apart", m->in[input].name, TW_MERGE_PIDS_MAX);
     return -1;
   }
   *out = pid;
@@ -178,7 +204,7 @@ static int map_pid(struct merge *m, unsigned input, int64_t pid,
     m->next_free = *out + 1;
     m->remapped++;
     if (!m->c->quiet)
-      fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %s: pid %" PRId64 " is "
+      fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %s: pid %" PRId64 " is "
               "another input's too: written as pid %" PRId64 "\n",
               m->in[input].name, pid, *out);
   }
@@ -285,8 +311,8 @@ static void fifo_release(struct input *in)
 
 static int write_text(struct merge *m, const char *text, size_t len)
 {
-  if (tw_out_record(m->out, 0, text, len) != 0) {
-    m->err = tw_cmd_output_error(CMD, m->out);
+  if (twt_out_record(m->out, 0, text, len) != 0) {
+    m->err = twt_cmd_output_error(CMD, m->out);
     return -1;
   }
   return 0;
@@ -294,66 +320,100 @@ static int write_text(struct merge *m, const char *text, size_t len)
 
 /* The output's clock record: the reference's, moved by its offset. */
 static int write_clock(struct merge *m, unsigned input,
-                       const struct tw_tin_clock *ck, int64_t offset)
+                       const struct twt_tin_clock *ck, int64_t offset)
 {
-  tw__fmt_defaults def = { 0, 0, 0 };
   tw__fmt_config cfg = { 0, 4096 };
-  tw__fmt_notes notes = { 0, 0 };
   char rec[512];
-  tw_arg args[3];
-  tw_event ev;
   int64_t mono = ck->mono + offset, pid = ck->pid;
   size_t len;
 
   m->out_delta = ck->real - mono;
   if (mono < 0) {
     if (!m->c->quiet)
-      fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %s: its clock record "
+      fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %s: its clock record "
               "moved before 0: the output has no clock record\n",
               m->in[input].name);
     return 0;
   }
   if (map_pid(m, input, ck->pid, &pid) != 0)
     return -1;
-  args[0] = tw_arg_str("sync_id", TW__LAYOUT_CLOCK_SYNC_ID);
-  args[1] = tw_arg_uint("monotonic_ns", (uint64_t)mono);
-  args[2] = tw_arg_uint("realtime_ns", (uint64_t)ck->real);
-  memset(&ev, 0, sizeof ev);
-  ev.ph = 'c';
-  ev.name = "clock_sync";
-  ev.has = TW_HAS_TS | TW_HAS_PID | TW_HAS_TID;
-  ev.ts = (uint64_t)mono;
-  ev.pid = pid;
-  ev.tid = ck->tid;
-  ev.args = args;
-  ev.nargs = 3;
-  if (tw__format_event(&ev, &def, &cfg, rec, sizeof rec, &len,
-                       &notes) != 0) {
-    m->err = tw_cmd_error(CMD, "cannot format the clock record");
+  if (tw__layout_clock_record_of(&cfg, (uint64_t)mono, (uint64_t)ck->real,
+                                 0, 0, pid, ck->tid, rec, sizeof rec,
+                                 &len) != 0) {
+    m->err = twt_cmd_error(CMD, "cannot format the clock record");
     return -1;
   }
   return write_text(m, rec + TW__LAYOUT_SEP_LEN, len - TW__LAYOUT_SEP_LEN);
 }
 
-/* Decide the input's shift, at its first event. */
-static void decide_shift(struct merge *m, unsigned i)
+/* The time base of the input's document, from its members: a Kineto
+ * trace (RULE_KINETO_*, *delta set) or RULE_NONE. */
+static enum rule kineto_rule(const struct input *in, int64_t *delta)
+{
+  char v[64];
+  size_t n = twt_tin_member(in->tin, "baseTimeNanoseconds", v, sizeof v);
+
+  if (n && twt_rec_int(v, n, delta) == 0)
+    return RULE_KINETO_BASE;
+  if (twt_tin_member(in->tin, "schemaVersion", v, sizeof v)) {
+    *delta = 0;
+    return RULE_KINETO_EPOCH;
+  }
+  return RULE_NONE;
+}
+
+/* The output's clock record for a reference without one of its own (a
+ * Kineto trace): at its first event's ts, ts_ns, with realtime ts_ns +
+ * delta. */
+static int write_clock(struct merge *m, unsigned input,
+                       const struct twt_tin_clock *ck, int64_t offset);
+
+/* Decide the input's shift, at its first event, whose ts (ns, if it has
+ * one) is first_ts. */
+static int decide_shift(struct merge *m, unsigned i, const twt_rec *first)
 {
   struct input *in = &m->in[i];
-  const struct tw_tin_clock *ck = tw_tin_clock(in->tin);
+  const struct twt_tin_clock *ck = twt_tin_clock(in->tin);
 
   in->shift_known = 1;
   if (in->has_offset) {
+    in->rule = RULE_OFFSET;
     in->shift = in->offset;
-  } else if (ck->known && m->ref >= 0) {
-    in->shift = (ck->real - ck->mono) - m->out_delta;
+    return 0;
+  }
+  if (ck->known) {
+    in->rule = RULE_CLOCK;
+    in->delta = ck->real - ck->mono;
   } else {
+    in->rule = kineto_rule(in, &in->delta);
+  }
+  if (in->rule == RULE_NONE) {
     in->shift = 0;
     in->no_clock = 1;
     if (!m->c->quiet)
-      fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %s: no clock record before "
-              "its first event: merged as it is (--offset %s=DURATION "
-              "moves it)\n", in->name, in->name);
+      fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %s: no clock record and no "
+              "baseTimeNanoseconds before its first event: merged as it "
+              "is (--offset %s=DURATION moves it)\n", in->name, in->name);
+    return 0;
   }
+  if (m->ref < 0) {                 /* the first time base: the reference */
+    struct twt_tin_clock made;
+    m->ref = (int)i;
+    m->out_delta = in->delta;
+    in->shift = 0;
+    if (in->rule == RULE_CLOCK || !(first->has & TWT_REC_TS) ||
+        first->ts < 0)
+      return 0;
+    memset(&made, 0, sizeof made);
+    made.known = 1;
+    made.mono = first->ts;
+    made.real = first->ts + in->delta;
+    made.pid = (first->has & TWT_REC_PID) ? first->pid : 0;
+    made.tid = (first->has & TWT_REC_TID) ? first->tid : 0;
+    return write_clock(m, i, &made, 0);
+  }
+  in->shift = in->delta - m->out_delta;
+  return 0;
 }
 
 /* Read one record of input i: written at once, or held.  1, 0 at its
@@ -361,42 +421,45 @@ static void decide_shift(struct merge *m, unsigned i)
 static int pull(struct merge *m, unsigned i)
 {
   struct input *in = &m->in[i];
-  tw_tin_rec rec;
+  twt_tin_rec rec;
   const char *text;
   struct entry *e;
   int64_t pid = 0, shift;
   size_t len;
   int rc;
 
-  if ((rc = tw_tin_next(in->tin, &rec)) <= 0) {
+  if ((rc = twt_tin_next(in->tin, &rec)) <= 0) {
     if (rc < 0) {
-      m->err = tw_cmd_input_error(CMD, in->tin);
+      m->err = twt_cmd_input_error(CMD, in->tin);
       return -1;
     }
     in->eof = 1;
     return 0;
   }
-  if (rec.kind == TW_TIN_CLOCK) {
+  if (rec.kind == TWT_TIN_CLOCK) {
     if (m->ref < 0) {
       m->ref = (int)i;
-      return write_clock(m, i, tw_tin_clock(in->tin),
+      in->rule = in->has_offset ? RULE_OFFSET : RULE_CLOCK;
+      in->delta = twt_tin_clock(in->tin)->real - twt_tin_clock(in->tin)->mono;
+      return write_clock(m, i, twt_tin_clock(in->tin),
                          in->has_offset ? in->offset : 0) ? -1 : 1;
     }
     return 1;                     /* one clock record in the output */
   }
-  if (rec.kind == TW_TIN_EVENT && !in->shift_known)
-    decide_shift(m, i);
-  shift = in->shift_known ? in->shift + rec.shift : rec.shift;
-  if ((rec.r.has & TW_REC_PID) && map_pid(m, i, rec.r.pid, &pid) != 0)
+  if (rec.kind == TWT_TIN_EVENT && !in->shift_known &&
+      decide_shift(m, i, &rec.r) != 0)
     return -1;
-  if (tw_cmd_rewrite(&rec.r, shift, 1, pid, &m->buf, &text, &len) != 0) {
-    m->err = tw_cmd_error(CMD, "out of memory");
+  shift = in->shift_known ? in->shift + rec.shift : rec.shift;
+  if ((rec.r.has & TWT_REC_PID) && map_pid(m, i, rec.r.pid, &pid) != 0)
+    return -1;
+  if (twt_cmd_rewrite(&rec.r, shift, 1, pid, &m->buf, &text, &len) != 0) {
+    m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
-  if (!(rec.r.has & TW_REC_TS) || rec.kind != TW_TIN_EVENT)
+  if (!(rec.r.has & TWT_REC_TS) || rec.kind != TWT_TIN_EVENT)
     return write_text(m, text, len) ? -1 : 1;
   if (!(e = malloc(sizeof *e + len))) {
-    m->err = tw_cmd_error(CMD, "out of memory");
+    m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
   e->ts = rec.r.ts + shift;
@@ -409,12 +472,12 @@ static int pull(struct merge *m, unsigned i)
   in->end_pos = rec.pos + rec.r.len;
   if (fifo_push(in, e) != 0) {
     free(e);
-    m->err = tw_cmd_error(CMD, "out of memory");
+    m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
   if (heap_push(m, e) != 0) {
     e->released = 1;              /* freed with the fifo */
-    m->err = tw_cmd_error(CMD, "out of memory");
+    m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
   return 1;
@@ -462,19 +525,19 @@ static uint64_t done_bytes(const struct merge *m, uint64_t *total,
 
   *total = *json = 0;
   for (size_t i = 0; i < m->n; i++) {
-    done += tw_tin_done_bytes(m->in[i].tin);
-    *total += tw_tin_total_bytes(m->in[i].tin);
-    *json += tw_tin_stats(m->in[i].tin)->json_bytes;
+    done += twt_tin_done_bytes(m->in[i].tin);
+    *total += twt_tin_total_bytes(m->in[i].tin);
+    *json += twt_tin_stats(m->in[i].tin)->json_bytes;
   }
   return done;
 }
 
 static int run(struct merge *m)
 {
-  tw_progress progress;
+  twt_progress progress;
   uint64_t total, json, done;
 
-  tw_progress_init(&progress, CMD);
+  twt_progress_init(&progress, CMD);
   for (unsigned i = 0; i < m->n; i++)
     if (fill(m, i) != 0)
       return -1;
@@ -483,42 +546,67 @@ static int run(struct merge *m)
       return -1;
     if ((m->seq & 1023) == 0) {
       done = done_bytes(m, &total, &json);
-      tw_progress_update(&progress, done, total, json);
+      twt_progress_update(&progress, done, total, json);
     }
   }
-  tw_progress_end(&progress);
+  twt_progress_end(&progress);
   return 0;
+}
+
+/* One line: the rule that placed input i, and by how much. */
+static void explain_input(const struct merge *m, size_t i)
+{
+  const struct input *in = &m->in[i];
+  char d[TWT_REC_US_MAX + 1], why[160];
+
+  d[twt_rec_us_text(in->shift, d)] = '\0';
+  switch (in->rule) {
+  case RULE_OFFSET:
+    snprintf(why, sizeof why, "--offset");
+    break;
+  case RULE_CLOCK:
+    snprintf(why, sizeof why, "its clock record: wall clock = ts + %"
+             PRId64 " ns", in->delta);
+    break;
+  case RULE_KINETO_BASE:
+    snprintf(why, sizeof why, "PyTorch profiler trace: wall clock = ts + "
+             "baseTimeNanoseconds %" PRId64, in->delta);
+    break;
+  case RULE_KINETO_EPOCH:
+    snprintf(why, sizeof why, "PyTorch profiler trace without "
+             "baseTimeNanoseconds: ts are wall-clock us since the epoch");
+    break;
+  default:
+    fprintf(stderr, "  %s: as it is (no clock record, no "
+            "baseTimeNanoseconds: its own timeline)\n", in->name);
+    return;
+  }
+  if ((int)i == m->ref && in->rule != RULE_OFFSET)
+    fprintf(stderr, "  %s: the reference, not moved (%s)\n", in->name, why);
+  else
+    fprintf(stderr, "  %s: moved by %s us (%s)\n", in->name, d, why);
 }
 
 static void summary(const struct merge *m)
 {
-  char d[TW_REC_US_MAX + 1], w[32];
+  char d[TWT_REC_US_MAX + 1], w[32];
 
-  fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %zu inputs, %" PRIu64 " %s to "
-          "%s", m->n, tw_out_records(m->out),
-          tw_cli_plural(tw_out_records(m->out), "record", "records"),
-          tw_cmd_output_name(m->c));
+  fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %zu inputs, %" PRIu64 " %s to "
+          "%s", m->n, twt_out_records(m->out),
+          twt_cli_plural(twt_out_records(m->out), "record", "records"),
+          twt_cmd_output_name(m->c));
   if (m->ref >= 0)
     fprintf(stderr, ", on the clock of %s", m->in[m->ref].name);
   fputc('\n', stderr);
-  for (size_t i = 0; i < m->n; i++) {
-    const struct input *in = &m->in[i];
-    d[tw_rec_us_text(in->shift, d)] = '\0';
-    if (in->has_offset)
-      fprintf(stderr, "  %s: moved by %s us (--offset)\n", in->name, d);
-    else if (in->no_clock || !in->shift_known)
-      fprintf(stderr, "  %s: as it is (no clock record)\n", in->name);
-    else
-      fprintf(stderr, "  %s: moved by %s us (its clock record)\n",
-              in->name, d);
-  }
+  for (size_t i = 0; i < m->n; i++)
+    explain_input(m, i);
   if (m->late) {
-    d[tw_rec_us_text(m->max_lag, d)] = '\0';
-    tw_format_bytes(m->window, w, sizeof w);
-    fprintf(stderr, TW_CLI_PROGRAM " " CMD ": %" PRIu64 " %s out of ts "
+    d[twt_rec_us_text(m->max_lag, d)] = '\0';
+    twt_format_bytes(m->window, w, sizeof w);
+    fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %" PRIu64 " %s out of ts "
             "order, up to %s us back (more than --window %s behind a "
             "later record in their input)\n", m->late,
-            tw_cli_plural(m->late, "record", "records"), d, w);
+            twt_cli_plural(m->late, "record", "records"), d, w);
   }
 }
 
@@ -529,9 +617,9 @@ static int take_offset(struct merge *m, const char *arg, void (*usage)(FILE *))
   int64_t ns;
   size_t i;
 
-  if (!eq || eq == arg || tw_rec_parse_duration(eq + 1, &ns) != 0)
-    return tw_cli_usage_error(CMD, usage, "bad --offset '%s' (FILE="
-                              "DURATION, e.g. b.json=-1.5s)", arg);
+  if (!eq || eq == arg || twt_rec_parse_duration(eq + 1, &ns) != 0)
+    return twt_cli_usage_error(CMD, usage, "bad --offset '%s' (FILE="
+                               "DURATION, e.g. b.json=-1.5s)", arg);
   for (i = 0; i < m->n; i++) {
     const char *name = m->in[i].name;
     if (strlen(name) == (size_t)(eq - arg) &&
@@ -541,13 +629,13 @@ static int take_offset(struct merge *m, const char *arg, void (*usage)(FILE *))
   if (i == m->n) {
     char *file = strndup(arg, (size_t)(eq - arg));
     for (i = 0; file && i < m->n; i++)
-      if (tw_tin_has_file(m->in[i].tin, file))
+      if (twt_tin_has_file(m->in[i].tin, file))
         break;
     free(file);
   }
   if (i == m->n)
-    return tw_cli_usage_error(CMD, usage, "--offset '%s': no input FILE "
-                              "named so", arg);
+    return twt_cli_usage_error(CMD, usage, "--offset '%s': no input FILE "
+                               "named so", arg);
   m->in[i].has_offset = 1;
   m->in[i].offset = ns;
   return -1;
@@ -556,16 +644,19 @@ static int take_offset(struct merge *m, const char *arg, void (*usage)(FILE *))
 static void merge_usage(FILE *out)
 {
   fprintf(out,
-    "Usage: " TW_CLI_PROGRAM " merge [-o OUT] [-q] [--offset FILE=DURATION]"
+    "Usage: " TWT_CLI_PROGRAM " merge [-o OUT] [-q] [--offset FILE=DURATION]"
     "...\n"
     "                         [--window SIZE] [--no-parts] [-m SIZE] "
     "FILE...\n"
     "\n"
     "Merge the traces of several processes or machines into one trace, on\n"
     "one timeline.  Each FILE is one input (.json or .json.gz, with the\n"
-    "rotated parts beside it).  The first input with a clock record sets\n"
-    "the clock: every other one is moved by the difference of their\n"
-    "realtime - monotonic clock records.  A pid that an earlier input has\n"
+    "rotated parts beside it), of any producer.  Each input's wall clock\n"
+    "is known from its clock record (tracewriter), or from\n"
+    "baseTimeNanoseconds (PyTorch profiler: ts are wall-clock us after\n"
+    "it; epoch us without it); the first input with one sets the clock,\n"
+    "and every other is moved onto it.  Others stay as they are.\n"
+    "A pid that an earlier input has\n"
     "is written as a new pid from 4194304 (2^22) up, names included.\n"
     "Records are written in ts order: exactly, unless a record comes more\n"
     "than --window bytes after a later one in its input (then it is\n"
@@ -576,8 +667,12 @@ static void merge_usage(FILE *out)
     "      --offset FILE=DURATION  move FILE's timestamps by DURATION\n"
     "                            (e.g. -1.5s, 250us) instead of by its clock\n"
     "                            record\n"
+    "      --explain             say which rule placed each input and by\n"
+    "                            how much, even with -q\n"
     "  -w, --window SIZE         bytes of each input read ahead to order\n"
     "                            records (default: 8MiB)\n"
+    "      --ndjson         one record a line and nothing else (newline-\n"
+    "                       delimited JSON: BigQuery, DuckDB, ClickHouse)\n"
     "  -q, --quiet               print nothing but errors\n"
     "      --no-parts            read only the files named\n"
     "  -m, --max-line SIZE       the longest record (default: 64MiB)\n"
@@ -587,18 +682,20 @@ static void merge_usage(FILE *out)
 }
 
 #define OPT_OFFSET 0x101
+#define OPT_EXPLAIN 0x102
 
-int tw_tool_merge_main(int argc, char **argv)
+int twt_tool_merge_main(int argc, char **argv)
 {
   static const struct option long_options[] = {
-    TW_CMD_LONG,
+    TWT_CMD_LONG,
     { "offset", required_argument, NULL, OPT_OFFSET },
+    { "explain", no_argument, NULL, OPT_EXPLAIN },
     { "window", required_argument, NULL, 'w' },
     { NULL, 0, NULL, 0 }
   };
-  struct tw_cmd_common c;
+  struct twt_cmd_common c;
   struct merge m;
-  tw_tin **tins = NULL;
+  twt_tin **tins = NULL;
   const char **offsets = NULL;
   size_t noffsets = 0;
   int opt, status;
@@ -610,69 +707,74 @@ int tw_tool_merge_main(int argc, char **argv)
   m.ref = -1;
   m.next_free = REMAP_BASE;
   if (!(offsets = calloc((size_t)argc + 1, sizeof *offsets)))
-    return tw_cmd_error(CMD, "out of memory");
+    return twt_cmd_error(CMD, "out of memory");
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TW_CMD_SHORT "w:", long_options,
+  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT "w:", long_options,
                             NULL)) != -1) {
     if (opt == OPT_OFFSET) {
       offsets[noffsets++] = optarg;
       continue;
     }
+    if (opt == OPT_EXPLAIN) {
+      m.explain = 1;
+      continue;
+    }
     if (opt == 'w') {
-      if (tw_cli_parse_size(optarg, &m.window) != 0 ||
+      if (twt_cli_parse_size(optarg, &m.window) != 0 ||
           m.window < MIN_WINDOW) {
         free(offsets);
-        return tw_cli_usage_error(CMD, merge_usage, "bad --window '%s' (a "
-                                  "size, at least 4KiB)", optarg);
+        return twt_cli_usage_error(CMD, merge_usage, "bad --window '%s' (a "
+                                   "size, at least 4KiB)", optarg);
       }
       continue;
     }
-    status = tw_cmd_option(CMD, merge_usage, opt, optarg, argv, &c);
-    if (status == TW_CMD_OTHER)
-      status = tw_cli_option_error(CMD, merge_usage, '?', argv);
-    if (status != TW_CMD_TAKEN) {
+    status = twt_cmd_option(CMD, merge_usage, opt, optarg, argv, &c);
+    if (status != TWT_CMD_TAKEN) {
       free(offsets);
       return status;
     }
   }
   if (optind >= argc) {
     free(offsets);
-    return tw_cli_usage_error(CMD, merge_usage, "no FILE to merge");
+    return twt_cli_usage_error(CMD, merge_usage, "no FILE to merge");
   }
   m.n = (size_t)(argc - optind);
   if (!(m.in = calloc(m.n, sizeof *m.in)) ||
       !(tins = calloc(m.n, sizeof *tins))) {
-    status = tw_cmd_error(CMD, "out of memory");
+    status = twt_cmd_error(CMD, "out of memory");
     goto done;
   }
   for (size_t i = 0; i < m.n; i++) {
     m.in[i].name = argv[optind + (int)i];
-    if ((status = tw_cmd_open_input(CMD, &c, &argv[optind + (int)i], 1,
-                                    &m.in[i].tin)) >= 0)
+    if ((status = twt_cmd_open_input(CMD, &c, &argv[optind + (int)i], 1,
+                                     &m.in[i].tin)) >= 0)
       goto done;
     tins[i] = m.in[i].tin;
     for (size_t j = 0; j < i; j++)
-      if (tw_tin_overlaps(tins[i], tins[j])) {
-        status = tw_cmd_error(CMD, "%s and %s share a file: give each "
-                              "trace once", m.in[j].name, m.in[i].name);
+      if (twt_tin_overlaps(tins[i], tins[j])) {
+        status = twt_cmd_error(CMD, "%s and %s share a file: give each "
+                               "trace once", m.in[j].name, m.in[i].name);
         goto done;
       }
   }
   for (size_t k = 0; k < noffsets; k++)
     if ((status = take_offset(&m, offsets[k], merge_usage)) >= 0)
       goto done;
-  if ((status = tw_cmd_open_output(CMD, &c, tins, m.n, &m.out)) >= 0)
+  if ((status = twt_cmd_open_output(CMD, &c, tins, m.n, &m.out)) >= 0)
     goto done;
-  status = TW_CLI_OK;
+  status = TWT_CLI_OK;
   if (run(&m) != 0) {
-    status = m.err ? m.err : TW_CLI_RUNTIME;
+    status = m.err ? m.err : TWT_CLI_RUNTIME;
     goto done;
   }
-  if ((status = tw_cmd_finish_output(CMD, m.out, 0, NULL, 0)) != 0)
+  if ((status = twt_cmd_finish_output(CMD, m.out, 0, NULL, 0)) != 0)
     goto done;
   if (!c.quiet)
     summary(&m);
+  else if (m.explain)
+    for (size_t i = 0; i < m.n; i++)
+      explain_input(&m, i);
 done:
   /* Every record held is in its input's fifo. */
   for (size_t i = 0; m.in && i < m.n; i++) {
@@ -680,7 +782,7 @@ done:
     for (size_t k = 0; k < in->fifo_len; k++)
       free(in->fifo[(in->fifo_head + k) % in->fifo_cap]);
     free(in->fifo);
-    tw_tin_close(m.in[i].tin);
+    twt_tin_close(m.in[i].tin);
   }
   free(m.heap);
   free(m.pids);
@@ -688,7 +790,7 @@ done:
   free(m.in);
   free(tins);
   free(offsets);
-  tw_cmd_buf_free(&m.buf);
-  tw_out_close(m.out);
+  twt_cmd_buf_free(&m.buf);
+  twt_out_close(m.out);
   return status;
 }

@@ -10,6 +10,7 @@
 #include "output.h"
 #include "internal.h"
 #include "layout.h"       /* tw__layout_head, TW__LAYOUT_SEP */
+#include "fdio.h"         /* tw__write_all */
 #include "rotate.h"       /* tw__open_directory_of */
 
 #include <errno.h>
@@ -36,7 +37,7 @@
 #define DEFAULT_LEVEL 6
 #define STDOUT_NAME "standard output"
 
-struct tw_out {
+struct twt_out {
   char *target;            /* the final path (or STDOUT_NAME) */
   char *tmp;               /* the temporary file, while it exists */
   int fd;                  /* -1 until opened */
@@ -56,7 +57,8 @@ struct tw_out {
   size_t used;             /* bytes pending in buf */
   uint64_t bytes;          /* bytes written to the file */
   uint64_t records;        /* records written */
-  int committed;           /* tw_out_commit succeeded */
+  int ndjson;              /* one record a line, nothing else */
+  int committed;           /* twt_out_commit succeeded */
   int err;                 /* the first error: sticky */
   char msg[MSG_MAX];
 };
@@ -65,7 +67,7 @@ struct tw_out {
 
 /* Record the first error and return rc. */
 PRINTF_LIKE(3, 4)
-static int fail(tw_out *o, int rc, const char *fmt, ...)
+static int fail(twt_out *o, int rc, const char *fmt, ...)
 {
   va_list ap;
 
@@ -79,7 +81,7 @@ static int fail(tw_out *o, int rc, const char *fmt, ...)
 }
 
 /* A failed system call on path: -errno, "what PATH: strerror". */
-static int sys_fail(tw_out *o, const char *what, const char *path)
+static int sys_fail(twt_out *o, const char *what, const char *path)
 {
   int e = errno ? errno : EIO;
 
@@ -87,32 +89,25 @@ static int sys_fail(tw_out *o, const char *what, const char *path)
 }
 
 /* The file being written, for messages. */
-static const char *file_name(const tw_out *o)
+static const char *file_name(const twt_out *o)
 {
   return o->tmp ? o->tmp : o->target;
 }
 
 /* ============================================================= files */
 
-/* Write all of data to fd, retrying EINTR and short writes.  0 or -1
- * (errno set). */
+/* Write all of data to fd at its position: the library's write loop
+ * (src/fdio.c: EINTR and short writes retried).  0 or -1 (errno set). */
 static int write_all(int fd, const void *data, size_t len)
 {
-  const char *p = data;
+  struct iovec iov;
+  int rc;
 
-  while (len > 0) {
-    ssize_t k = write(fd, p, len);
-    if (k < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    if (k == 0) {
-      errno = EIO;
-      return -1;
-    }
-    p += k;
-    len -= (size_t)k;
+  iov.iov_base = (void *)data;
+  iov.iov_len = len;
+  if ((rc = tw__write_all(fd, &iov, 1, -1)) != 0) {
+    errno = -rc;
+    return -1;
   }
   return 0;
 }
@@ -138,7 +133,7 @@ static uint32_t name_bits(unsigned attempt)
 
 /* Create the temporary file ".NAME.TAG-XXXXXXXX" beside the target, with
  * mode 0666 less the umask.  0 or a negative code. */
-static int create_temp(tw_out *o)
+static int create_temp(twt_out *o)
 {
   const char *slash = strrchr(o->target, '/');
   int dir_len = slash ? (int)(slash - o->target) + 1 : 0;
@@ -166,7 +161,7 @@ static int create_temp(tw_out *o)
 
 /* Open the file: the temporary file (with the mode and owner asked for),
  * the target itself, or standard output; set up deflate. */
-static int open_file(tw_out *o)
+static int open_file(twt_out *o)
 {
   int rc;
 
@@ -192,14 +187,14 @@ static int open_file(tw_out *o)
     rc = deflateInit2(&o->z, o->level, Z_DEFLATED, 16 + 15, 8,
                       Z_DEFAULT_STRATEGY);
     if (rc != Z_OK)
-      return fail(o, rc == Z_MEM_ERROR ? -ENOMEM : TW_OUT_EZLIB,
+      return fail(o, rc == Z_MEM_ERROR ? -ENOMEM : TWT_OUT_EZLIB,
                   "deflateInit2 failed (zlib %s)", zlibVersion());
     o->z_ready = 1;
   }
   return 0;
 }
 
-static int flush_buf(tw_out *o)
+static int flush_buf(twt_out *o)
 {
   if (o->used && write_all(o->fd, o->buf, o->used) != 0)
     return sys_fail(o, "cannot write", file_name(o));
@@ -210,7 +205,7 @@ static int flush_buf(tw_out *o)
 
 /* Deflate z's pending input with flush into buf, writing every full
  * buffer. */
-static int deflate_some(tw_out *o, int flush)
+static int deflate_some(twt_out *o, int flush)
 {
   int rc;
 
@@ -219,7 +214,7 @@ static int deflate_some(tw_out *o, int flush)
     o->z.avail_out = (uInt)(OUT_BUF - o->used);
     rc = deflate(&o->z, flush);
     if (rc == Z_STREAM_ERROR)
-      return fail(o, TW_OUT_EZLIB, "deflate failed");
+      return fail(o, TWT_OUT_EZLIB, "deflate failed");
     o->used = OUT_BUF - o->z.avail_out;
     if (o->used == OUT_BUF && (rc = flush_buf(o)) != 0)
       return rc;
@@ -242,10 +237,10 @@ static void sync_dir(const char *path)
 
 /* ============================================================== API */
 
-void tw_out_options_init(struct tw_out_options *opts)
+void twt_out_options_init(struct twt_out_options *opts)
 {
   memset(opts, 0, sizeof *opts);
-  opts->compress = TW_OUT_PLAIN;
+  opts->compress = TWT_OUT_PLAIN;
   opts->level = DEFAULT_LEVEL;
   opts->tag = "tmp";
 }
@@ -258,7 +253,7 @@ static int has_gz_suffix(const char *path)
 }
 
 /* Decide where the output goes: fill target, direct and the mode. */
-static int plan(tw_out *o, const char *path)
+static int plan(twt_out *o, const char *path)
 {
   struct stat st;
 
@@ -292,18 +287,18 @@ static int plan(tw_out *o, const char *path)
   return 0;
 }
 
-int tw_out_open(tw_out **op, const char *path,
-                const struct tw_out_options *opts, char *err, size_t errsize)
+int twt_out_open(twt_out **op, const char *path,
+                 const struct twt_out_options *opts, char *err, size_t errsize)
 {
-  struct tw_out_options defaults;
-  tw_out *o;
+  struct twt_out_options defaults;
+  twt_out *o;
   int rc;
 
   *op = NULL;
   if (err && errsize)
     err[0] = '\0';
   if (!opts) {
-    tw_out_options_init(&defaults);
+    twt_out_options_init(&defaults);
     opts = &defaults;
   }
   if (!(o = calloc(1, sizeof *o))) {
@@ -315,6 +310,7 @@ int tw_out_open(tw_out **op, const char *path,
   o->level = opts->level >= 1 && opts->level <= 9 ? opts->level :
              DEFAULT_LEVEL;
   snprintf(o->tag, sizeof o->tag, "%s", opts->tag ? opts->tag : "tmp");
+  o->ndjson = opts->ndjson;
   o->set_mode = opts->set_mode;
   o->mode = opts->mode;
   o->set_owner = opts->set_owner;
@@ -323,17 +319,17 @@ int tw_out_open(tw_out **op, const char *path,
   if ((rc = plan(o, path)) != 0) {
     if (err && errsize)
       snprintf(err, errsize, "%s", o->msg);
-    tw_out_close(o);
+    twt_out_close(o);
     return rc;
   }
-  o->gzip = opts->compress == TW_OUT_GZIP ||
-            (opts->compress == TW_OUT_BY_NAME && !o->to_stdout &&
+  o->gzip = opts->compress == TWT_OUT_GZIP ||
+            (opts->compress == TWT_OUT_BY_NAME && !o->to_stdout &&
              has_gz_suffix(path));
   *op = o;
   return 0;
 }
 
-int tw_out_write(tw_out *o, const void *data, size_t len)
+int twt_out_write(twt_out *o, const void *data, size_t len)
 {
   int rc;
 
@@ -371,64 +367,73 @@ int tw_out_write(tw_out *o, const void *data, size_t len)
 
 /* The head, then the newline that the first record's separator leaves
  * (src/layout.h: the head takes the place of its comma). */
-static int write_head(tw_out *o, int object_form)
+static int write_head(twt_out *o, int object_form)
 {
   size_t len;
   const char *head = tw__layout_head(object_form, &len);
-  int rc = tw_out_write(o, head, len);
+  int rc = twt_out_write(o, head, len);
 
-  return rc ? rc : tw_out_write(o, TW__LAYOUT_SEP + 1,
-                                TW__LAYOUT_SEP_LEN - 1);
+  return rc ? rc : twt_out_write(o, TW__LAYOUT_SEP + 1,
+                                 TW__LAYOUT_SEP_LEN - 1);
 }
 
-int tw_out_record(tw_out *o, int object_form, const char *text, size_t len)
+int twt_out_record(twt_out *o, int object_form, const char *text, size_t len)
 {
   int rc;
 
+  if (o->ndjson) {
+    if ((rc = twt_out_write(o, text, len)) != 0 ||
+        (rc = twt_out_write(o, "\n", 1)) != 0)
+      return rc;
+    o->records++;
+    return 0;
+  }
   if (o->records == 0) {
     if ((rc = write_head(o, object_form)) != 0)
       return rc;
-  } else if ((rc = tw_out_write(o, TW__LAYOUT_SEP,
-                                TW__LAYOUT_SEP_LEN)) != 0) {
+  } else if ((rc = twt_out_write(o, TW__LAYOUT_SEP,
+                                 TW__LAYOUT_SEP_LEN)) != 0) {
     return rc;
   }
-  if ((rc = tw_out_write(o, text, len)) != 0)
+  if ((rc = twt_out_write(o, text, len)) != 0)
     return rc;
   o->records++;
   return 0;
 }
 
-int tw_out_end(tw_out *o, int object_form, const char *tail, size_t len)
+int twt_out_end(twt_out *o, int object_form, const char *tail, size_t len)
 {
   int rc;
 
+  if (o->ndjson)
+    return 0;
   if (!tail)
-    tail = tw_read_bracket(object_form, &len);
+    tail = twt_read_bracket(object_form, &len);
   if (o->records == 0) {
     if ((rc = write_head(o, object_form)) != 0)
       return rc;
-  } else if ((rc = tw_out_write(o, "\n", 1)) != 0) {
+  } else if ((rc = twt_out_write(o, "\n", 1)) != 0) {
     return rc;
   }
-  return tw_out_write(o, tail, len);
+  return twt_out_write(o, tail, len);
 }
 
-int tw_out_copy_trace(tw_out *o, tw_reader *r)
+int twt_out_copy_trace(twt_out *o, twt_reader *r)
 {
-  const struct tw_read_info *info = tw_reader_info(r);
-  tw_read_item item;
+  const struct twt_read_info *info = twt_reader_info(r);
+  twt_read_item item;
   int rc;
 
-  while ((rc = tw_reader_next(r, &item)) > 0)
-    if ((rc = tw_out_record(o, info->object_form, item.text,
-                            item.len)) != 0)
+  while ((rc = twt_reader_next(r, &item)) > 0)
+    if ((rc = twt_out_record(o, info->object_form, item.text,
+                             item.len)) != 0)
       return rc;
   if (rc == 0)
-    rc = tw_out_end(o, info->object_form, info->tail, info->tail_len);
+    rc = twt_out_end(o, info->object_form, info->tail, info->tail_len);
   return rc;
 }
 
-int tw_out_same_file(const char *path, const struct stat *st)
+int twt_out_same_file(const char *path, const struct stat *st)
 {
   struct stat o;
 
@@ -436,7 +441,7 @@ int tw_out_same_file(const char *path, const struct stat *st)
          o.st_ino == st->st_ino;
 }
 
-int tw_out_commit(tw_out *o)
+int twt_out_commit(twt_out *o)
 {
   const char *name;
   int rc, fd;
@@ -476,7 +481,7 @@ int tw_out_commit(tw_out *o)
   return 0;
 }
 
-void tw_out_close(tw_out *o)
+void twt_out_close(twt_out *o)
 {
   if (!o)
     return;
@@ -493,27 +498,27 @@ void tw_out_close(tw_out *o)
   free(o);
 }
 
-const char *tw_out_error(const tw_out *o)
+const char *twt_out_error(const twt_out *o)
 {
   return o->msg;
 }
 
-uint64_t tw_out_bytes(const tw_out *o)
+uint64_t twt_out_bytes(const twt_out *o)
 {
   return o->bytes;
 }
 
-uint64_t tw_out_records(const tw_out *o)
+uint64_t twt_out_records(const twt_out *o)
 {
   return o->records;
 }
 
-int tw_out_is_gzip(const tw_out *o)
+int twt_out_is_gzip(const twt_out *o)
 {
   return o->gzip;
 }
 
-int tw_out_is_direct(const tw_out *o)
+int twt_out_is_direct(const twt_out *o)
 {
   return o->direct;
 }

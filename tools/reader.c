@@ -13,18 +13,24 @@
  *    follows it), or at the end of the data.  Padding and commas at the
  *    end of a line are counted, not kept beyond WS_KEEP bytes.  A record
  *    line is yielded if its text is one strictly valid JSON object
- *    (tw__json_validate); otherwise it is dropped and counted.
+ *    (twt_json_check, at most TWT_RECORD_DEPTH deep: the deepest record
+ *    the library writes); otherwise it is dropped and counted.
  *  - The scanner also decides whether the input is already exactly valid
  *    (info.strict): the head, records separated by exactly one comma,
  *    padding only where JSON allows whitespace, one tail line and at most
  *    one newline after it (Perfetto rejects bytes after the final "]"
  *    that fall in a later read chunk).
- *  - tw_reader_next feeds the current chunk to the scanner until a line
+ *  - Which front end reads the file is decided on its first chunk of
+ *    JSON text (sniff): the library's head line followed by a record on
+ *    one line is the crash-layout reader's; anything else goes to the
+ *    general reader (jsonscan.c), which is fed the same chunks.
+ *  - twt_reader_next feeds the current chunk to the scanner until a line
  *    ends with an item to yield, so records come one at a time, and the
  *    record's text is the scanner's line buffer.
  */
-#include "internal.h"     /* config.h first; tw__json_validate */
+#include "internal.h"     /* config.h first */
 #include "layout.h"       /* tw__layout_head, tw__layout_tail */
+#include "jsonscan.h"     /* the general front end; twt_json_check */
 #include "reader.h"
 
 #include <errno.h>
@@ -51,7 +57,8 @@
 #define HEAD_MAX    TW__LAYOUT_HEAD_MAX  /* the longest head */
 #define MSG_MAX     (PATH_MAX + 256)
 #define END_OF_DATA (-1)                 /* what ends the last line */
-#define FOLLOW_MAX  16                   /* TW_READ_FOLLOW's growths */
+#define FOLLOW_MAX  16                   /* TWT_READ_FOLLOW's growths */
+#define MEMBERS_MAX ((size_t)1024 * 1024) /* members of an object kept */
 
 /* The gzip sink rewrites, at every commit, a stored final block holding
  * the tail and the trailer after the deflate data.  A commit cut within
@@ -72,6 +79,8 @@
 #define GZ_HOLD_MAX ((size_t)256 * 1024)
 #define GZ_TAILS    4                    /* the tails looked for */
 #define GZ_TAIL_MAX 8                    /* room for "\n]}\n" */
+_Static_assert(TW__LAYOUT_GZ_END_LEN(GZ_TAIL_MAX) <= GZ_GUARD,
+               "the guard holds a whole stored block and trailer");
 
 /* The state of inflating one gzip file. */
 typedef struct gzsrc {
@@ -122,16 +131,16 @@ typedef struct run {
   int extra_odd;           /* ... some of them not spaces */
 } run;
 
-struct tw_reader {
+struct twt_reader {
   /* The file. */
   char *name;              /* named in messages */
   int fd;
   int own_fd;              /* close fd at the end */
   uint64_t size;           /* its size when opened (or rewound) */
   uint64_t pos;            /* the next offset to read */
-  unsigned follows;        /* times size grew (TW_READ_FOLLOW) */
+  unsigned follows;        /* times size grew (TWT_READ_FOLLOW) */
   size_t max_record;
-  unsigned flags;          /* TW_READ_* */
+  unsigned flags;          /* TWT_READ_* */
   int err;                 /* the first error: sticky */
   char msg[MSG_MAX];       /* its message */
 
@@ -165,16 +174,25 @@ struct tw_reader {
   int strict;              /* exactly valid so far */
   char tail[TAIL_MAX];     /* the last valid tail line */
 
-  struct tw_read_info info;
-  tw_read_item item;       /* the item to yield */
+  struct twt_read_info info;
+  twt_read_item item;       /* the item to yield */
   int ready;               /* ... is there */
+
+  twt_rec rec;              /* the members of the record yielded */
+
+  /* The front end. */
+  int mode;                /* MODE_*: decided on the first chunk */
+  twt_scan *js;            /* the general reader */
+  char *gtail;             /* its tail: "]", members, "}" */
 };
+
+enum { MODE_UNKNOWN, MODE_LAYOUT, MODE_GENERAL };
 
 /* =========================================================== errors */
 
 /* Record the first error, "NAME: message", and return rc. */
 PRINTF_LIKE(3, 4)
-static int fail(tw_reader *r, int rc, const char *fmt, ...)
+static int fail(twt_reader *r, int rc, const char *fmt, ...)
 {
   va_list ap;
   int n;
@@ -192,7 +210,7 @@ static int fail(tw_reader *r, int rc, const char *fmt, ...)
 }
 
 /* A failed system call: -errno, "NAME: what: strerror". */
-static int sys_fail(tw_reader *r, const char *what)
+static int sys_fail(twt_reader *r, const char *what)
 {
   int e = errno ? errno : EIO;
 
@@ -292,7 +310,7 @@ static size_t trim_end(const char *p, size_t n, uint64_t *commas, int *odd)
 /* =========================================================== the line */
 
 /* Make room for need bytes in the line buffer. */
-static int line_reserve(tw_reader *r, size_t need)
+static int line_reserve(twt_reader *r, size_t need)
 {
   char *p;
   size_t cap;
@@ -309,7 +327,7 @@ static int line_reserve(tw_reader *r, size_t need)
   return 0;
 }
 
-const char *tw_read_bracket(int object_form, size_t *len)
+const char *twt_read_bracket(int object_form, size_t *len)
 {
   size_t n;
   const char *t = tw__layout_tail(object_form, &n);
@@ -328,14 +346,20 @@ const char *tw_read_bracket(int object_form, size_t *len)
 static int is_tail_prefix(int object_form, const char *text, size_t n)
 {
   size_t len;
-  const char *bracket = tw_read_bracket(object_form, &len);
+  const char *bracket = twt_read_bracket(object_form, &len);
 
   return n <= len && memcmp(text, bracket, n) == 0;
 }
 
 /* Yield an item at the end of the current call. */
-static void yield(tw_reader *r, int kind, const char *text, size_t len)
+static void yield(twt_reader *r, int kind, const char *text, size_t len)
 {
+  r->item.rec = NULL;
+  if (kind == TWT_ITEM_RECORD && (r->flags & TWT_READ_MEMBERS)) {
+    r->rec.text = text;
+    r->rec.len = len;
+    r->item.rec = &r->rec;
+  }
   r->item.kind = kind;
   r->item.text = text;
   r->item.len = len;
@@ -345,7 +369,7 @@ static void yield(tw_reader *r, int kind, const char *text, size_t len)
 }
 
 /* Count a dropped line of bytes; yield it if asked to. */
-static void drop(tw_reader *r, int record, uint64_t bytes)
+static void drop(twt_reader *r, int record, uint64_t bytes)
 {
   r->strict = 0;
   if (record) {
@@ -354,24 +378,24 @@ static void drop(tw_reader *r, int record, uint64_t bytes)
   } else {
     r->info.junk_bytes += bytes;
   }
-  if (r->flags & TW_READ_DROPPED)
-    yield(r, record ? TW_ITEM_CUT : TW_ITEM_JUNK, NULL, (size_t)bytes);
+  if (r->flags & TWT_READ_DROPPED)
+    yield(r, record ? TWT_ITEM_CUT : TWT_ITEM_JUNK, NULL, (size_t)bytes);
 }
 
 /* The first line of text after the head is not a complete record. */
-static int first_line_error(tw_reader *r, int record_like)
+static int first_line_error(twt_reader *r, int record_like)
 {
   if (record_like)
-    return fail(r, TW_READ_ENORECORD, "its first record (line %" PRIu64
+    return fail(r, TWT_READ_ENORECORD, "its first record (line %" PRIu64
                 ") is cut or invalid: no complete record to keep",
                 r->line_no);
-  return fail(r, TW_READ_ENOTTRACE, "not a tracewriter trace: line %"
+  return fail(r, TWT_READ_ENOTTRACE, "not a tracewriter trace: line %"
               PRIu64 " is not a JSON object", r->line_no);
 }
 
 /* Account for n more bytes of a skipped line (its padding and commas at
  * the end not counted). */
-static void junk_add(tw_reader *r, const char *p, size_t n)
+static void junk_add(twt_reader *r, const char *p, size_t n)
 {
   uint64_t commas = 0;
   size_t k = trim_end(p, n, &commas, NULL);
@@ -386,7 +410,7 @@ static void junk_add(tw_reader *r, const char *p, size_t n)
 
 /* Stop storing the current line: it cannot be kept.  The first line of
  * text after the head must be the first record: fail there. */
-static int to_junk(tw_reader *r)
+static int to_junk(twt_reader *r)
 {
   r->junk_record = r->state == ST_RECORD;
   r->junk_content = r->content;
@@ -399,7 +423,7 @@ static int to_junk(tw_reader *r)
 }
 
 /* Add n bytes (no newline or NUL among them) to a record or tail line. */
-static int line_add(tw_reader *r, const char *p, size_t n)
+static int line_add(twt_reader *r, const char *p, size_t n)
 {
   int record = r->state == ST_RECORD, odd = 0;
   uint64_t commas = 0;
@@ -417,7 +441,7 @@ static int line_add(tw_reader *r, const char *p, size_t n)
        * the text, or too long: not a line the library writes, unless it
        * is a record longer than max_record. */
       if (record && !r->run.extra_odd)
-        return fail(r, TW_READ_ELINE, "line %" PRIu64 " (byte %" PRIu64
+        return fail(r, TWT_READ_ELINE, "line %" PRIu64 " (byte %" PRIu64
                     ") is a record of more than %zu bytes; raise "
                     "--max-line to read it", r->line_no, r->line_off,
                     r->max_record);
@@ -458,14 +482,19 @@ static int line_add(tw_reader *r, const char *p, size_t n)
 
 /* 1 if the record line so far is one JSON object: its length in *len;
  * *glued if the old tail follows it. */
-static int record_complete(const tw_reader *r, size_t *len, int *glued)
+static int record_complete(const twt_reader *r, size_t *len, int *glued)
 {
   const char *t = r->line;
   size_t q = r->content;
 
   *glued = 0;
   *len = q;
-  if (tw__json_validate(t, q) == 0)
+  twt_member_fn fn = (r->flags & TWT_READ_MEMBERS) ? twt_rec_take : NULL;
+
+  if (fn)
+    twt_rec_take((void *)&r->rec, NULL, 0, 0, 0);
+  if (twt_json_check_ex(t, q, TWT_RECORD_DEPTH, NULL, fn,
+                        (void *)&r->rec) == 0)
     return 1;
   /* The old tail glued after it: a commit that overwrote only the tail's
    * first byte leaves "{...},]" or "{...},]}". */
@@ -474,7 +503,10 @@ static int record_complete(const tw_reader *r, size_t *len, int *glued)
     uint64_t between = 0;           /* commas before the old tail */
     size_t g = trim_end(t, t[q - 1] == ']' ? q - 1 : q - 2, &between,
                         NULL);
-    if (g > 0 && tw__json_validate(t, g) == 0) {
+    if (fn)
+      twt_rec_take((void *)&r->rec, NULL, 0, 0, 0);
+    if (g > 0 && twt_json_check_ex(t, g, TWT_RECORD_DEPTH, NULL, fn,
+                                   (void *)&r->rec) == 0) {
       *glued = 1;
       *len = g;
       return 1;
@@ -484,7 +516,7 @@ static int record_complete(const tw_reader *r, size_t *len, int *glued)
 }
 
 /* A record line ended: yield it if its text is one JSON object. */
-static int take_record(tw_reader *r, int terminated)
+static int take_record(twt_reader *r, int terminated)
 {
   const char *t = r->line;
   size_t q;
@@ -503,20 +535,20 @@ static int take_record(tw_reader *r, int terminated)
     r->strict = 0;
   r->commas = glued ? 0 : r->run.commas;
   r->info.records++;
-  yield(r, TW_ITEM_RECORD, t, q);
+  yield(r, TWT_ITEM_RECORD, t, q);
   return 0;
 }
 
 /* A line beginning with "]" ended: the tail if head + its text is valid
  * JSON. */
-static void take_tail(tw_reader *r, int term)
+static void take_tail(twt_reader *r, int term)
 {
   char doc[HEAD_MAX + TAIL_MAX];
   size_t n = r->content;
 
   memcpy(doc, r->head, r->head_len);
   memcpy(doc + r->head_len, r->line, n);
-  if (tw__json_validate(doc, r->head_len + n) != 0) {
+  if (twt_json_check(doc, r->head_len + n, TWT_RECORD_DEPTH, NULL) != 0) {
     if (is_tail_prefix(r->info.object_form, r->line, n))
       r->strict = 0;                /* the tail, cut: nothing lost */
     else
@@ -538,7 +570,7 @@ static void take_tail(tw_reader *r, int term)
 
 /* The current line ended at term: a newline, a NUL, or END_OF_DATA.
  * Classify it; the scanner goes back between lines. */
-static int line_end(tw_reader *r, int term)
+static int line_end(twt_reader *r, int term)
 {
   enum state s = r->state;
   int rc = 0;
@@ -557,7 +589,7 @@ static int line_end(tw_reader *r, int term)
 }
 
 /* A line of text begins with c at offset. */
-static int line_begin(tw_reader *r, char c, uint64_t offset)
+static int line_begin(twt_reader *r, char c, uint64_t offset)
 {
   r->line_off = offset;
   r->tail_last = 0;
@@ -589,7 +621,7 @@ static int line_begin(tw_reader *r, char c, uint64_t offset)
 /* ======================================================== the scanner */
 
 /* 1 if line 1 so far is exactly the head of the form. */
-static int is_head(const tw_reader *r, int object_form)
+static int is_head(const twt_reader *r, int object_form)
 {
   size_t len;
   const char *head = tw__layout_head(object_form, &len);
@@ -598,17 +630,17 @@ static int is_head(const tw_reader *r, int object_form)
 }
 
 /* "not a tracewriter trace: the first line is not '[' or '{...['" */
-static int not_head(tw_reader *r, const char *what)
+static int not_head(twt_reader *r, const char *what)
 {
   size_t l0, l1;
   const char *h0 = tw__layout_head(0, &l0), *h1 = tw__layout_head(1, &l1);
 
-  return fail(r, TW_READ_ENOTTRACE, "not a tracewriter trace: %s '%.*s' "
+  return fail(r, TWT_READ_ENOTTRACE, "not a tracewriter trace: %s '%.*s' "
               "or '%.*s'", what, (int)l0, h0, (int)l1, h1);
 }
 
 /* Scan line 1 in p[0..n).  Returns the bytes used, or a negative code. */
-static ptrdiff_t scan_head(tw_reader *r, const char *p, size_t n)
+static ptrdiff_t scan_head(twt_reader *r, const char *p, size_t n)
 {
   size_t i = 0;
 
@@ -633,8 +665,8 @@ static ptrdiff_t scan_head(tw_reader *r, const char *p, size_t n)
         r->info.object_form = 1;
       else
         return not_head(r, "the first line is not");
-      r->info.tail = tw_read_bracket(r->info.object_form,
-                                     &r->info.tail_len);
+      r->info.tail = twt_read_bracket(r->info.object_form,
+                                      &r->info.tail_len);
       r->state = ST_BETWEEN;
       r->line_no = 2;
       break;
@@ -648,7 +680,7 @@ static ptrdiff_t scan_head(tw_reader *r, const char *p, size_t n)
 
 /* Scan the padding between lines in p[0..n), up to the first byte of a
  * line's text (not used).  Returns the bytes used, or a negative code. */
-static ptrdiff_t scan_between(tw_reader *r, const char *p, size_t n)
+static ptrdiff_t scan_between(twt_reader *r, const char *p, size_t n)
 {
   size_t i = 0;
   int rc;
@@ -692,7 +724,7 @@ static ptrdiff_t scan_between(tw_reader *r, const char *p, size_t n)
 
 /* Scan the inside of a line in p[0..n), up to and including its newline
  * or NUL.  Returns the bytes used, or a negative code. */
-static ptrdiff_t scan_line(tw_reader *r, const char *p, size_t n)
+static ptrdiff_t scan_line(twt_reader *r, const char *p, size_t n)
 {
   const char *end = memchr(p, '\n', n);
   size_t seg = end ? (size_t)(end - p) : n;
@@ -719,11 +751,159 @@ static ptrdiff_t scan_line(tw_reader *r, const char *p, size_t n)
   return (ptrdiff_t)seg + 1;
 }
 
+static void note_gzip(twt_reader *r);
+
+/* 1 if the text that begins with p[0..n) (all of it if at_end) is in
+ * the library's layout: the head line, then a record on one line (or
+ * only NULs and whitespace, or a head cut short: a crash's leftovers,
+ * which the crash-layout reader explains). */
+static int sniff_layout(const char *p, size_t n, int at_end)
+{
+  size_t i, k;
+
+  if (n > 0 && p[0] == '\0')
+    return 1;
+  for (int form = 0; form < 2; form++) {
+    size_t hl;
+    const char *head = tw__layout_head(form, &hl);
+    const char *q, *nl;
+
+    if (n <= hl)
+      return memcmp(p, head, n) == 0 && (at_end || n < hl);
+    if (memcmp(p, head, hl) != 0 || p[hl] != '\n')
+      continue;
+    q = p + hl + 1;
+    k = n - hl - 1;
+    if (k == 0 || q[0] != '{')
+      return k == 0 || q[0] == '\0' || q[0] == ' ';
+    if (!(nl = memchr(q, '\n', k)))
+      return 1;                     /* one long line, or cut */
+    for (i = (size_t)(nl - q); i > 0 && (q[i - 1] == ' ' ||
+                                         q[i - 1] == ',' ||
+                                         q[i - 1] == '\r'); i--)
+      continue;
+    return i > 0 && q[i - 1] == '}';
+  }
+  return 0;
+}
+
+/* Feed p[0..n) to the general reader until an item is ready. */
+static ptrdiff_t scan_general(twt_reader *r, const char *p, size_t n)
+{
+  twt_scan_rec rec;
+  int ready;
+  ptrdiff_t k = twt_scan_feed(r->js, p, n, &rec, &ready);
+
+  r->info.object_form = twt_scan_info(r->js)->object_form;
+  r->info.members = twt_scan_info(r->js)->members;
+  r->info.members_len = twt_scan_info(r->js)->members_len;
+
+  if (k < 0) {
+    int rc = (int)k == TWT_SCAN_ETOOBIG ? TWT_READ_ELINE :
+             (int)k == TWT_SCAN_ENOTTRACE ? TWT_READ_ENOTTRACE : (int)k;
+    return fail(r, rc, "%s", twt_scan_error(r->js));
+  }
+  if (ready) {
+    r->line_off = rec.offset;
+    r->line_no = 0;
+    if (rec.dropped) {
+      r->info.dropped_records++;
+      r->info.dropped_bytes += rec.len;
+      if (r->flags & TWT_READ_DROPPED)
+        yield(r, TWT_ITEM_CUT, NULL, rec.len);
+    } else {
+      r->info.records++;
+      yield(r, TWT_ITEM_RECORD, rec.text, rec.len);
+    }
+  }
+  return k;
+}
+
+/* The end of the data, for the general reader. */
+static int finish_general(twt_reader *r)
+{
+  const struct twt_scan_info *in = twt_scan_info(r->js);
+  int rc = twt_scan_end(r->js);
+  size_t len;
+
+  if (rc != 0) {
+    rc = rc == TWT_SCAN_ENOTTRACE ? TWT_READ_ENOTTRACE : rc;
+    fail(r, rc, "%s", twt_scan_error(r->js));
+    note_gzip(r);
+    return rc;
+  }
+  if (in->records == 0 && in->cut) {
+    rc = fail(r, TWT_READ_ENORECORD, "cut before the end of its first "
+              "record: no record to keep");
+    note_gzip(r);
+    return rc;
+  }
+  r->info.object_form = in->object_form;
+  r->info.bom = in->bom;
+  r->info.skipped = in->skipped;
+  r->info.stray_commas = in->stray_commas;
+  r->info.members_dropped = in->members_dropped;
+  r->info.cut = in->cut;
+  r->info.stopped = in->stopped;
+  r->info.stop_offset = in->stop_offset;
+  r->info.stop_why = in->stop_why;
+  r->info.had_tail = in->done;
+  /* The tail to write: the bracket, and for the object form the other
+   * members, without the whitespace between their tokens. */
+  free(r->gtail);
+  len = in->members_len;
+  if (!(r->gtail = malloc(len + 3)))
+    return fail(r, -ENOMEM, "out of memory");
+  r->gtail[0] = ']';
+  len = 1 + twt_json_compact(r->gtail + 1, in->members ? in->members : "",
+                             len);
+  if (in->object_form)
+    r->gtail[len++] = '}';
+  r->gtail[len] = '\0';
+  r->info.tail = r->gtail;
+  r->info.tail_len = len;
+  r->state = ST_DONE;
+  r->info.ended = 1;
+  r->info.strict = in->strict && in->done &&
+                   (!r->info.gzip || (r->gz.clean &&
+                                      r->info.gzip_members == 1 &&
+                                      r->info.gzip_trailing == 0));
+  return 0;
+}
+
+/* Decide the front end on the first chunk p[0..n). */
+static int choose(twt_reader *r, const char *p, size_t n)
+{
+  if (r->flags & TWT_READ_LAYOUT)
+    r->mode = MODE_LAYOUT;
+  else if (r->flags & TWT_READ_GENERAL)
+    r->mode = MODE_GENERAL;
+  else
+    r->mode = sniff_layout(p, n, r->src_end) ? MODE_LAYOUT : MODE_GENERAL;
+  if (r->mode == MODE_GENERAL) {
+    r->info.general = 1;
+    if (!(r->js = twt_scan_new(r->max_record, MEMBERS_MAX)))
+      return fail(r, -ENOMEM, "out of memory");
+    if (r->flags & TWT_READ_MEMBERS)
+      twt_scan_on_member(r->js, twt_rec_take, &r->rec);
+  }
+  return 0;
+}
+
 /* Scan p[0..n) until an item is ready.  Returns the bytes used, or a
  * negative code. */
-static ptrdiff_t scan(tw_reader *r, const char *p, size_t n)
+static ptrdiff_t scan(twt_reader *r, const char *p, size_t n)
 {
   size_t used = 0;
+
+  if (r->mode == MODE_UNKNOWN && choose(r, p, n) != 0)
+    return r->err;
+  if (r->mode == MODE_GENERAL) {
+    ptrdiff_t k = scan_general(r, p, n);
+    if (k > 0)
+      r->offset += (uint64_t)k;
+    return k;
+  }
 
   while (used < n && !r->ready) {
     ptrdiff_t k;
@@ -753,7 +933,7 @@ static ptrdiff_t scan(tw_reader *r, const char *p, size_t n)
 }
 
 /* Add to the message of an error at the end of a damaged gzip member. */
-static void note_gzip(tw_reader *r)
+static void note_gzip(twt_reader *r)
 {
   size_t l = strlen(r->msg);
 
@@ -764,19 +944,23 @@ static void note_gzip(tw_reader *r)
 }
 
 /* The end of the data: classify the last line, then check the whole. */
-static int scan_finish(tw_reader *r)
+static int scan_finish(twt_reader *r)
 {
   int rc;
 
+  if (r->mode == MODE_UNKNOWN && r->offset == 0 && choose(r, "", 0) != 0)
+    return r->err;
+  if (r->mode == MODE_GENERAL)
+    return finish_general(r);
   if (r->state == ST_HEAD) {
     if (r->offset == 0)
-      rc = fail(r, TW_READ_ENOTTRACE, "empty%s: not a trace",
+      rc = fail(r, TWT_READ_ENOTTRACE, "empty%s: not a trace",
                 r->info.gzip ? " once decompressed" : " file");
     else if (r->head_len == 0)      /* a writer killed as it opened it? */
-      rc = fail(r, TW_READ_ENORECORD,
+      rc = fail(r, TWT_READ_ENORECORD,
                 "only whitespace or NUL bytes: no record to keep");
     else if (is_head(r, 0) || is_head(r, 1))
-      rc = fail(r, TW_READ_ENORECORD,
+      rc = fail(r, TWT_READ_ENORECORD,
                 "cut right after its head: no record to keep");
     else
       rc = not_head(r, "the first line is not");
@@ -786,7 +970,7 @@ static int scan_finish(tw_reader *r)
   if (r->state != ST_BETWEEN)
     return line_end(r, END_OF_DATA);
   if (r->info.records == 0) {
-    rc = fail(r, TW_READ_ENORECORD, "cut before the end of its first "
+    rc = fail(r, TWT_READ_ENORECORD, "cut before the end of its first "
               "record: no record to keep");
     note_gzip(r);
     return rc;
@@ -795,24 +979,25 @@ static int scan_finish(tw_reader *r)
   r->info.ended = 1;
   r->info.strict = r->strict && r->tail_last &&
                    (!r->info.gzip || (r->gz.clean &&
+                                      r->info.gzip_members == 1 &&
                                       r->info.gzip_trailing == 0));
   return 0;
 }
 
 /* ======================================================= the sources */
 
-/* With TW_READ_FOLLOW, at the end of a plain file's size inside a record
+/* With TWT_READ_FOLLOW, at the end of a plain file's size inside a record
  * line that is not yet a complete record (one being appended): 1 if the
  * file has grown since, and size with it.  Not inside a line that may be
  * complete: the bytes after it may be those of a commit that has since
  * overwritten the old tail after it. */
-static int follow(tw_reader *r)
+static int follow(twt_reader *r)
 {
   struct stat st;
   size_t len;
   int glued;
 
-  if (!(r->flags & TW_READ_FOLLOW) || r->info.gzip ||
+  if (!(r->flags & TWT_READ_FOLLOW) || r->info.gzip ||
       r->follows >= FOLLOW_MAX || r->state != ST_RECORD ||
       record_complete(r, &len, &glued) || fstat(r->fd, &st) != 0 ||
       (uint64_t)st.st_size <= r->size)
@@ -825,7 +1010,7 @@ static int follow(tw_reader *r)
 
 /* pread(2) of up to size bytes at r->pos, not past the file's size at
  * open, retrying EINTR.  The bytes read, 0 at the end, or a code. */
-static ssize_t read_at(tw_reader *r, void *buf, size_t size)
+static ssize_t read_at(twt_reader *r, void *buf, size_t size)
 {
   if (r->pos >= r->size && !follow(r))
     return 0;
@@ -843,7 +1028,7 @@ static ssize_t read_at(tw_reader *r, void *buf, size_t size)
 }
 
 /* The next chunk of a plain file: *n = 0 at the end.  0 or a code. */
-static int plain_next(tw_reader *r, const char **p, size_t *n)
+static int plain_next(twt_reader *r, const char **p, size_t *n)
 {
   ssize_t k = read_at(r, r->ibuf, READ_BUF);
 
@@ -854,7 +1039,7 @@ static int plain_next(tw_reader *r, const char **p, size_t *n)
   return 0;
 }
 
-static void gz_end(tw_reader *r)
+static void gz_end(twt_reader *r)
 {
   if (r->gz.z_ready)
     inflateEnd(&r->gz.z);
@@ -865,7 +1050,7 @@ static void gz_end(tw_reader *r)
   r->gz.out = NULL;
 }
 
-static int gz_start(tw_reader *r)
+static int gz_start(twt_reader *r)
 {
   gzsrc *g = &r->gz;
   int zr;
@@ -875,7 +1060,7 @@ static int gz_start(tw_reader *r)
   g->crc = crc32(0, NULL, 0);
   for (int i = 0; i < GZ_TAILS; i++) {
     size_t len;
-    const char *bracket = tw_read_bracket(i % 2, &len);
+    const char *bracket = twt_read_bracket(i % 2, &len);
     snprintf(g->tails[i], GZ_TAIL_MAX, "\n%.*s%s", (int)len, bracket,
              i < 2 ? "" : "\n");
     g->tail_crc[i] = crc32(crc32(0, NULL, 0),
@@ -889,7 +1074,7 @@ static int gz_start(tw_reader *r)
   if (!(g->out = malloc(READ_BUF)))
     return fail(r, -ENOMEM, "out of memory");
   if ((zr = inflateInit2(&g->z, 16 + 15)) != Z_OK)
-    return fail(r, zr == Z_MEM_ERROR ? -ENOMEM : TW_READ_EZLIB,
+    return fail(r, zr == Z_MEM_ERROR ? -ENOMEM : TWT_READ_EZLIB,
                 "inflateInit2 failed (zlib %s)", zlibVersion());
   g->z_ready = 1;
   return 0;
@@ -897,7 +1082,7 @@ static int gz_start(tw_reader *r)
 
 /* n bytes of output, inflated from input up to g->consumed: given at once
  * (*p, *pn) or held back. */
-static int gz_output(tw_reader *r, const char *out, size_t n,
+static int gz_output(twt_reader *r, const char *out, size_t n,
                      const char **p, size_t *pn)
 {
   gzsrc *g = &r->gz;
@@ -933,32 +1118,22 @@ static int gz_output(tw_reader *r, const char *out, size_t n,
 /* At a block boundary, consumed bytes into the file: is the rest of the
  * file what is left of the stored block and trailer that a commit ending
  * here wrote? */
-static void gz_boundary(tw_reader *r)
+static void gz_boundary(twt_reader *r)
 {
   gzsrc *g = &r->gz;
 
   if (g->overflow || g->consumed < g->guard)
     return;
   for (int i = 0; i < GZ_TAILS; i++) {
-    size_t tl = strlen(g->tails[i]), el = 5 + tl + 8, m;
-    unsigned char e[5 + 4 + 8];
+    size_t tl = strlen(g->tails[i]), el = TW__LAYOUT_GZ_END_LEN(tl), m;
+    unsigned char e[TW__LAYOUT_GZ_END_LEN(GZ_TAIL_MAX)];
     uLong crc;
-    uint64_t isize;
 
     if (r->size - g->consumed != el || el > g->end_len)
       continue;
-    e[0] = 0x01;                    /* final stored block, LEN, ~LEN */
-    e[1] = (unsigned char)(tl & 0xff);
-    e[2] = (unsigned char)(tl >> 8);
-    e[3] = (unsigned char)(~tl & 0xff);
-    e[4] = (unsigned char)((~tl >> 8) & 0xff);
-    memcpy(e + 5, g->tails[i], tl);
     crc = crc32_combine(g->crc, g->tail_crc[i], (z_off_t)tl);
-    isize = g->out_total + tl;
-    for (int b = 0; b < 4; b++) {
-      e[5 + tl + b] = (unsigned char)(crc >> (8 * b));
-      e[9 + tl + b] = (unsigned char)(isize >> (8 * b));
-    }
+    tw__layout_gzip_end(e, g->tails[i], tl, (uint32_t)crc,
+                        (uint32_t)(g->out_total + tl));
     for (m = 0; m < el && g->end[g->end_len - 1 - m] == e[el - 1 - m]; m++)
       continue;
     if (m > 0) {
@@ -969,7 +1144,7 @@ static void gz_boundary(tw_reader *r)
 }
 
 /* Inflate is over: decide what of the held output is used. */
-static void gz_finish(tw_reader *r)
+static void gz_finish(twt_reader *r)
 {
   gzsrc *g = &r->gz;
   size_t use = g->hold_len;
@@ -988,8 +1163,25 @@ static void gz_finish(tw_reader *r)
   g->z_ready = 0;
 }
 
+/* At the end of a gzip member: 1 if another one follows (its magic
+ * bytes), with inflate ready for it, as gzip -d reads several. */
+static int gz_next_member(twt_reader *r)
+{
+  gzsrc *g = &r->gz;
+  unsigned char magic[2];
+
+  if (r->size - g->consumed < 18 ||
+      pread(r->fd, magic, 2, (off_t)g->consumed) != 2 ||
+      magic[0] != 0x1f || magic[1] != 0x8b ||
+      inflateReset(&g->z) != Z_OK)
+    return 0;
+  g->crc = crc32(0, NULL, 0);
+  g->out_total = 0;
+  return 1;
+}
+
 /* The next chunk of a gzip file: *n = 0 at the end.  0 or a code. */
-static int gz_next(tw_reader *r, const char **p, size_t *n)
+static int gz_next(twt_reader *r, const char **p, size_t *n)
 {
   gzsrc *g = &r->gz;
 
@@ -1033,6 +1225,9 @@ static int gz_next(tw_reader *r, const char **p, size_t *n)
       return rc;
     if (r->info.gzip_corrupt) {
       gz_finish(r);
+    } else if (zr == Z_STREAM_END && ++r->info.gzip_members &&
+               gz_next_member(r)) {
+      g->clean = 0;                 /* another member follows */
     } else if (zr == Z_STREAM_END) {
       g->clean = 1;
       r->info.gzip_trailing = r->size - g->consumed;
@@ -1040,7 +1235,7 @@ static int gz_next(tw_reader *r, const char **p, size_t *n)
     } else if (zr == Z_MEM_ERROR) {
       return fail(r, -ENOMEM, "out of memory in inflate");
     } else if (zr == Z_STREAM_ERROR) {
-      return fail(r, TW_READ_EZLIB, "inflate failed");
+      return fail(r, TWT_READ_EZLIB, "inflate failed");
     } else {
       if (g->z.data_type & 128)
         gz_boundary(r);
@@ -1067,7 +1262,7 @@ static int gz_next(tw_reader *r, const char **p, size_t *n)
 }
 
 /* Make the next chunk current; r->src_end at the end. */
-static int next_chunk(tw_reader *r)
+static int next_chunk(twt_reader *r)
 {
   const char *p = NULL;
   size_t n = 0;
@@ -1086,7 +1281,7 @@ static int next_chunk(tw_reader *r)
 /* ============================================================ the API */
 
 /* Reset the reader to the start of its file. */
-static int start(tw_reader *r)
+static int start(twt_reader *r)
 {
   unsigned char magic[2];
   struct stat st;
@@ -1117,6 +1312,9 @@ static int start(tw_reader *r)
   r->after_tail = r->tail_last = 0;
   r->strict = 1;
   r->ready = 0;
+  r->mode = MODE_UNKNOWN;
+  twt_scan_free(r->js);
+  r->js = NULL;
 
   if (fstat(r->fd, &st) != 0)
     return sys_fail(r, "stat");
@@ -1127,7 +1325,7 @@ static int start(tw_reader *r)
   r->size = (uint64_t)st.st_size;
   r->info.input_bytes = r->size;
   if (r->size == 0)
-    return fail(r, TW_READ_ENOTTRACE, "empty file: not a trace");
+    return fail(r, TWT_READ_ENOTTRACE, "empty file: not a trace");
   r->info.gzip = pread(r->fd, magic, 2, 0) == 2 && magic[0] == 0x1f &&
                  magic[1] == 0x8b;
   if (r->info.gzip)
@@ -1137,11 +1335,11 @@ static int start(tw_reader *r)
 
 /* The reader of fd, named name: allocated and started, or NULL with the
  * message in err. */
-static int open_reader(tw_reader **rp, int fd, int own_fd, const char *name,
-                       const struct tw_read_options *opts,
+static int open_reader(twt_reader **rp, int fd, int own_fd, const char *name,
+                       const struct twt_read_options *opts,
                        char *err, size_t errsize)
 {
-  tw_reader *r = calloc(1, sizeof *r);
+  twt_reader *r = calloc(1, sizeof *r);
   int rc;
 
   *rp = NULL;
@@ -1158,11 +1356,11 @@ static int open_reader(tw_reader **rp, int fd, int own_fd, const char *name,
   }
   r->fd = fd;
   r->own_fd = own_fd;
-  r->max_record = TW_READ_DEFAULT_MAX_RECORD;
+  r->max_record = TWT_READ_DEFAULT_MAX_RECORD;
   if (opts) {
     if (opts->max_record)
-      r->max_record = opts->max_record < TW_READ_MIN_MAX_RECORD ?
-                      TW_READ_MIN_MAX_RECORD : opts->max_record;
+      r->max_record = opts->max_record < TWT_READ_MIN_MAX_RECORD ?
+                      TWT_READ_MIN_MAX_RECORD : opts->max_record;
     if (r->max_record > SIZE_MAX / 4)  /* no overflow in the sums */
       r->max_record = SIZE_MAX / 4;
     r->flags = opts->flags;
@@ -1170,16 +1368,16 @@ static int open_reader(tw_reader **rp, int fd, int own_fd, const char *name,
   if ((rc = start(r)) != 0) {
     if (err && errsize)
       snprintf(err, errsize, "%s", r->msg);
-    tw_reader_close(r);
+    twt_reader_close(r);
     return rc;
   }
   *rp = r;
   return 0;
 }
 
-int tw_reader_open(tw_reader **rp, const char *path,
-                   const struct tw_read_options *opts,
-                   char *err, size_t errsize)
+int twt_reader_open(twt_reader **rp, const char *path,
+                    const struct twt_read_options *opts,
+                    char *err, size_t errsize)
 {
   int fd, flags;
 
@@ -1203,16 +1401,16 @@ int tw_reader_open(tw_reader **rp, const char *path,
   return open_reader(rp, fd, 1, path, opts, err, errsize);
 }
 
-int tw_reader_open_fd(tw_reader **rp, int fd, const char *name,
-                      const struct tw_read_options *opts,
-                      char *err, size_t errsize)
+int twt_reader_open_fd(twt_reader **rp, int fd, const char *name,
+                       const struct twt_read_options *opts,
+                       char *err, size_t errsize)
 {
   if (err && errsize)
     err[0] = '\0';
   return open_reader(rp, fd, 0, name ? name : "(fd)", opts, err, errsize);
 }
 
-int tw_reader_next(tw_reader *r, tw_read_item *item)
+int twt_reader_next(twt_reader *r, twt_read_item *item)
 {
   int rc;
 
@@ -1241,33 +1439,35 @@ int tw_reader_next(tw_reader *r, tw_read_item *item)
   return r->err;
 }
 
-int tw_reader_rewind(tw_reader *r)
+int twt_reader_rewind(twt_reader *r)
 {
   return start(r);
 }
 
-const struct tw_read_info *tw_reader_info(const tw_reader *r)
+const struct twt_read_info *twt_reader_info(const twt_reader *r)
 {
   return &r->info;
 }
 
-const char *tw_reader_error(const tw_reader *r)
+const char *twt_reader_error(const twt_reader *r)
 {
   return r->msg;
 }
 
-int tw_reader_fd(const tw_reader *r)
+int twt_reader_fd(const twt_reader *r)
 {
   return r->fd;
 }
 
-void tw_reader_close(tw_reader *r)
+void twt_reader_close(twt_reader *r)
 {
   if (!r)
     return;
   gz_end(r);
   if (r->own_fd && r->fd >= 0)
     close(r->fd);
+  twt_scan_free(r->js);
+  free(r->gtail);
   free(r->line);
   free(r->ibuf);
   free(r->name);

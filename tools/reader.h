@@ -39,21 +39,33 @@
  * Padding (spaces, NULs) is skipped 32 bytes at a time.
  *
  * A reader reads only regular files, up to the size they had when it was
- * opened (TW_READ_FOLLOW: or a little further), with pread(2): a file
+ * opened (TWT_READ_FOLLOW: or a little further), with pread(2): a file
  * that another process is writing can be read (each record read is then
  * one the writer wrote, or dropped as cut), and the reader never writes.
  * One reader is not thread-safe; different readers are independent.  No
  * function prints or exits.
  *
+ * Two front ends: a file that begins as the library's files do (the
+ * head line, then a record on one line) is read by the crash-layout
+ * reader described above; any other file -- a Chrome Trace Event JSON
+ * document of any shape, from any program -- by the general reader
+ * (tools/jsonscan.h), chosen by sniffing its first bytes, never its name
+ * (TWT_READ_LAYOUT and TWT_READ_GENERAL force one).  Both yield the same
+ * items; the general reader's TWT_ITEM_CUT items are records that are not
+ * valid JSON, and its info.tail, for the object form, holds the
+ * document's other members: "],\"key\":value...}".
+ *
  * These functions are for the command-line tool (repair, snapshot, and
  * the commands built on them) and its tests; they are not part of
  * libtracewriter.
  */
-#ifndef TW_TOOLS_READER_H
-#define TW_TOOLS_READER_H
+#ifndef TWT_TOOLS_READER_H
+#define TWT_TOOLS_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "records.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,52 +73,60 @@ extern "C" {
 
 /* Errors besides the negated errno of a failed system call (-ENOENT,
  * -EACCES, -EISDIR for a directory, -EINVAL for a file that is not a
- * regular file, -ENOMEM ...).  The message (tw_reader_error) always
+ * regular file, -ENOMEM ...).  The message (twt_reader_error) always
  * explains, naming the file. */
-#define TW_READ_ENOTTRACE (-3001) /* not a tracewriter trace: empty, the
+#define TWT_READ_ENOTTRACE (-3001) /* not a tracewriter trace: empty, the
                                      first line is not the head, or the
                                      line after it is not a JSON object */
-#define TW_READ_ENORECORD (-3002) /* a trace cut before the end of its
+#define TWT_READ_ENORECORD (-3002) /* a trace cut before the end of its
                                      first record: no record in it */
-#define TW_READ_ELINE     (-3003) /* a record longer than max_record */
-#define TW_READ_EZLIB     (-3004) /* an internal zlib error */
+#define TWT_READ_ELINE     (-3003) /* a record longer than max_record */
+#define TWT_READ_EZLIB     (-3004) /* an internal zlib error */
 
 /* The longest record held in memory by default (the library's max_event
  * is 1 MiB by default; it can be raised, so readers accept far more), and
  * the smallest max_record accepted (smaller values are raised to it). */
-#define TW_READ_DEFAULT_MAX_RECORD ((size_t)64 * 1024 * 1024)
-#define TW_READ_MIN_MAX_RECORD     ((size_t)4096)
+#define TWT_READ_DEFAULT_MAX_RECORD ((size_t)64 * 1024 * 1024)
+#define TWT_READ_MIN_MAX_RECORD     ((size_t)4096)
 
-/* Flags of struct tw_read_options. */
-#define TW_READ_DROPPED 1u        /* tw_reader_next also yields the items
-                                     it drops (TW_ITEM_CUT, TW_ITEM_JUNK) */
-#define TW_READ_FOLLOW  2u        /* a plain file that a process is writing:
+/* Flags of struct twt_read_options. */
+#define TWT_READ_DROPPED 1u        /* twt_reader_next also yields the items
+                                     it drops (TWT_ITEM_CUT, TWT_ITEM_JUNK) */
+#define TWT_READ_FOLLOW  2u        /* a plain file that a process is writing:
                                      when the size it had at open ends
                                      inside a line, read on to its size now
                                      (up to 16 times), so that a record
                                      being appended is read whole */
+#define TWT_READ_LAYOUT  4u        /* read with the crash-layout reader
+                                     whatever the file holds (repair,
+                                     snapshot) */
+#define TWT_READ_MEMBERS 16u       /* find each record's members while
+                                     checking it: item.rec (one pass) */
+#define TWT_READ_GENERAL 8u        /* read with the general reader
+                                     (tools/jsonscan.h) whatever the file
+                                     holds */
 
-/* Options of tw_reader_open.  NULL means the defaults: max_record
- * TW_READ_DEFAULT_MAX_RECORD, no flags. */
-struct tw_read_options {
+/* Options of twt_reader_open.  NULL means the defaults: max_record
+ * TWT_READ_DEFAULT_MAX_RECORD, no flags. */
+struct twt_read_options {
   size_t max_record;       /* longest record line held, bytes (0: the
                               default); a longer line that begins like a
-                              record stops the reader with TW_READ_ELINE
+                              record stops the reader with TWT_READ_ELINE
                               rather than being dropped silently */
-  unsigned flags;          /* TW_READ_* */
+  unsigned flags;          /* TWT_READ_* */
 };
 
-/* What tw_reader_next yields. */
-enum tw_item_kind {
-  TW_ITEM_RECORD = 0,      /* a complete record */
-  TW_ITEM_CUT = 1,         /* dropped: a line that began like a record
+/* What twt_reader_next yields. */
+enum twt_item_kind {
+  TWT_ITEM_RECORD = 0,      /* a complete record */
+  TWT_ITEM_CUT = 1,         /* dropped: a line that began like a record
                               ("{") but is not one complete JSON object */
-  TW_ITEM_JUNK = 2         /* dropped: a line that is neither a record,
+  TWT_ITEM_JUNK = 2         /* dropped: a line that is neither a record,
                               padding nor a valid tail */
 };
 
-typedef struct tw_read_item {
-  int kind;                /* enum tw_item_kind */
+typedef struct twt_read_item {
+  int kind;                /* enum twt_item_kind */
   const char *text;        /* RECORD: the JSON object, "{" to "}", without
                               separators or padding; not NUL-terminated;
                               valid until the next call on the reader.
@@ -116,19 +136,25 @@ typedef struct tw_read_item {
                               separators around it are not counted) */
   uint64_t offset;         /* offset of its first byte in the JSON text
                               (the decompressed text for gzip) */
-  uint64_t line;           /* its line number, from 1 (the head) */
-} tw_read_item;
+  uint64_t line;           /* its line number, from 1 (the head; 0 for
+                              the general reader) */
+  const twt_rec *rec;       /* RECORD, with TWT_READ_MEMBERS: its members,
+                              found while it was checked (one pass), as
+                              spans; twt_rec_finish reads their values.
+                              Valid until the next call.  Otherwise
+                              NULL. */
+} twt_read_item;
 
-/* What the reader found so far; final once tw_reader_next returned 0. */
-struct tw_read_info {
+/* What the reader found so far; final once twt_reader_next returned 0. */
+struct twt_read_info {
   int gzip;                /* the file is gzip (it starts 1f 8b) */
   int object_form;         /* {"traceEvents":[ ... ]} rather than [ ... ]
                               (known once the head is read, that is once
-                              tw_reader_next returned anything) */
+                              twt_reader_next returned anything) */
   int had_tail;            /* a valid tail line was found */
   const char *tail;        /* the tail to write: the last valid tail line
                               found (without its newline), or "]" / "]}"
-                              for the form; valid until tw_reader_close */
+                              for the form; valid until twt_reader_close */
   size_t tail_len;
   int ended;               /* the end of the data was reached */
   int strict;              /* (once ended) the file is exactly a valid
@@ -139,11 +165,11 @@ struct tw_read_info {
                               nothing after it.  Such a file needs no
                               repair. */
   uint64_t records;        /* complete records yielded */
-  uint64_t dropped_records; /* TW_ITEM_CUT lines */
+  uint64_t dropped_records; /* TWT_ITEM_CUT lines */
   uint64_t dropped_bytes;  /* ... their bytes */
-  uint64_t junk_bytes;     /* bytes of TW_ITEM_JUNK lines */
+  uint64_t junk_bytes;     /* bytes of TWT_ITEM_JUNK lines */
   uint64_t input_bytes;    /* size of the file read: its size at open (or
-                              more with TW_READ_FOLLOW) */
+                              more with TWT_READ_FOLLOW) */
   uint64_t json_bytes;     /* bytes of JSON text read (decompressed) */
   int gzip_cut;            /* gzip: the data ended before the end of the
                               member */
@@ -155,62 +181,81 @@ struct tw_read_info {
   uint64_t gzip_trailing;  /* gzip: bytes after the member, ignored */
   uint64_t gzip_discarded; /* gzip: bytes inflated from the damaged end of
                               the data (stale or invalid), not used */
+  unsigned gzip_members;   /* gzip members read (several: one after the
+                              other, as gzip -d does) */
+
+  /* The general reader (any Chrome JSON trace, tools/jsonscan.h). */
+  int general;             /* the file is read by it: it does not begin
+                              as the library's layout does */
+  int bom;                 /* it began with a UTF-8 byte-order mark */
+  uint64_t skipped;        /* events that are not objects, skipped */
+  uint64_t stray_commas;   /* commas with no element before them */
+  uint64_t members_dropped; /* members besides traceEvents not kept */
+  int cut;                 /* the data ended inside the document */
+  int stopped;             /* the text stopped making sense (records
+                              after that point are not read) */
+  uint64_t stop_offset;    /* where it was cut or stopped */
+  const char *stop_why;    /* ... and why ("" if neither) */
+  const char *members;     /* the object's members besides traceEvents
+                              read so far, each as ,"key":value (NULL:
+                              none); valid until the next call */
+  size_t members_len;
 };
 
-typedef struct tw_reader tw_reader;
+typedef struct twt_reader twt_reader;
 
 /* The closing bracket of the form (object_form 0: "]", 1: "]}"): the
  * library's tail (src/layout.h) without its newlines, which is what the
  * tools write after the newline that ends the last record, and nothing
  * after it.  A static string; *len its length. */
-const char *tw_read_bracket(int object_form, size_t *len);
+const char *twt_read_bracket(int object_form, size_t *len);
 
 /* Open the trace at path for reading.  The file is opened with O_NONBLOCK
  * (a FIFO does not hang the open) and must be a regular file (-EISDIR for
- * a directory, -EINVAL otherwise), not empty (TW_READ_ENOTTRACE); gzip is
+ * a directory, -EINVAL otherwise), not empty (TWT_READ_ENOTTRACE); gzip is
  * recognised by its magic bytes.  Nothing else is read yet: errors in the
- * content come from tw_reader_next.  opts may be NULL (the defaults).
+ * content come from twt_reader_next.  opts may be NULL (the defaults).
  * Returns 0 and *rp, or a negative code with *rp = NULL and a one-line
  * message naming the file in err (if err is not NULL and errsize > 0;
  * always NUL-terminated). */
-int tw_reader_open(tw_reader **rp, const char *path,
-                   const struct tw_read_options *opts,
-                   char *err, size_t errsize);
+int twt_reader_open(twt_reader **rp, const char *path,
+                    const struct twt_read_options *opts,
+                    char *err, size_t errsize);
 
 /* The same on an open file descriptor, named name in messages.  The fd is
  * borrowed: read with pread(2) from offset 0 (its file offset is not
- * used or moved), and not closed by tw_reader_close. */
-int tw_reader_open_fd(tw_reader **rp, int fd, const char *name,
-                      const struct tw_read_options *opts,
-                      char *err, size_t errsize);
+ * used or moved), and not closed by twt_reader_close. */
+int twt_reader_open_fd(twt_reader **rp, int fd, const char *name,
+                       const struct twt_read_options *opts,
+                       char *err, size_t errsize);
 
-/* The next item: a complete record, or, with TW_READ_DROPPED, a dropped
+/* The next item: a complete record, or, with TWT_READ_DROPPED, a dropped
  * line.  Returns 1 and fills *item, 0 at the end of the data (the info is
- * then final), or a negative code (TW_READ_* or -errno) with the message
- * in tw_reader_error; an error is sticky: later calls return it again.
+ * then final), or a negative code (TWT_READ_* or -errno) with the message
+ * in twt_reader_error; an error is sticky: later calls return it again.
  * The first call reads the head: an input that is not a trace fails
  * there.  item->text stays valid until the next call on r. */
-int tw_reader_next(tw_reader *r, tw_read_item *item);
+int twt_reader_next(twt_reader *r, twt_read_item *item);
 
 /* Start again from the beginning of the file (its size is taken again),
  * as if just opened: the info and any error are reset. */
-int tw_reader_rewind(tw_reader *r);
+int twt_reader_rewind(twt_reader *r);
 
-/* What was found so far (see struct tw_read_info).  Never NULL; valid
- * until tw_reader_close. */
-const struct tw_read_info *tw_reader_info(const tw_reader *r);
+/* What was found so far (see struct twt_read_info).  Never NULL; valid
+ * until twt_reader_close. */
+const struct twt_read_info *twt_reader_info(const twt_reader *r);
 
 /* The message of the first error ("NAME: what"), or "" if none. */
-const char *tw_reader_error(const tw_reader *r);
+const char *twt_reader_error(const twt_reader *r);
 
 /* The file descriptor read (to fstat it, or to copy the file). */
-int tw_reader_fd(const tw_reader *r);
+int twt_reader_fd(const twt_reader *r);
 
 /* Close the file (unless borrowed) and free everything.  NULL is fine. */
-void tw_reader_close(tw_reader *r);
+void twt_reader_close(twt_reader *r);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* TW_TOOLS_READER_H */
+#endif /* TWT_TOOLS_READER_H */

@@ -78,7 +78,7 @@ static const char *skip_value(const char *p, const char *e)
   return e;
 }
 
-int tw_rec_each(const char *obj, size_t len, tw_rec_member_fn fn, void *arg)
+int twt_rec_each(const char *obj, size_t len, twt_rec_member_fn fn, void *arg)
 {
   const char *e = obj + len, *p = skip_ws(obj, e);
 
@@ -87,7 +87,7 @@ int tw_rec_each(const char *obj, size_t len, tw_rec_member_fn fn, void *arg)
   p = skip_ws(p + 1, e);
   while (p < e && *p == '"') {
     const char *key = p + 1, *kend = skip_string(p, e) - 1, *v;
-    tw_rec_span span;
+    twt_rec_span span;
     p = skip_ws(kend + 1, e);
     if (p >= e || *p != ':')
       return -1;
@@ -109,9 +109,9 @@ int tw_rec_each(const char *obj, size_t len, tw_rec_member_fn fn, void *arg)
 #define KEY_IS(k, n, lit) ((n) == sizeof lit - 1 && \
                            memcmp((k), lit, sizeof lit - 1) == 0)
 
-static int take_member(void *arg, const char *k, size_t n, tw_rec_span v)
+static int take_member(void *arg, const char *k, size_t n, twt_rec_span v)
 {
-  tw_rec *r = arg;
+  twt_rec *r = arg;
 
   switch (n) {
   case 1:
@@ -152,37 +152,56 @@ static int take_member(void *arg, const char *k, size_t n, tw_rec_span v)
   return 0;
 }
 
-int tw_rec_parse(tw_rec *r, const char *text, size_t len)
+void twt_rec_take(void *arg, const char *key, size_t klen, size_t voff,
+                  size_t vlen)
+{
+  twt_rec_span v;
+
+  if (!key) {
+    memset(arg, 0, sizeof(twt_rec));
+    return;
+  }
+  v.off = voff;
+  v.len = vlen;
+  (void)take_member(arg, key, klen, v);
+}
+
+int twt_rec_parse(twt_rec *r, const char *text, size_t len)
 {
   memset(r, 0, sizeof *r);
+  if (twt_rec_each(text, len, take_member, r) != 0)
+    return -1;
+  twt_rec_finish(r, text, len);
+  return 0;
+}
+
+void twt_rec_finish(twt_rec *r, const char *text, size_t len)
+{
   r->text = text;
   r->len = len;
-  if (tw_rec_each(text, len, take_member, r) != 0)
-    return -1;
   if (r->ph_v.len >= 3 && text[r->ph_v.off] == '"')
     r->ph = text[r->ph_v.off + 1];
-  if (r->ts_v.len && tw_rec_us_to_ns(text + r->ts_v.off, r->ts_v.len,
-                                     &r->ts) == 0)
-    r->has |= TW_REC_TS;
-  if (r->dur_v.len && tw_rec_us_to_ns(text + r->dur_v.off, r->dur_v.len,
-                                      &r->dur) == 0)
-    r->has |= TW_REC_DUR;
-  if (r->pid_v.len && tw_rec_int(text + r->pid_v.off, r->pid_v.len,
-                                 &r->pid) == 0)
-    r->has |= TW_REC_PID;
-  if (r->tid_v.len && tw_rec_int(text + r->tid_v.off, r->tid_v.len,
-                                 &r->tid) == 0)
-    r->has |= TW_REC_TID;
-  return 0;
+  if (r->ts_v.len && twt_rec_us_to_ns(text + r->ts_v.off, r->ts_v.len,
+                                      &r->ts) == 0)
+    r->has |= TWT_REC_TS;
+  if (r->dur_v.len && twt_rec_us_to_ns(text + r->dur_v.off, r->dur_v.len,
+                                       &r->dur) == 0)
+    r->has |= TWT_REC_DUR;
+  if (r->pid_v.len && twt_rec_int(text + r->pid_v.off, r->pid_v.len,
+                                  &r->pid) == 0)
+    r->has |= TWT_REC_PID;
+  if (r->tid_v.len && twt_rec_int(text + r->tid_v.off, r->tid_v.len,
+                                  &r->tid) == 0)
+    r->has |= TWT_REC_TID;
 }
 
 struct find {
   const char *key;
   size_t klen;
-  tw_rec_span found;
+  twt_rec_span found;
 };
 
-static int find_member(void *arg, const char *k, size_t n, tw_rec_span v)
+static int find_member(void *arg, const char *k, size_t n, twt_rec_span v)
 {
   struct find *f = arg;
 
@@ -191,25 +210,25 @@ static int find_member(void *arg, const char *k, size_t n, tw_rec_span v)
   return 0;
 }
 
-tw_rec_span tw_rec_member(const char *obj, size_t len, const char *key)
+twt_rec_span twt_rec_member(const char *obj, size_t len, const char *key)
 {
   struct find f;
 
   f.key = key;
   f.klen = strlen(key);
   f.found.off = f.found.len = 0;
-  (void)tw_rec_each(obj, len, find_member, &f);
+  (void)twt_rec_each(obj, len, find_member, &f);
   return f.found;
 }
 
-int tw_rec_str_is(const char *tok, size_t n, const char *s)
+int twt_rec_str_is(const char *tok, size_t n, const char *s)
 {
   size_t sl = strlen(s);
 
   return n == sl + 2 && tok[0] == '"' && memcmp(tok + 1, s, sl) == 0;
 }
 
-int tw_rec_int(const char *tok, size_t n, int64_t *out)
+int twt_rec_int(const char *tok, size_t n, int64_t *out)
 {
   const char *p = tok, *e = tok + n;
   uint64_t v = 0, limit;
@@ -232,60 +251,242 @@ int tw_rec_int(const char *tok, size_t n, int64_t *out)
   return 0;
 }
 
-/* A number with an exponent, or too long: strtod. */
-static int us_to_ns_slow(const char *tok, size_t n, int64_t *ns)
-{
-  char buf[64], *end;
-  double v;
+/* ===================================================== exact decimals
+ *
+ * A timestamp is kept as the exact decimal it spells: m * 10^-scale, m
+ * in 128 bits (38 digits: every timestamp of the format with room for
+ * many decimals), whatever the spelling -- 1694039968955744.123,
+ * 1.694039968955744123E15, "1694039968955744.123".  Nothing goes through
+ * a double.
+ */
 
-  if (n >= sizeof buf)
-    return -1;
-  memcpy(buf, tok, n);
-  buf[n] = '\0';
-  errno = 0;
-  v = strtod(buf, &end) * 1000.0;
-  if (errno != 0 || end != buf + n || !(v > -9.2e18 && v < 9.2e18))
-    return -1;
-  *ns = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
-  return 0;
+typedef __int128 i128;
+#define DEC_DIGITS 38
+
+typedef struct dec {
+  i128 m;                  /* the digits, signed */
+  unsigned scale;          /* decimals */
+} dec;
+
+static i128 pow10_i128(unsigned k)
+{
+  i128 v = 1;
+
+  while (k--)
+    v *= 10;
+  return v;
 }
 
-int tw_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
+/* The JSON number tok[0..n), or a string holding one, as a dec: 0, or -1
+ * (not a number, more than DEC_DIGITS digits, or an exponent out of
+ * reach).  *quoted is set for a string. */
+static int dec_parse(const char *tok, size_t n, dec *d, int *quoted)
 {
   const char *p = tok, *e = tok + n;
-  uint64_t us = 0, frac = 0, total;
-  unsigned scale = 100, round = 0;
-  int neg = 0;
+  unsigned nd = 0, frac = 0;
+  long ex = 0;
+  int neg = 0, any = 0;
+  i128 m = 0;
 
+  *quoted = 0;
+  if (n >= 2 && tok[0] == '"' && tok[n - 1] == '"') {
+    *quoted = 1;
+    p++;
+    e--;
+  }
   if (p < e && *p == '-') {
     neg = 1;
     p++;
   }
+  {                                 /* up to 18 digits in 64 bits */
+    uint64_t v = 0;
+    for (; p < e && *p >= '0' && *p <= '9' && nd < 18; p++) {
+      any = 1;
+      if (v == 0 && *p == '0')
+        continue;                   /* leading zeros */
+      nd++;
+      v = v * 10 + (uint64_t)(*p - '0');
+    }
+    m = (i128)v;
+  }
   for (; p < e && *p >= '0' && *p <= '9'; p++) {
-    if (us > I64_MAX_NS / 10000)
-      return us_to_ns_slow(tok, n, ns);
-    us = us * 10 + (uint64_t)(*p - '0');
+    any = 1;
+    if (m == 0 && *p == '0')
+      continue;                     /* leading zeros */
+    if (++nd > DEC_DIGITS)
+      return -1;
+    m = m * 10 + (*p - '0');
   }
   if (p < e && *p == '.') {
     for (p++; p < e && *p >= '0' && *p <= '9'; p++) {
-      if (scale) {
-        frac += (uint64_t)(*p - '0') * scale;
-        scale /= 10;
-      } else if (round == 0) {
-        round = *p >= '5' ? 1 : 2;  /* the fourth decimal rounds */
+      any = 1;
+      if (m == 0 && *p == '0') {
+        frac++;
+        continue;
       }
+      if (++nd > DEC_DIGITS)
+        return -1;
+      m = m * 10 + (*p - '0');
+      frac++;
     }
   }
-  if (p != e)                       /* an exponent */
-    return us_to_ns_slow(tok, n, ns);
-  total = us * 1000 + frac + (round == 1);
-  if (total > I64_MAX_NS)
+  if (!any)
     return -1;
-  *ns = neg ? -(int64_t)total : (int64_t)total;
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    int eneg = 0, edig = 0;
+    p++;
+    if (p < e && (*p == '+' || *p == '-'))
+      eneg = *p++ == '-';
+    for (; p < e && *p >= '0' && *p <= '9'; p++, edig++)
+      if (ex < 100000)
+        ex = ex * 10 + (*p - '0');
+    if (!edig)
+      return -1;
+    if (eneg)
+      ex = -ex;
+  }
+  if (p != e)
+    return -1;
+  ex -= (long)frac;                 /* value = m * 10^ex */
+  if (ex > 0) {
+    if (m != 0 && (unsigned long)ex + nd > DEC_DIGITS)
+      return -1;
+    m *= pow10_i128((unsigned)ex);
+    ex = 0;
+  }
+  if (-ex > DEC_DIGITS + 20)
+    return -1;
+  d->m = neg ? -m : m;
+  d->scale = (unsigned)-ex;         /* the decimals the text has */
   return 0;
 }
 
-size_t tw_rec_us_text(int64_t ns, char *buf)
+/* d in nanoseconds (d in microseconds): rounded down (toward minus
+ * infinity), so that a comparison with a whole number of nanoseconds is
+ * exact.  0, or -1 if out of range. */
+static int dec_to_ns(const dec *d, int64_t *ns)
+{
+  i128 v;
+
+  if (d->scale <= 3) {
+    v = d->m * pow10_i128(3 - d->scale);
+  } else {
+    unsigned k = d->scale - 3;
+    if (k > DEC_DIGITS) {
+      v = d->m < 0 ? -1 : 0;
+    } else {
+      i128 p = pow10_i128(k);
+      v = d->m / p;
+      if (d->m % p != 0 && d->m < 0)
+        v -= 1;
+    }
+  }
+  if (v > (i128)INT64_MAX || v < (i128)INT64_MIN)
+    return -1;
+  *ns = (int64_t)v;
+  return 0;
+}
+
+int twt_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
+{
+  const char *p = tok, *e = tok + n;
+  uint64_t us = 0, frac = 0;
+  unsigned scale = 100;
+  int neg = 0;
+  dec d;
+  int quoted;
+
+  /* The common spelling first, in 64 bits: up to 15 digits, a point and
+   * up to three decimals (the library's form). */
+  if (p < e && *p == '-') {
+    neg = 1;
+    p++;
+  }
+  if (p < e && e - p <= 20) {
+    const char *s = p;
+    while (p < e && *p >= '0' && *p <= '9' && p - s < 15)
+      us = us * 10 + (uint64_t)(*p++ - '0');
+    if (p > s && p < e && *p == '.') {
+      for (p++; p < e && *p >= '0' && *p <= '9' && scale; p++, scale /= 10)
+        frac += (uint64_t)(*p - '0') * scale;
+    }
+    if (p == e && p > s && e[-1] != '.') {
+      int64_t v = (int64_t)(us * 1000 + frac);
+      *ns = neg ? -v : v;
+      return 0;
+    }
+  }
+  return dec_parse(tok, n, &d, &quoted) == 0 ? dec_to_ns(&d, ns) : -1;
+}
+
+int twt_rec_us_cmp(const char *a, size_t an, const char *b, size_t bn,
+                   int *cmp)
+{
+  dec x, y;
+  int q;
+  unsigned s;
+  i128 xm, ym;
+
+  if (dec_parse(a, an, &x, &q) != 0 || dec_parse(b, bn, &y, &q) != 0)
+    return -1;
+  s = x.scale > y.scale ? x.scale : y.scale;
+  if (s - x.scale > DEC_DIGITS || s - y.scale > DEC_DIGITS)
+    return -1;
+  xm = x.m * pow10_i128(s - x.scale);
+  ym = y.m * pow10_i128(s - y.scale);
+  *cmp = xm < ym ? -1 : xm > ym;
+  return 0;
+}
+
+size_t twt_rec_us_shift_text(const char *tok, size_t n, int64_t shift_ns,
+                             char *buf)
+{
+  dec d;
+  int quoted;
+  unsigned k = 3, scale;
+  int64_t sh = shift_ns;
+  i128 m, add;
+  char digits[48];
+  size_t w = 0, nd = 0;
+  int neg;
+
+  if (dec_parse(tok, n, &d, &quoted) != 0)
+    return 0;
+  /* The shift in microseconds with k decimals, k as few as it needs. */
+  while (k > 0 && sh % 10 == 0) {
+    sh /= 10;
+    k--;
+  }
+  scale = d.scale > k ? d.scale : k;
+  if (scale - d.scale > DEC_DIGITS || scale - k > DEC_DIGITS)
+    return 0;
+  m = d.m * pow10_i128(scale - d.scale);
+  add = (i128)sh * pow10_i128(scale - k);
+  m += add;
+  neg = m < 0;
+  if (neg)
+    m = -m;
+  do {
+    digits[nd++] = (char)('0' + (int)(m % 10));
+    m /= 10;
+  } while (m != 0 || nd <= scale);  /* at least one digit before '.' */
+  if (nd > DEC_DIGITS + 2)
+    return 0;
+  if (quoted)
+    buf[w++] = '"';
+  if (neg)
+    buf[w++] = '-';
+  while (nd > 0) {
+    if (nd == scale)
+      buf[w++] = '.';
+    buf[w++] = digits[--nd];
+  }
+  if (quoted)
+    buf[w++] = '"';
+  return w;
+}
+
+size_t twt_rec_us_text(int64_t ns, char *buf)
 {
   uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns, whole = a / 1000;
   unsigned frac = (unsigned)(a % 1000);
@@ -352,7 +553,7 @@ static int put_utf8(char *out, size_t cap, size_t *n, size_t *len,
   return 0;
 }
 
-size_t tw_rec_str_decode(const char *tok, size_t n, char *out, size_t cap)
+size_t twt_rec_str_decode(const char *tok, size_t n, char *out, size_t cap)
 {
   const char *p = tok + 1, *e = tok + n - 1;
   size_t len = 0, w = 0;
@@ -410,7 +611,7 @@ size_t tw_rec_str_decode(const char *tok, size_t n, char *out, size_t cap)
   return len;
 }
 
-size_t tw_rec_str_cut(const char *tok, size_t n, size_t max)
+size_t twt_rec_str_cut(const char *tok, size_t n, size_t max)
 {
   size_t i = 1, good = 1;
 
@@ -440,7 +641,7 @@ size_t tw_rec_str_cut(const char *tok, size_t n, size_t max)
   return good;
 }
 
-uint64_t tw_rec_hash(const void *data, size_t n, uint64_t seed)
+uint64_t twt_rec_hash(const void *data, size_t n, uint64_t seed)
 {
   const unsigned char *p = data;
   uint64_t h = seed ^ (n * UINT64_C(0x9E3779B97F4A7C15));
@@ -463,7 +664,7 @@ uint64_t tw_rec_hash(const void *data, size_t n, uint64_t seed)
   return h ^ (h >> 31);
 }
 
-int tw_rec_parse_duration(const char *text, int64_t *ns)
+int twt_rec_parse_duration(const char *text, int64_t *ns)
 {
   const char *p = text, *unit;
   uint64_t whole = 0, scale, step, frac = 0, total;

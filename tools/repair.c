@@ -2,7 +2,9 @@
  *
  * See repair.h for the contract.  How it works: the input is streamed
  * through tools/reader.h, which yields every complete record and says
- * whether the file is already exactly valid.  Pass 1 only checks; it runs
+ * whether the file is already exactly valid (or, when the crash-layout
+ * reader finds fault with it, the general reader finds it one strict
+ * JSON document: a record spread over lines).  Pass 1 only checks; it runs
  * when the file may be valid (a plain file that ends with "]" or "}",
  * with or without a newline, and every gzip file).  A valid file is left
  * alone.  Otherwise pass 2 reads it again and writes head + records +
@@ -13,7 +15,7 @@
 #include "config.h"
 
 #include "repair.h"
-#include "cli.h"
+#include "command.h"      /* the command-line layer */
 #include "output.h"
 #include "reader.h"
 
@@ -27,12 +29,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PROGRAM TW_CLI_PROGRAM
+#define PROGRAM TWT_CLI_PROGRAM
 #define READ_BUF ((size_t)64 * 1024)
 #define DEFAULT_GZIP_LEVEL 6
 
 /* The message into err, unless one is there already; returns rc. */
-TW_CLI_PRINTF(4, 5)
+TWT_CLI_PRINTF(4, 5)
 static int say(char *err, size_t errsize, int rc, const char *fmt, ...)
 {
   va_list ap;
@@ -46,18 +48,18 @@ static int say(char *err, size_t errsize, int rc, const char *fmt, ...)
 }
 
 /* Read all of r, only to check it. */
-static int check_only(tw_reader *r)
+static int check_only(twt_reader *r)
 {
-  tw_read_item item;
+  twt_read_item item;
   int rc;
 
-  while ((rc = tw_reader_next(r, &item)) > 0)
+  while ((rc = twt_reader_next(r, &item)) > 0)
     continue;
   return rc;
 }
 
 /* Copy the file read by r, byte for byte, to o. */
-static int copy_raw(tw_reader *r, tw_out *o, char *err, size_t errsize,
+static int copy_raw(twt_reader *r, twt_out *o, char *err, size_t errsize,
                     const char *in)
 {
   char *buf = malloc(READ_BUF);
@@ -67,7 +69,7 @@ static int copy_raw(tw_reader *r, tw_out *o, char *err, size_t errsize,
 
   if (!buf)
     return say(err, errsize, -ENOMEM, "%s: out of memory", in);
-  while ((n = pread(tw_reader_fd(r), buf, READ_BUF, (off_t)off)) != 0) {
+  while ((n = pread(twt_reader_fd(r), buf, READ_BUF, (off_t)off)) != 0) {
     if (n < 0) {
       if (errno == EINTR)
         continue;
@@ -75,7 +77,7 @@ static int copy_raw(tw_reader *r, tw_out *o, char *err, size_t errsize,
       break;
     }
     off += (uint64_t)n;
-    if ((rc = tw_out_write(o, buf, (size_t)n)) != 0)
+    if ((rc = twt_out_write(o, buf, (size_t)n)) != 0)
       break;
   }
   free(buf);
@@ -96,9 +98,9 @@ static int may_be_valid(int fd, uint64_t size)
 }
 
 /* What the reader found, into the report. */
-static void report(const tw_reader *r, struct tw_repair_report *rep)
+static void report(const twt_reader *r, struct twt_repair_report *rep)
 {
-  const struct tw_read_info *info = tw_reader_info(r);
+  const struct twt_read_info *info = twt_reader_info(r);
 
   rep->kept_records = info->records;
   rep->dropped_records = info->dropped_records;
@@ -116,33 +118,57 @@ static void report(const tw_reader *r, struct tw_repair_report *rep)
   rep->gzip_discarded = info->gzip_discarded;
 }
 
+/* 1 if the file r reads is one strict JSON trace however it is laid out
+ * (a record spread over two lines, say, which the crash-layout reader
+ * takes for a cut one): read again by the general reader, whose report
+ * then goes into rep.  A strict file is never changed. */
+static int strict_anyhow(twt_reader *r, size_t max_record,
+                         struct twt_repair_report *rep)
+{
+  struct twt_read_options ro;
+  twt_reader *g;
+  int strict;
+
+  memset(&ro, 0, sizeof ro);
+  ro.max_record = max_record;
+  ro.flags = TWT_READ_GENERAL;
+  if (twt_reader_open_fd(&g, twt_reader_fd(r), "", &ro, NULL, 0) != 0)
+    return 0;
+  strict = check_only(g) == 0 && twt_reader_info(g)->strict &&
+           twt_reader_info(g)->records > 0;
+  if (strict)
+    report(g, rep);
+  twt_reader_close(g);
+  return strict;
+}
+
 /* ========================================================= the API */
 
-void tw_repair_options_init(struct tw_repair_options *opts)
+void twt_repair_options_init(struct twt_repair_options *opts)
 {
   memset(opts, 0, sizeof *opts);
-  opts->max_line = TW_REPAIR_DEFAULT_MAX_LINE;
+  opts->max_line = TWT_REPAIR_DEFAULT_MAX_LINE;
   opts->gzip_level = DEFAULT_GZIP_LEVEL;
 }
 
-int tw_repair_file(const char *in, const char *out,
-                   struct tw_repair_report *rep, char *err, size_t errsize)
+int twt_repair_file(const char *in, const char *out,
+                    struct twt_repair_report *rep, char *err, size_t errsize)
 {
-  return tw_repair_file_ex(in, out, NULL, rep, err, errsize);
+  return twt_repair_file_ex(in, out, NULL, rep, err, errsize);
 }
 
-int tw_repair_file_ex(const char *in, const char *out,
-                      const struct tw_repair_options *opts,
-                      struct tw_repair_report *rep,
-                      char *err, size_t errsize)
+int twt_repair_file_ex(const char *in, const char *out,
+                       const struct twt_repair_options *opts,
+                       struct twt_repair_report *rep,
+                       char *err, size_t errsize)
 {
-  struct tw_repair_options defaults;
-  struct tw_repair_report local_rep;
-  struct tw_read_options ro;
-  struct tw_out_options oo;
+  struct twt_repair_options defaults;
+  struct twt_repair_report local_rep;
+  struct twt_read_options ro;
+  struct twt_out_options oo;
   struct stat st;
-  tw_reader *r = NULL;
-  tw_out *o = NULL;
+  twt_reader *r = NULL;
+  twt_out *o = NULL;
   int in_place, strict = 0, rc;
 
   if (!rep)
@@ -150,7 +176,7 @@ int tw_repair_file_ex(const char *in, const char *out,
   memset(rep, 0, sizeof *rep);
   if (err && errsize)
     err[0] = '\0';
-  tw_repair_options_init(&defaults);
+  twt_repair_options_init(&defaults);
   if (opts) {
     defaults.max_line = opts->max_line;
     defaults.dry_run = opts->dry_run;
@@ -161,35 +187,50 @@ int tw_repair_file_ex(const char *in, const char *out,
     return say(err, errsize, -EINVAL, "(null): no input file");
   memset(&ro, 0, sizeof ro);
   ro.max_record = defaults.max_line ? defaults.max_line :
-                  TW_REPAIR_MIN_MAX_LINE;
-  if ((rc = tw_reader_open(&r, in, &ro, err, errsize)) != 0)
+                  TWT_REPAIR_MIN_MAX_LINE;
+  ro.flags = TWT_READ_LAYOUT;        /* the library's files, crash-cut */
+  if ((rc = twt_reader_open(&r, in, &ro, err, errsize)) != 0)
     return rc;
-  if (fstat(tw_reader_fd(r), &st) != 0) {
+  if (fstat(twt_reader_fd(r), &st) != 0) {
     rc = say(err, errsize, -errno, "%s: stat: %s", in, strerror(errno));
     goto done;
   }
-  in_place = !out || tw_out_same_file(out, &st);
+  in_place = !out || twt_out_same_file(out, &st);
 
   /* Pass 1: only check, when the file may be valid as it is. */
-  if (defaults.dry_run || tw_reader_info(r)->gzip ||
-      may_be_valid(tw_reader_fd(r), (uint64_t)st.st_size)) {
+  if (defaults.dry_run || twt_reader_info(r)->gzip ||
+      may_be_valid(twt_reader_fd(r), (uint64_t)st.st_size)) {
     rc = check_only(r);
     report(r, rep);
+    if ((rc == TWT_READ_ENOTTRACE || rc == TWT_READ_ENORECORD) &&
+        strict_anyhow(r, ro.max_record, rep)) {
+      rc = 0;                       /* strict, in another layout */
+      rep->was_valid = strict = 1;
+      if (err && errsize)
+        err[0] = '\0';
+      if (defaults.dry_run || in_place)
+        goto done;
+      if ((rc = twt_reader_rewind(r)) != 0)
+        goto reader_error;
+      goto copy;
+    }
     if (rc != 0)
       goto reader_error;
-    strict = tw_reader_info(r)->strict;
+    strict = twt_reader_info(r)->strict ||
+             strict_anyhow(r, ro.max_record, rep);
     rep->was_valid = strict;
     if (defaults.dry_run || (strict && in_place))
       goto done;
-    if ((rc = tw_reader_rewind(r)) != 0)
+    if ((rc = twt_reader_rewind(r)) != 0)
       goto reader_error;
   }
 
   /* Pass 2: write head + records + tail (or, for a valid file and -o, a
    * copy byte for byte). */
-  tw_out_options_init(&oo);
-  oo.compress = tw_reader_info(r)->gzip && !strict ? TW_OUT_GZIP :
-                TW_OUT_PLAIN;
+copy:
+  twt_out_options_init(&oo);
+  oo.compress = twt_reader_info(r)->gzip && !strict ? TWT_OUT_GZIP :
+                TWT_OUT_PLAIN;
   oo.level = defaults.gzip_level;
   oo.tag = "repair";
   if (in_place) {
@@ -200,46 +241,46 @@ int tw_repair_file_ex(const char *in, const char *out,
   }
   {
     char msg[2 * PATH_MAX + 256];
-    if ((rc = tw_out_open(&o, in_place ? in : out, &oo, msg,
-                          sizeof msg)) != 0) {
+    if ((rc = twt_out_open(&o, in_place ? in : out, &oo, msg,
+                           sizeof msg)) != 0) {
       say(err, errsize, rc, "%s: %s", in, msg);
       goto done;
     }
   }
-  rc = strict ? copy_raw(r, o, err, errsize, in) : tw_out_copy_trace(o, r);
+  rc = strict ? copy_raw(r, o, err, errsize, in) : twt_out_copy_trace(o, r);
   if (!strict)
     report(r, rep);
-  if (rc != 0 && tw_reader_error(r)[0])
+  if (rc != 0 && twt_reader_error(r)[0])
     goto reader_error;
   if (rc == 0)
-    rc = tw_out_commit(o);
+    rc = twt_out_commit(o);
   if (rc != 0)
     goto output_error;
   rep->written = 1;
   rep->in_place = in_place;
-  rep->output_bytes = tw_out_bytes(o);
+  rep->output_bytes = twt_out_bytes(o);
   goto done;
 
 reader_error:
-  say(err, errsize, rc, "%s", tw_reader_error(r));
+  say(err, errsize, rc, "%s", twt_reader_error(r));
   goto done;
 output_error:
-  say(err, errsize, rc, "%s: %s", in, tw_out_error(o));
+  say(err, errsize, rc, "%s: %s", in, twt_out_error(o));
 done:
-  tw_out_close(o);
-  tw_reader_close(r);
+  twt_out_close(o);
+  twt_reader_close(r);
   return rc;
 }
 
-#define plural tw_cli_plural
+#define plural twt_cli_plural
 
-void tw_repair_describe(const char *in, const char *out,
-                        const struct tw_repair_report *rep,
-                        char *buf, size_t size)
+void twt_repair_describe(const char *in, const char *out,
+                         const struct twt_repair_report *rep,
+                         char *buf, size_t size)
 {
   size_t n = 0;
 
-#define ADD(...) tw_cli_append(buf, size, &n, __VA_ARGS__)
+#define ADD(...) twt_cli_append(buf, size, &n, __VA_ARGS__)
   if (!buf || size == 0)
     return;
   buf[0] = '\0';
@@ -311,31 +352,31 @@ static void repair_usage(FILE *out)
     "trace, a record longer than --max-line), 2 a usage error.\n");
 }
 
-int tw_tool_repair_main(int argc, char **argv)
+int twt_tool_repair_main(int argc, char **argv)
 {
-  struct tw_repair_options opts;
-  struct tw_repair_report rep;
-  struct tw_cli_args a;
+  struct twt_repair_options opts;
+  struct twt_repair_report rep;
+  struct twt_cli_args a;
   char message[PATH_MAX + 256], summary[2 * PATH_MAX + 256];
   int status;
 
-  status = tw_cli_parse_file_args("repair", repair_usage, 1,
-                                  TW_REPAIR_MIN_MAX_LINE, "repair", argc,
-                                  argv, &a);
+  status = twt_cli_parse_file_args("repair", repair_usage, 1,
+                                   TWT_REPAIR_MIN_MAX_LINE, "repair", argc,
+                                   argv, &a);
   if (status >= 0)
     return status;
-  tw_repair_options_init(&opts);
+  twt_repair_options_init(&opts);
   opts.dry_run = a.dry_run;
   if (a.max_line)
     opts.max_line = a.max_line;
-  if (tw_repair_file_ex(a.input, a.output, &opts, &rep, message,
-                        sizeof message) != 0) {
+  if (twt_repair_file_ex(a.input, a.output, &opts, &rep, message,
+                         sizeof message) != 0) {
     fprintf(stderr, PROGRAM " repair: %s\n", message);
-    return TW_CLI_RUNTIME;
+    return TWT_CLI_RUNTIME;
   }
   if (!a.quiet) {
-    tw_repair_describe(a.input, a.output, &rep, summary, sizeof summary);
+    twt_repair_describe(a.input, a.output, &rep, summary, sizeof summary);
     printf("%s\n", summary);
   }
-  return TW_CLI_OK;
+  return TWT_CLI_OK;
 }

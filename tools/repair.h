@@ -24,13 +24,13 @@
  * bytes) and written through tools/output.h.
  *
  * These functions are for the command-line tool and its tests; they are
- * not part of libtracewriter.  They print nothing (tw_tool_repair_main
- * excepted) and keep no global state (tw_tool_repair_main resets getopt's),
+ * not part of libtracewriter.  They print nothing (twt_tool_repair_main
+ * excepted) and keep no global state (twt_tool_repair_main resets getopt's),
  * so repairs of different files may run in parallel threads.  Repair a
  * trace only once no process writes it any more.
  */
-#ifndef TW_TOOLS_REPAIR_H
-#define TW_TOOLS_REPAIR_H
+#ifndef TWT_TOOLS_REPAIR_H
+#define TWT_TOOLS_REPAIR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,36 +43,36 @@ extern "C" {
 
 /* The longest record line kept by default, and the smallest max_line
  * accepted (smaller values are raised to it): see reader.h. */
-#define TW_REPAIR_DEFAULT_MAX_LINE TW_READ_DEFAULT_MAX_RECORD
-#define TW_REPAIR_MIN_MAX_LINE     TW_READ_MIN_MAX_RECORD
+#define TWT_REPAIR_DEFAULT_MAX_LINE TWT_READ_DEFAULT_MAX_RECORD
+#define TWT_REPAIR_MIN_MAX_LINE     TWT_READ_MIN_MAX_RECORD
 
-/* Errors of tw_repair_file besides the negated errno of a failed system
+/* Errors of twt_repair_file besides the negated errno of a failed system
  * call (-ENOENT, -EACCES, -ENOSPC, -EISDIR for a directory, -EINVAL for a
  * FIFO or a device, -ENOMEM ...).  err always explains, naming the
  * file. */
-#define TW_REPAIR_ENOTTRACE TW_READ_ENOTTRACE /* not a tracewriter trace:
+#define TWT_REPAIR_ENOTTRACE TWT_READ_ENOTTRACE /* not a tracewriter trace:
                                        empty, the first line is not the
                                        head, or the second line is not a
                                        JSON object */
-#define TW_REPAIR_ENORECORD TW_READ_ENORECORD /* a trace cut before the
+#define TWT_REPAIR_ENORECORD TWT_READ_ENORECORD /* a trace cut before the
                                        end of its first record: nothing
                                        to keep */
-#define TW_REPAIR_ELINE     TW_READ_ELINE /* a record line longer than
+#define TWT_REPAIR_ELINE     TWT_READ_ELINE /* a record line longer than
                                        max_line */
-#define TW_REPAIR_EZLIB     TW_READ_EZLIB /* zlib failed on the output (or
+#define TWT_REPAIR_EZLIB     TWT_READ_EZLIB /* zlib failed on the output (or
                                        an internal zlib error) */
 
-/* Options of tw_repair_file_ex.  Start from tw_repair_options_init. */
-struct tw_repair_options {
+/* Options of twt_repair_file_ex.  Start from twt_repair_options_init. */
+struct twt_repair_options {
   size_t max_line;         /* longest record line held in memory, bytes
-                              (default TW_REPAIR_DEFAULT_MAX_LINE) */
+                              (default TWT_REPAIR_DEFAULT_MAX_LINE) */
   int dry_run;             /* 1: scan and report, write nothing */
   int gzip_level;          /* level of a rewritten gzip file, 1..9
                               (default 6) */
 };
 
 /* What a repair found and did. */
-struct tw_repair_report {
+struct twt_repair_report {
   uint64_t kept_records;   /* complete records in the output (for a valid
                               input: in the file), the first one included */
   uint64_t dropped_records; /* partial or invalid lines that began like a
@@ -106,7 +106,7 @@ struct tw_repair_report {
 };
 
 /* Fill *opts with the defaults. */
-void tw_repair_options_init(struct tw_repair_options *opts);
+void twt_repair_options_init(struct twt_repair_options *opts);
 
 /* Repair the trace at in.  With out == NULL (or naming the same file) the
  * repaired trace replaces in atomically: a temporary file in the same
@@ -119,27 +119,27 @@ void tw_repair_options_init(struct tw_repair_options *opts);
  * bytes, same mtime).
  *
  * Returns 0 (repaired, or already valid: see rep->was_valid) or a negative
- * code: TW_REPAIR_* or a negated errno, with a one-line message naming the
+ * code: TWT_REPAIR_* or a negated errno, with a one-line message naming the
  * file in err (if err is not NULL and errsize > 0; always NUL-terminated).
  * On error no file is changed and no temporary file is left.  rep may be
  * NULL; when given it is filled as far as the scan got, even on error. */
-int tw_repair_file(const char *in, const char *out,
-                   struct tw_repair_report *rep, char *err, size_t errsize);
+int twt_repair_file(const char *in, const char *out,
+                    struct twt_repair_report *rep, char *err, size_t errsize);
 
 /* The same with options (opts NULL: the defaults). */
-int tw_repair_file_ex(const char *in, const char *out,
-                      const struct tw_repair_options *opts,
-                      struct tw_repair_report *rep,
-                      char *err, size_t errsize);
+int twt_repair_file_ex(const char *in, const char *out,
+                       const struct twt_repair_options *opts,
+                       struct twt_repair_report *rep,
+                       char *err, size_t errsize);
 
 /* The one-line summary printed by the tool, without a newline, e.g.
  *   "trace.json: kept 12345 records, dropped 1 partial record (873
  *    bytes); repaired in place"
  *   "trace.json: already valid (12345 records)"
  * written into buf (always NUL-terminated, truncated to fit). */
-void tw_repair_describe(const char *in, const char *out,
-                        const struct tw_repair_report *rep,
-                        char *buf, size_t size);
+void twt_repair_describe(const char *in, const char *out,
+                         const struct twt_repair_report *rep,
+                         char *buf, size_t size);
 
 /* The "repair" subcommand: argv[0] is "repair".
  *   tracewriter repair [-o OUT] [-n] [-q] [--max-line SIZE] FILE
@@ -147,10 +147,15 @@ void tw_repair_describe(const char *in, const char *out,
  * status: 0 repaired or already valid, 1 an error (I/O, not a trace, a
  * line too long), 2 a usage error.  Resets getopt (optind) itself, so it
  * may be called more than once in a process. */
-int tw_tool_repair_main(int argc, char **argv);
+int twt_tool_repair_main(int argc, char **argv);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* TW_TOOLS_REPAIR_H */
+/* The names tests/crashtest.c still uses, from before the tools had a
+ * prefix of their own (twt_): to go once it uses these. */
+#define tw_repair_file twt_repair_file
+#define tw_repair_report twt_repair_report
+
+#endif /* TWT_TOOLS_REPAIR_H */

@@ -57,7 +57,7 @@ struct held {
   size_t len;              /* bytes of text */
   int64_t ts;
   int64_t pid, tid;        /* of its begin, for its metadata */
-  unsigned has;            /* ... TW_REC_PID, TW_REC_TID */
+  unsigned has;            /* ... TWT_REC_PID, TWT_REC_TID */
   int pass;                /* kept by the filters and the window rules */
   int written;             /* its begin was written */
   unsigned ends;           /* flows: 1 its s was read, 2 its f */
@@ -84,7 +84,7 @@ struct table {
 };
 
 struct slice {
-  const struct tw_cmd_common *c;
+  const struct twt_cmd_common *c;
   int64_t from, to;        /* the window, once start is known */
   const char *from_text, *to_text;
   int from_abs, to_abs;    /* given with '@' */
@@ -96,9 +96,12 @@ struct slice {
   int npids, ntids;
   const char *name_glob, *cat_glob;
 
-  tw_out *out;
+  twt_out *out;
   int form;
-  tw_cmd_buf buf;
+  twt_cmd_buf buf;
+  twt_cmd_buf clipped;      /* --clip: a record cut to the window */
+  int clip;                /* --clip */
+  uint64_t clips;          /* complete events cut */
   char *clock;             /* the clock record, until the first write */
   size_t clock_len;
   int any_written;
@@ -214,14 +217,14 @@ static struct held *push_pending(struct slot *s)
 
 static int put(struct slice *sl, const char *text, size_t len)
 {
-  if (tw_out_record(sl->out, sl->form, text, len) != 0) {
-    sl->err = tw_cmd_output_error(CMD, sl->out);
+  if (twt_out_record(sl->out, sl->form, text, len) != 0) {
+    sl->err = twt_cmd_output_error(CMD, sl->out);
     return -1;
   }
   if (!sl->any_written && sl->clock) {
     sl->any_written = 1;
-    if (tw_out_record(sl->out, sl->form, sl->clock, sl->clock_len) != 0) {
-      sl->err = tw_cmd_output_error(CMD, sl->out);
+    if (twt_out_record(sl->out, sl->form, sl->clock, sl->clock_len) != 0) {
+      sl->err = twt_cmd_output_error(CMD, sl->out);
       return -1;
     }
     free(sl->clock);
@@ -251,7 +254,7 @@ static int put_held(struct slice *sl, struct held *h)
 static uint64_t meta_key(int64_t pid, int64_t tid, int thread)
 {
   int64_t k[3] = { pid, thread ? tid : 0, thread };
-  return tw_rec_hash(k, sizeof k, 11);
+  return twt_rec_hash(k, sizeof k, 11);
 }
 
 /* Write the metadata held for a process (and thread) about to have an
@@ -259,8 +262,8 @@ static uint64_t meta_key(int64_t pid, int64_t tid, int thread)
 static int flush_meta_of(struct slice *sl, unsigned has, int64_t pid,
                          int64_t tid)
 {
-  pid = (has & TW_REC_PID) ? pid : 0;
-  tid = (has & TW_REC_TID) ? tid : 0;
+  pid = (has & TWT_REC_PID) ? pid : 0;
+  tid = (has & TWT_REC_TID) ? tid : 0;
   for (int thread = 0; thread < 2; thread++) {
     struct slot *s = table_find(sl, &sl->meta, meta_key(pid, tid, thread),
                                 1);
@@ -273,22 +276,22 @@ static int flush_meta_of(struct slice *sl, unsigned has, int64_t pid,
   return 0;
 }
 
-static int flush_meta(struct slice *sl, const tw_rec *r)
+static int flush_meta(struct slice *sl, const twt_rec *r)
 {
   return flush_meta_of(sl, r->has, r->pid, r->tid);
 }
 
-static int is_thread_meta(const tw_rec *r)
+static int is_thread_meta(const twt_rec *r)
 {
   return r->name.len > 8 && memcmp(r->text + r->name.off, "\"thread_", 8)
                             == 0;
 }
 
-static int take_meta(struct slice *sl, const tw_rec *r, const char *text,
+static int take_meta(struct slice *sl, const twt_rec *r, const char *text,
                      size_t len)
 {
-  int64_t pid = (r->has & TW_REC_PID) ? r->pid : 0;
-  int64_t tid = (r->has & TW_REC_TID) ? r->tid : 0;
+  int64_t pid = (r->has & TWT_REC_PID) ? r->pid : 0;
+  int64_t tid = (r->has & TWT_REC_TID) ? r->tid : 0;
   struct slot *s = table_find(sl, &sl->meta,
                               meta_key(pid, tid, is_thread_meta(r)), 1);
 
@@ -308,7 +311,7 @@ static int glob_match(const char *glob, const char *text, size_t n,
 {
   char s[TEXT_MAX];
 
-  tw_rec_str_decode(text, n, s, sizeof s);
+  twt_rec_str_decode(text, n, s, sizeof s);
   if (fnmatch(glob, s, 0) == 0)
     return 1;
   if (list && strchr(s, ',')) {
@@ -329,27 +332,27 @@ static int in_list(const int64_t *v, int n, int64_t x)
 }
 
 /* The pid and tid filters. */
-static int ids_pass(const struct slice *sl, const tw_rec *r)
+static int ids_pass(const struct slice *sl, const twt_rec *r)
 {
-  if (sl->npids && (!(r->has & TW_REC_PID) ||
+  if (sl->npids && (!(r->has & TWT_REC_PID) ||
                     !in_list(sl->pids, sl->npids, r->pid)))
     return 0;
-  if (sl->ntids && (!(r->has & TW_REC_TID) ||
+  if (sl->ntids && (!(r->has & TWT_REC_TID) ||
                     !in_list(sl->tids, sl->ntids, r->tid)))
     return 0;
   return 1;
 }
 
 /* A process's metadata by its pid, a thread's by its pid and tid. */
-static int meta_pass(const struct slice *sl, const tw_rec *r)
+static int meta_pass(const struct slice *sl, const twt_rec *r)
 {
   if (is_thread_meta(r))
     return ids_pass(sl, r);
-  return !sl->npids || ((r->has & TW_REC_PID) &&
+  return !sl->npids || ((r->has & TWT_REC_PID) &&
                         in_list(sl->pids, sl->npids, r->pid));
 }
 
-static int filters_pass(const struct slice *sl, const tw_rec *r)
+static int filters_pass(const struct slice *sl, const twt_rec *r)
 {
   if (!ids_pass(sl, r))
     return 0;
@@ -372,7 +375,7 @@ static int in_window(const struct slice *sl, int64_t ts)
 /* ============================================================ events */
 
 /* Write an event kept, after the metadata of its process and thread. */
-static int keep(struct slice *sl, const tw_rec *r, const char *text,
+static int keep(struct slice *sl, const twt_rec *r, const char *text,
                 size_t len)
 {
   if (flush_meta(sl, r) != 0)
@@ -382,28 +385,28 @@ static int keep(struct slice *sl, const tw_rec *r, const char *text,
 }
 
 /* The key of a B/E pair: its thread. */
-static uint64_t thread_key(const tw_rec *r)
+static uint64_t thread_key(const twt_rec *r)
 {
-  int64_t k[2] = { (r->has & TW_REC_PID) ? r->pid : 0,
-                   (r->has & TW_REC_TID) ? r->tid : 0 };
+  int64_t k[2] = { (r->has & TWT_REC_PID) ? r->pid : 0,
+                   (r->has & TWT_REC_TID) ? r->tid : 0 };
 
-  return tw_rec_hash(k, sizeof k, 13);
+  return twt_rec_hash(k, sizeof k, 13);
 }
 
 /* The key of an async span (cat and id; with_name: a flow's, and its
  * name), with the pid for a process-local id. */
-static uint64_t key_of(const tw_rec *r, int with_name, uint64_t seed)
+static uint64_t key_of(const twt_rec *r, int with_name, uint64_t seed)
 {
   uint64_t h = seed;
-  const tw_rec_span *parts[5] = { &r->cat, &r->id, &r->id2, &r->scope,
+  const twt_rec_span *parts[5] = { &r->cat, &r->id, &r->id2, &r->scope,
                               &r->name };
 
   for (int i = 0; i < (with_name ? 5 : 4); i++)
-    h = tw_rec_hash(r->text + parts[i]->off, parts[i]->len, h);
+    h = twt_rec_hash(r->text + parts[i]->off, parts[i]->len, h);
   if (r->id2.len && memmem(r->text + r->id2.off, r->id2.len,
                            "\"local\"", 7)) {
-    int64_t pid = (r->has & TW_REC_PID) ? r->pid : 0;
-    h = tw_rec_hash(&pid, sizeof pid, h);   /* a process-local id */
+    int64_t pid = (r->has & TWT_REC_PID) ? r->pid : 0;
+    h = twt_rec_hash(&pid, sizeof pid, h);   /* a process-local id */
   }
   return h;
 }
@@ -411,7 +414,7 @@ static uint64_t key_of(const tw_rec *r, int with_name, uint64_t seed)
 /* A begin whose end was read first: the pair is complete; both are
  * written if it overlaps the window, else both dropped. */
 static int begin_after_end(struct slice *sl, struct slot *s,
-                           const tw_rec *r, int pass, const char *text,
+                           const twt_rec *r, int pass, const char *text,
                            size_t len)
 {
   struct held e = s->pend[0];
@@ -432,7 +435,7 @@ static int begin_after_end(struct slice *sl, struct slot *s,
 
 /* A span begins (B, b, S): written now, held, or marked dropped. */
 static int span_begin(struct slice *sl, struct table *t, uint64_t key,
-                      const tw_rec *r, int64_t ts, const char *text,
+                      const twt_rec *r, int64_t ts, const char *text,
                       size_t len)
 {
   struct slot *s = table_find(sl, t, key, 1);
@@ -467,7 +470,7 @@ static int span_begin(struct slice *sl, struct table *t, uint64_t key,
 
 /* A span ends (E, e, F). */
 static int span_end(struct slice *sl, struct table *t, uint64_t key,
-                    const tw_rec *r, int64_t ts, const char *text,
+                    const twt_rec *r, int64_t ts, const char *text,
                     size_t len)
 {
   struct slot *s = table_find(sl, t, key, 0);
@@ -510,7 +513,7 @@ static int span_end(struct slice *sl, struct table *t, uint64_t key,
 }
 
 /* An async step (n, T, p): kept in the window, with its span's begin. */
-static int span_step(struct slice *sl, uint64_t key, const tw_rec *r,
+static int span_step(struct slice *sl, uint64_t key, const twt_rec *r,
                      int64_t ts, const char *text, size_t len)
 {
   struct slot *s = table_find(sl, &sl->asyncs, key, 0);
@@ -533,7 +536,7 @@ static int span_step(struct slice *sl, uint64_t key, const tw_rec *r,
  * s and its f were read (the f may come first: each thread commits its
  * own buffer), then written together if all were in the window, else
  * dropped together. */
-static int flow(struct slice *sl, const tw_rec *r, int64_t ts,
+static int flow(struct slice *sl, const twt_rec *r, int64_t ts,
                 const char *text, size_t len)
 {
   uint64_t key = key_of(r, 1, 17);
@@ -595,20 +598,59 @@ static void set_start(struct slice *sl, int64_t start)
            sl->to_abs ? sl->to_rel : start + sl->to_rel;
 }
 
-static int take(struct slice *sl, const tw_tin_rec *rec)
+/* --clip: the complete event r (its text[0..len) as it is to be
+ * written, at ts moved) cut to the window: ts and dur rewritten, to the
+ * nanosecond, when it crosses an edge.  0 or -1 (sl->err set). */
+static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
+                const char **text, size_t *len)
 {
-  const tw_rec *r = &rec->r;
+  int64_t end = ts + ((r->has & TWT_REC_DUR) ? r->dur : 0);
+  int64_t b = ts < sl->from ? sl->from : ts;
+  int64_t e = end > sl->to ? sl->to : end;
+  char tst[TWT_REC_US_MAX], durt[TWT_REC_US_MAX];
+  const char *with[2];
+  size_t wlen[2];
+  twt_rec_span at[2];
+  twt_rec c;
+
+  if (b == ts && e == end)
+    return 0;                     /* inside: byte for byte */
+  if (twt_rec_parse(&c, *text, *len) != 0)
+    return 0;
+  if (!c.ts_v.len || !c.dur_v.len)
+    return 0;
+  {
+    int dur_first = c.dur_v.off < c.ts_v.off;   /* edits in text order */
+    at[dur_first] = c.ts_v;
+    with[dur_first] = tst;
+    wlen[dur_first] = twt_rec_us_text(b, tst);
+    at[!dur_first] = c.dur_v;
+    with[!dur_first] = durt;
+    wlen[!dur_first] = twt_rec_us_text(e - b, durt);
+  }
+  if (twt_cmd_edit(*text, *len, at, with, wlen, 2, &sl->clipped, text,
+                   len) != 0) {
+    sl->err = twt_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  sl->clips++;
+  return 0;
+}
+
+static int take(struct slice *sl, const twt_tin_rec *rec)
+{
+  const twt_rec *r = &rec->r;
   const char *text;
   size_t len;
   int64_t ts = r->ts + rec->shift;
 
-  if (tw_cmd_rewrite(r, rec->shift, 0, 0, &sl->buf, &text, &len) != 0) {
-    sl->err = tw_cmd_error(CMD, "out of memory");
+  if (twt_cmd_rewrite(r, rec->shift, 0, 0, &sl->buf, &text, &len) != 0) {
+    sl->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
-  if ((r->has & TW_REC_TS) && !sl->start_known)
+  if ((r->has & TWT_REC_TS) && !sl->start_known)
     set_start(sl, ts);
-  if (rec->kind == TW_TIN_CLOCK) {
+  if (rec->kind == TWT_TIN_CLOCK) {
     if (sl->any_written)
       return put(sl, text, len);
     if (!(sl->clock = malloc(len)))
@@ -617,15 +659,18 @@ static int take(struct slice *sl, const tw_tin_rec *rec)
     sl->clock_len = len;
     return 0;
   }
-  if (rec->kind == TW_TIN_META)
+  if (rec->kind == TWT_TIN_META)
     return meta_pass(sl, r) ? take_meta(sl, r, text, len) : 0;
-  if (!(r->has & TW_REC_TS))
+  if (!(r->has & TWT_REC_TS))
     return filters_pass(sl, r) ? keep(sl, r, text, len) : 0;
   switch (r->ph) {
   case 'X':
     if (filters_pass(sl, r) && ts < sl->to &&
-        ts + ((r->has & TW_REC_DUR) ? r->dur : 0) >= sl->from)
+        ts + ((r->has & TWT_REC_DUR) ? r->dur : 0) >= sl->from) {
+      if (sl->clip && clip(sl, r, ts, &text, &len) != 0)
+        return -1;
       return keep(sl, r, text, len);
+    }
     return 0;
   case 'B':
     return span_begin(sl, &sl->spans, thread_key(r), r, ts, text,
@@ -701,7 +746,7 @@ static int finish(struct slice *sl)
 static void slice_usage(FILE *out)
 {
   fprintf(out,
-    "Usage: " TW_CLI_PROGRAM " slice [-o OUT] [--from T] [--to T] [--pid P]"
+    "Usage: " TWT_CLI_PROGRAM " slice [-o OUT] [--from T] [--to T] [--pid P]"
     "... [--tid T]...\n"
     "                         [--name GLOB] [--cat GLOB] [-q] [--no-parts]"
     " FILE...\n"
@@ -713,18 +758,23 @@ static void slice_usage(FILE *out)
     "10s, 12.5ms, 1500us; or, after '@', a timestamp of the trace's clock\n"
     "(@1234.5ms).  FILE... are read as one trace, as by cat.\n"
     "\n"
-    "Complete events that overlap the window are kept whole; B/E pairs and\n"
+    "Complete events that overlap the window are kept whole (with --clip:\n"
+    "cut to it, ts and dur rewritten); B/E pairs and\n"
     "async spans that overlap it are kept whole, both ends; a flow only if\n"
     "all of it is in the window.  Metadata (names) of what is kept stay.\n"
     "\n"
     "  -o, --output OUT   write to OUT, gzip if it ends in .gz (default:\n"
     "                     the standard output)\n"
     "  -f, --from T       the window's start (default: the beginning)\n"
+    "      --clip         cut complete events that cross the window's\n"
+    "                     edges to it\n"
     "  -t, --to T         its end, excluded (default: the end)\n"
     "  -p, --pid P        only process P (repeat for more)\n"
     "      --tid T        only thread T (repeat for more)\n"
     "  -n, --name GLOB    only events whose name matches GLOB (fnmatch)\n"
     "  -c, --cat GLOB     only events with a category matching GLOB\n"
+    "      --ndjson         one record a line and nothing else (newline-\n"
+    "                       delimited JSON: BigQuery, DuckDB, ClickHouse)\n"
     "  -q, --quiet        print nothing but errors\n"
     "      --no-parts     read only the files named\n"
     "  -m, --max-line SIZE  the longest record (default: 64MiB)\n"
@@ -736,31 +786,34 @@ static void slice_usage(FILE *out)
 static int parse_time(const char *text, int64_t *ns, int *abs)
 {
   *abs = text[0] == '@';
-  return tw_rec_parse_duration(text + *abs, ns);
+  return twt_rec_parse_duration(text + *abs, ns);
 }
 
 static int parse_id(const char *text, int64_t *v)
 {
-  return tw_rec_int(text, strlen(text), v);
+  return twt_rec_int(text, strlen(text), v);
 }
 
-static void summary(const struct slice *sl, const tw_tin *in)
+static void summary(const struct slice *sl, const twt_tin *in)
 {
-  const struct tw_tin_stats *s = tw_tin_stats(in);
+  const struct twt_tin_stats *s = twt_tin_stats(in);
 
-  fprintf(stderr, TW_CLI_PROGRAM " " CMD ": kept %" PRIu64 " of %" PRIu64
+  fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": kept %" PRIu64 " of %" PRIu64
           " records (%" PRIu64 " written to %s)", sl->kept, s->records,
-          tw_out_records(sl->out), tw_cmd_output_name(sl->c));
+          twt_out_records(sl->out), twt_cmd_output_name(sl->c));
+  if (sl->clips)
+    fprintf(stderr, "; %" PRIu64 " complete events cut to the window",
+            sl->clips);
   if (sl->dropped_pairs)
     fprintf(stderr, "; %" PRIu64 " spans outside the window dropped "
             "(both ends)", sl->dropped_pairs);
   if (sl->dropped_flows)
     fprintf(stderr, "; %" PRIu64 " %s not all in the window dropped",
-            sl->dropped_flows, tw_cli_plural(sl->dropped_flows, "flow",
-                                             "flows"));
+            sl->dropped_flows, twt_cli_plural(sl->dropped_flows, "flow",
+                                              "flows"));
   if (sl->orphans)
     fprintf(stderr, "; %" PRIu64 " span %s without a begin dropped",
-            sl->orphans, tw_cli_plural(sl->orphans, "end", "ends"));
+            sl->orphans, twt_cli_plural(sl->orphans, "end", "ends"));
   if (sl->dropped_room)
     fprintf(stderr, "; %" PRIu64 " spans or flows dropped: too many open "
             "at once", sl->dropped_room);
@@ -768,24 +821,26 @@ static void summary(const struct slice *sl, const tw_tin *in)
 }
 
 #define OPT_TID 0x102
+#define OPT_CLIP 0x103
 
-int tw_tool_slice_main(int argc, char **argv)
+int twt_tool_slice_main(int argc, char **argv)
 {
   static const struct option long_options[] = {
-    TW_CMD_LONG,
+    TWT_CMD_LONG,
     { "from", required_argument, NULL, 'f' },
     { "to",   required_argument, NULL, 't' },
     { "pid",  required_argument, NULL, 'p' },
     { "tid",  required_argument, NULL, OPT_TID },
+    { "clip", no_argument,       NULL, OPT_CLIP },
     { "name", required_argument, NULL, 'n' },
     { "cat",  required_argument, NULL, 'c' },
     { NULL, 0, NULL, 0 }
   };
-  struct tw_cmd_common c;
+  struct twt_cmd_common c;
   struct slice sl;
-  tw_progress progress;
-  tw_tin_rec rec;
-  tw_tin *in = NULL;
+  twt_progress progress;
+  twt_tin_rec rec;
+  twt_tin *in = NULL;
   const char *tail;
   size_t tail_len;
   int opt, status, rc;
@@ -795,28 +850,31 @@ int tw_tool_slice_main(int argc, char **argv)
   sl.c = &c;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TW_CMD_SHORT "f:t:p:n:c:",
+  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT "f:t:p:n:c:",
                             long_options, NULL)) != -1) {
     switch (opt) {
     case 'f':
     case 't':
       if (parse_time(optarg, opt == 'f' ? &sl.from_rel : &sl.to_rel,
                      opt == 'f' ? &sl.from_abs : &sl.to_abs) != 0)
-        return tw_cli_usage_error(CMD, slice_usage, "bad time '%s' (a "
-                                  "duration such as 10s or 12.5ms, or "
-                                  "@TIMESTAMP)", optarg);
+        return twt_cli_usage_error(CMD, slice_usage, "bad time '%s' (a "
+                                   "duration such as 10s or 12.5ms, or "
+                                   "@TIMESTAMP)", optarg);
       *(opt == 'f' ? &sl.have_from : &sl.have_to) = 1;
+      continue;
+    case OPT_CLIP:
+      sl.clip = 1;
       continue;
     case 'p':
     case OPT_TID:
       if (opt == 'p' ? sl.npids == FILTER_MAX : sl.ntids == FILTER_MAX)
-        return tw_cli_usage_error(CMD, slice_usage, "at most %d of --pid "
-                                  "and of --tid", FILTER_MAX);
+        return twt_cli_usage_error(CMD, slice_usage, "at most %d of --pid "
+                                   "and of --tid", FILTER_MAX);
       if (parse_id(optarg, opt == 'p' ? &sl.pids[sl.npids++]
                                       : &sl.tids[sl.ntids++]) != 0)
-        return tw_cli_usage_error(CMD, slice_usage, "bad %s '%s' (an "
-                                  "integer)", opt == 'p' ? "pid" : "tid",
-                                  optarg);
+        return twt_cli_usage_error(CMD, slice_usage, "bad %s '%s' (an "
+                                   "integer)", opt == 'p' ? "pid" : "tid",
+                                   optarg);
       continue;
     case 'n':
       sl.name_glob = optarg;
@@ -827,49 +885,47 @@ int tw_tool_slice_main(int argc, char **argv)
     default:
       break;
     }
-    status = tw_cmd_option(CMD, slice_usage, opt, optarg, argv, &c);
-    if (status == TW_CMD_OTHER)
-      status = tw_cli_option_error(CMD, slice_usage, '?', argv);
-    if (status != TW_CMD_TAKEN)
+    status = twt_cmd_option(CMD, slice_usage, opt, optarg, argv, &c);
+    if (status != TWT_CMD_TAKEN)
       return status;
   }
   if (optind >= argc)
-    return tw_cli_usage_error(CMD, slice_usage, "no FILE to slice");
+    return twt_cli_usage_error(CMD, slice_usage, "no FILE to slice");
   if (sl.have_from && sl.have_to && sl.from_abs == sl.to_abs &&
       sl.to_rel <= sl.from_rel)
-    return tw_cli_usage_error(CMD, slice_usage, "an empty window: --to "
-                              "must come after --from");
-  if ((status = tw_cmd_open_input(CMD, &c, argv + optind,
-                                  (size_t)(argc - optind), &in)) >= 0)
+    return twt_cli_usage_error(CMD, slice_usage, "an empty window: --to "
+                               "must come after --from");
+  if ((status = twt_cmd_open_input(CMD, &c, argv + optind,
+                                   (size_t)(argc - optind), &in)) >= 0)
     return status;
-  if ((status = tw_cmd_open_output(CMD, &c, &in, 1, &sl.out)) >= 0)
+  if ((status = twt_cmd_open_output(CMD, &c, &in, 1, &sl.out)) >= 0)
     goto done;
   set_start(&sl, 0);
   sl.start_known = 0;
-  tw_progress_init(&progress, CMD);
-  status = TW_CLI_OK;
-  while ((rc = tw_tin_next(in, &rec)) > 0) {
-    sl.form = tw_tin_object_form(in);
+  twt_progress_init(&progress, CMD);
+  status = TWT_CLI_OK;
+  while ((rc = twt_tin_next(in, &rec)) > 0) {
+    sl.form = twt_tin_object_form(in);
     if (take(&sl, &rec) != 0)
       break;
-    tw_cmd_progress(&progress, in);
+    twt_cmd_progress(&progress, in);
   }
-  tw_progress_end(&progress);
+  twt_progress_end(&progress);
   if (sl.err) {
     status = sl.err;
     goto done;
   }
   if (rc < 0) {
-    status = tw_cmd_input_error(CMD, in);
+    status = twt_cmd_input_error(CMD, in);
     goto done;
   }
   if (finish(&sl) != 0) {
     status = sl.err;
     goto done;
   }
-  tail = tw_tin_tail(in, &tail_len);
-  if ((status = tw_cmd_finish_output(CMD, sl.out, sl.form, tail,
-                                     tail_len)) != 0)
+  tail = twt_tin_tail(in, &tail_len);
+  if ((status = twt_cmd_finish_output(CMD, sl.out, sl.form, tail,
+                                      tail_len)) != 0)
     goto done;
   if (!c.quiet)
     summary(&sl, in);
@@ -879,8 +935,9 @@ done:
   table_free(&sl, &sl.flows);
   table_free(&sl, &sl.meta);
   free(sl.clock);
-  tw_cmd_buf_free(&sl.buf);
-  tw_out_close(sl.out);
-  tw_tin_close(in);
+  twt_cmd_buf_free(&sl.buf);
+  twt_cmd_buf_free(&sl.clipped);
+  twt_out_close(sl.out);
+  twt_tin_close(in);
   return status;
 }

@@ -8,7 +8,7 @@
 #include "config.h"
 
 #include "snapshot.h"
-#include "cli.h"
+#include "command.h"      /* the command-line layer */
 #include "output.h"
 #include "reader.h"
 
@@ -21,23 +21,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PROGRAM TW_CLI_PROGRAM
+#define PROGRAM TWT_CLI_PROGRAM
 #define DEFAULT_GZIP_LEVEL 6
 #define STDOUT_NAME "standard output"
 
-void tw_snapshot_options_init(struct tw_snapshot_options *opts)
+void twt_snapshot_options_init(struct twt_snapshot_options *opts)
 {
   memset(opts, 0, sizeof *opts);
-  opts->max_record = TW_READ_DEFAULT_MAX_RECORD;
-  opts->compress = TW_OUT_BY_NAME;
+  opts->max_record = TWT_READ_DEFAULT_MAX_RECORD;
+  opts->compress = TWT_OUT_BY_NAME;
   opts->gzip_level = DEFAULT_GZIP_LEVEL;
 }
 
 /* What the reader found and the output wrote, into the report. */
-static void report(const tw_reader *r, const tw_out *o,
-                   struct tw_snapshot_report *rep)
+static void report(const twt_reader *r, const twt_out *o,
+                   struct twt_snapshot_report *rep)
 {
-  const struct tw_read_info *info = tw_reader_info(r);
+  const struct twt_read_info *info = twt_reader_info(r);
 
   rep->records = info->records;
   rep->dropped_records = info->dropped_records;
@@ -56,23 +56,23 @@ static void report(const tw_reader *r, const tw_out *o,
                   !info->junk_bytes && !info->gzip_discarded &&
                   !info->gzip_corrupt;
   if (o) {
-    rep->out_gzip = tw_out_is_gzip(o);
-    rep->output_bytes = tw_out_bytes(o);
+    rep->out_gzip = twt_out_is_gzip(o);
+    rep->output_bytes = twt_out_bytes(o);
   }
 }
 
-int tw_snapshot_file(const char *in, const char *out,
-                     const struct tw_snapshot_options *opts,
-                     struct tw_snapshot_report *rep,
-                     char *err, size_t errsize)
+int twt_snapshot_file(const char *in, const char *out,
+                      const struct twt_snapshot_options *opts,
+                      struct twt_snapshot_report *rep,
+                      char *err, size_t errsize)
 {
-  struct tw_snapshot_options defaults;
-  struct tw_snapshot_report local_rep;
-  struct tw_read_options ro;
-  struct tw_out_options oo;
+  struct twt_snapshot_options defaults;
+  struct twt_snapshot_report local_rep;
+  struct twt_read_options ro;
+  struct twt_out_options oo;
   struct stat st;
-  tw_reader *r = NULL;
-  tw_out *o = NULL;
+  twt_reader *r = NULL;
+  twt_out *o = NULL;
   char msg[2 * PATH_MAX + 256];
   int rc;
 
@@ -82,7 +82,7 @@ int tw_snapshot_file(const char *in, const char *out,
   if (err && errsize)
     err[0] = '\0';
   if (!opts) {
-    tw_snapshot_options_init(&defaults);
+    twt_snapshot_options_init(&defaults);
     opts = &defaults;
   }
   if (!in) {
@@ -92,54 +92,55 @@ int tw_snapshot_file(const char *in, const char *out,
   }
   memset(&ro, 0, sizeof ro);
   ro.max_record = opts->max_record;
-  ro.flags = TW_READ_FOLLOW;        /* a record being appended, whole */
-  if ((rc = tw_reader_open(&r, in, &ro, err, errsize)) != 0)
+  ro.flags = TWT_READ_FOLLOW | TWT_READ_LAYOUT; /* a record being appended,
+                                               whole; our layout */
+  if ((rc = twt_reader_open(&r, in, &ro, err, errsize)) != 0)
     return rc;
   msg[0] = '\0';
-  if (fstat(tw_reader_fd(r), &st) != 0) {
+  if (fstat(twt_reader_fd(r), &st) != 0) {
     rc = -errno;
     snprintf(msg, sizeof msg, "%s: stat: %s", in, strerror(errno));
     goto done;
   }
-  if (out && strcmp(out, "-") != 0 && tw_out_same_file(out, &st)) {
+  if (out && strcmp(out, "-") != 0 && twt_out_same_file(out, &st)) {
     rc = -EEXIST;
     snprintf(msg, sizeof msg, "%s: the copy %s is the trace itself", in,
              out);
     goto done;
   }
-  tw_out_options_init(&oo);
-  if (opts->compress == TW_SNAPSHOT_AS_INPUT)
-    oo.compress = tw_reader_info(r)->gzip ? TW_OUT_GZIP : TW_OUT_PLAIN;
+  twt_out_options_init(&oo);
+  if (opts->compress == TWT_SNAPSHOT_AS_INPUT)
+    oo.compress = twt_reader_info(r)->gzip ? TWT_OUT_GZIP : TWT_OUT_PLAIN;
   else
     oo.compress = opts->compress;
   oo.level = opts->gzip_level;
   oo.tag = "snapshot";
-  if ((rc = tw_out_open(&o, out, &oo, msg, sizeof msg)) != 0)
+  if ((rc = twt_out_open(&o, out, &oo, msg, sizeof msg)) != 0)
     goto done;
-  if ((rc = tw_out_copy_trace(o, r)) == 0)
-    rc = tw_out_commit(o);
+  if ((rc = twt_out_copy_trace(o, r)) == 0)
+    rc = twt_out_commit(o);
   if (rc != 0)
-    snprintf(msg, sizeof msg, "%s", tw_reader_error(r)[0] ?
-             tw_reader_error(r) : tw_out_error(o));
+    snprintf(msg, sizeof msg, "%s", twt_reader_error(r)[0] ?
+             twt_reader_error(r) : twt_out_error(o));
   report(r, o, rep);
 
 done:
   if (rc != 0 && err && errsize)
     snprintf(err, errsize, "%s", msg);
-  tw_out_close(o);
-  tw_reader_close(r);
+  twt_out_close(o);
+  twt_reader_close(r);
   return rc;
 }
 
-#define plural tw_cli_plural
+#define plural twt_cli_plural
 
-void tw_snapshot_describe(const char *in, const char *out,
-                          const struct tw_snapshot_report *rep,
-                          char *buf, size_t size)
+void twt_snapshot_describe(const char *in, const char *out,
+                           const struct twt_snapshot_report *rep,
+                           char *buf, size_t size)
 {
   size_t n = 0;
 
-#define ADD(...) tw_cli_append(buf, size, &n, __VA_ARGS__)
+#define ADD(...) twt_cli_append(buf, size, &n, __VA_ARGS__)
   if (!buf || size == 0)
     return;
   buf[0] = '\0';
@@ -189,50 +190,50 @@ static void snapshot_usage(FILE *out)
     "The summary goes to standard error.  Exit status: 0 a complete copy,\n"
     "%d a strict copy without some data of FILE (a record cut by a write\n"
     "in progress or a crash), 1 an error, 2 a usage error.\n",
-    TW_SNAPSHOT_EXIT_CUT);
+    TWT_SNAPSHOT_EXIT_CUT);
 }
 
-int tw_tool_snapshot_main(int argc, char **argv)
+int twt_tool_snapshot_main(int argc, char **argv)
 {
-  struct tw_snapshot_options opts;
-  struct tw_snapshot_report rep;
-  struct tw_cli_args a;
+  struct twt_snapshot_options opts;
+  struct twt_snapshot_report rep;
+  struct twt_cli_args a;
   char message[2 * PATH_MAX + 256], summary[2 * PATH_MAX + 256];
   int status;
 
-  status = tw_cli_parse_file_args("snapshot", snapshot_usage, 0,
-                                  TW_READ_MIN_MAX_RECORD, "copy", argc, argv,
-                                  &a);
+  status = twt_cli_parse_file_args("snapshot", snapshot_usage, 0,
+                                   TWT_READ_MIN_MAX_RECORD, "copy", argc, argv,
+                                   &a);
   if (status >= 0)
     return status;
-  tw_snapshot_options_init(&opts);
+  twt_snapshot_options_init(&opts);
   if (a.max_line)
     opts.max_record = a.max_line;
   /* Without -o: the standard output, compressed as FILE is; "-o -": the
    * standard output, plain; -o COPY: by COPY's name. */
-  opts.compress = a.output ? TW_OUT_BY_NAME : TW_SNAPSHOT_AS_INPUT;
+  opts.compress = a.output ? TWT_OUT_BY_NAME : TWT_SNAPSHOT_AS_INPUT;
 
   /* Compressed bytes on a terminal help no one (gzip refuses too). */
   if (!a.output && isatty(STDOUT_FILENO)) {
-    tw_reader *r;
-    int gzip = tw_reader_open(&r, a.input, NULL, NULL, 0) == 0 &&
-               tw_reader_info(r)->gzip;
-    tw_reader_close(r);
+    twt_reader *r;
+    int gzip = twt_reader_open(&r, a.input, NULL, NULL, 0) == 0 &&
+               twt_reader_info(r)->gzip;
+    twt_reader_close(r);
     if (gzip) {
       fprintf(stderr, PROGRAM " snapshot: %s: not writing compressed data "
               "to a terminal; use -o COPY, or -o - for plain JSON\n",
               a.input);
-      return TW_CLI_RUNTIME;
+      return TWT_CLI_RUNTIME;
     }
   }
-  if (tw_snapshot_file(a.input, a.output, &opts, &rep, message,
-                       sizeof message) != 0) {
+  if (twt_snapshot_file(a.input, a.output, &opts, &rep, message,
+                        sizeof message) != 0) {
     fprintf(stderr, PROGRAM " snapshot: %s\n", message);
-    return TW_CLI_RUNTIME;
+    return TWT_CLI_RUNTIME;
   }
   if (!a.quiet) {
-    tw_snapshot_describe(a.input, a.output, &rep, summary, sizeof summary);
+    twt_snapshot_describe(a.input, a.output, &rep, summary, sizeof summary);
     fprintf(stderr, "%s\n", summary);
   }
-  return rep.complete ? TW_CLI_OK : TW_SNAPSHOT_EXIT_CUT;
+  return rep.complete ? TWT_CLI_OK : TWT_SNAPSHOT_EXIT_CUT;
 }

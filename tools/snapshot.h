@@ -17,12 +17,12 @@
  * file it reads.
  *
  * These functions are for the command-line tool and its tests; they are
- * not part of libtracewriter.  They print nothing (tw_tool_snapshot_main
- * excepted) and keep no global state (tw_tool_snapshot_main resets
+ * not part of libtracewriter.  They print nothing (twt_tool_snapshot_main
+ * excepted) and keep no global state (twt_tool_snapshot_main resets
  * getopt's).
  */
-#ifndef TW_TOOLS_SNAPSHOT_H
-#define TW_TOOLS_SNAPSHOT_H
+#ifndef TWT_TOOLS_SNAPSHOT_H
+#define TWT_TOOLS_SNAPSHOT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,24 +36,24 @@ extern "C" {
 /* The exit status of the command when the copy is strict JSON but some
  * of the file's data was not in it (a record cut by a write in progress
  * or by a crash, bytes that were not records, damaged gzip data). */
-#define TW_SNAPSHOT_EXIT_CUT 3
+#define TWT_SNAPSHOT_EXIT_CUT 3
 
-/* The copy's compression (struct tw_snapshot_options.compress). */
-#define TW_SNAPSHOT_AS_INPUT (-1) /* gzip if the input is gzip */
-                                  /* or an enum tw_out_compress value */
+/* The copy's compression (struct twt_snapshot_options.compress). */
+#define TWT_SNAPSHOT_AS_INPUT (-1) /* gzip if the input is gzip */
+                                  /* or an enum twt_out_compress value */
 
-/* Options of tw_snapshot_file.  Start from tw_snapshot_options_init. */
-struct tw_snapshot_options {
+/* Options of twt_snapshot_file.  Start from twt_snapshot_options_init. */
+struct twt_snapshot_options {
   size_t max_record;       /* longest record held, bytes (default
-                              TW_READ_DEFAULT_MAX_RECORD) */
-  int compress;            /* TW_SNAPSHOT_AS_INPUT, or TW_OUT_PLAIN,
-                              TW_OUT_GZIP, TW_OUT_BY_NAME (the default:
+                              TWT_READ_DEFAULT_MAX_RECORD) */
+  int compress;            /* TWT_SNAPSHOT_AS_INPUT, or TWT_OUT_PLAIN,
+                              TWT_OUT_GZIP, TWT_OUT_BY_NAME (the default:
                               gzip if out ends in ".gz") */
   int gzip_level;          /* 1..9 (default 6) */
 };
 
 /* What a snapshot read and wrote. */
-struct tw_snapshot_report {
+struct twt_snapshot_report {
   uint64_t records;        /* records copied */
   uint64_t dropped_records; /* records cut: not copied */
   uint64_t dropped_bytes;  /* ... their bytes */
@@ -76,44 +76,44 @@ struct tw_snapshot_report {
 };
 
 /* Fill *opts with the defaults. */
-void tw_snapshot_options_init(struct tw_snapshot_options *opts);
+void twt_snapshot_options_init(struct twt_snapshot_options *opts);
 
 /* Copy the trace at in to out: NULL or "-" is the standard output,
  * written directly; a regular file is written under a temporary name in
  * its directory and renamed at the end, so out never holds a partial
  * copy; an existing file that is not a regular file is written directly.
  * out naming in itself is refused (-EEXIST).  in is never written.
- * Returns 0 (see rep->complete) or a negative code: TW_READ_* (in is not
+ * Returns 0 (see rep->complete) or a negative code: TWT_READ_* (in is not
  * a trace, or a record is longer than max_record) or a negated errno,
  * with a one-line message naming the file in err (if err is not NULL and
  * errsize > 0; always NUL-terminated).  On error no file is left.  rep
  * may be NULL. */
-int tw_snapshot_file(const char *in, const char *out,
-                     const struct tw_snapshot_options *opts,
-                     struct tw_snapshot_report *rep,
-                     char *err, size_t errsize);
+int twt_snapshot_file(const char *in, const char *out,
+                      const struct twt_snapshot_options *opts,
+                      struct twt_snapshot_report *rep,
+                      char *err, size_t errsize);
 
 /* The one-line summary printed by the tool, without a newline, e.g.
  *   "trace.json: copied 12345 records to copy.json"
  *   "trace.json: copied 12345 records to copy.json; dropped 2 cut
  *    records (873 bytes); the tail was missing"
  * written into buf (always NUL-terminated, truncated to fit). */
-void tw_snapshot_describe(const char *in, const char *out,
-                          const struct tw_snapshot_report *rep,
-                          char *buf, size_t size);
+void twt_snapshot_describe(const char *in, const char *out,
+                           const struct twt_snapshot_report *rep,
+                           char *buf, size_t size);
 
 /* The "snapshot" subcommand: argv[0] is "snapshot".
  *   tracewriter snapshot [-o COPY] [-q] [--max-line SIZE] FILE
  * Without -o, the copy goes to the standard output, gzip if FILE is;
  * with -o COPY, gzip if COPY ends in ".gz"; "-o -" is the standard
  * output, plain.  Prints the summary and errors on stderr.  Returns the
- * exit status: 0 a complete copy, TW_SNAPSHOT_EXIT_CUT a strict copy
+ * exit status: 0 a complete copy, TWT_SNAPSHOT_EXIT_CUT a strict copy
  * without some cut data, 1 an error, 2 a usage error.  Resets getopt
  * (optind) itself. */
-int tw_tool_snapshot_main(int argc, char **argv);
+int twt_tool_snapshot_main(int argc, char **argv);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* TW_TOOLS_SNAPSHOT_H */
+#endif /* TWT_TOOLS_SNAPSHOT_H */

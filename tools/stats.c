@@ -72,7 +72,11 @@ struct done_span {
 
 struct thread {
   uint64_t key;            /* 0: empty */
-  int64_t pid, tid;
+  int64_t pid, tid;        /* integers, or 0 (see the raw values) */
+  char pid_raw[NAME_MAX_BYTES + 2]; /* as written: a number, a string
+                              (pids and tids may be strings), or "null"
+                              when there is none */
+  char tid_raw[NAME_MAX_BYTES + 2];
   uint64_t events;
   char name[NAME_MAX_BYTES + 2];   /* raw JSON string, or "" */
   struct open_span *open;
@@ -97,6 +101,8 @@ struct counter {
 struct stats {
   uint64_t phases[256];
   uint64_t events, meta;
+  uint64_t no_ts;          /* events without a timestamp it can read */
+  uint64_t no_pid;         /* events without a pid */
   struct name *names;
   size_t nnames;
   struct name other_names;
@@ -118,7 +124,7 @@ struct stats {
 
 static uint64_t key_of(const void *a, size_t n, uint64_t seed)
 {
-  uint64_t k = tw_rec_hash(a, n, seed);
+  uint64_t k = twt_rec_hash(a, n, seed);
   return k | (k == 0);
 }
 
@@ -137,7 +143,7 @@ static void keep_token(char *out, const char *tok, size_t n)
     out[n] = '\0';
     return;
   }
-  k = tw_rec_str_cut(tok, n, NAME_MAX_BYTES - 1);
+  k = twt_rec_str_cut(tok, n, NAME_MAX_BYTES - 1);
   memcpy(out, tok, k);
   out[k] = '"';
   out[k + 1] = '\0';
@@ -164,12 +170,33 @@ static struct name *name_row(struct stats *st, const char *tok, size_t n)
   return &st->names[i];
 }
 
-static struct thread *thread_row(struct stats *st, int64_t pid, int64_t tid,
+/* A pid or tid value as written into out: a string token (cut), a
+ * number, or null when the record has none. */
+static void keep_id(char *out, const char *tok, size_t n)
+{
+  if (n == 0) {
+    strcpy(out, "null");
+  } else if (tok[0] == '"') {
+    keep_token(out, tok, n);
+  } else {
+    if (n > NAME_MAX_BYTES)
+      n = NAME_MAX_BYTES;
+    memcpy(out, tok, n);
+    out[n] = '\0';
+  }
+}
+
+/* The row of r's thread (pid and tid as written, whatever their type:
+ * integers, strings, none). */
+static struct thread *thread_row(struct stats *st, const twt_rec *r,
                                  int create)
 {
-  int64_t k[2] = { pid, tid };
-  uint64_t key = key_of(k, sizeof k, 23);
+  const char *pt = r->text + r->pid_v.off, *tt = r->text + r->tid_v.off;
+  uint64_t key = key_of(pt, r->pid_v.len, 23);
   size_t i;
+
+  key = key_of(tt, r->tid_v.len, key ^ (r->pid_v.len + 1));
+  key |= key == 0;
 
   if (!st->threads) {
     if (!create ||
@@ -178,13 +205,15 @@ static struct thread *thread_row(struct stats *st, int64_t pid, int64_t tid,
   }
   for (i = key & (THREAD_SLOTS - 1); st->threads[i].key;
        i = (i + 1) & (THREAD_SLOTS - 1))
-    if (st->threads[i].pid == pid && st->threads[i].tid == tid)
+    if (st->threads[i].key == key)
       return &st->threads[i];
   if (!create || st->nthreads >= THREADS_MAX)
     return NULL;
   st->threads[i].key = key;
-  st->threads[i].pid = pid;
-  st->threads[i].tid = tid;
+  st->threads[i].pid = (r->has & TWT_REC_PID) ? r->pid : 0;
+  st->threads[i].tid = (r->has & TWT_REC_TID) ? r->tid : 0;
+  keep_id(st->threads[i].pid_raw, pt, r->pid_v.len);
+  keep_id(st->threads[i].tid_raw, tt, r->tid_v.len);
   st->nthreads++;
   return &st->threads[i];
 }
@@ -302,15 +331,15 @@ static void end(struct stats *st, struct thread *t, int64_t ts)
 
 struct counter_walk {
   struct stats *st;
-  const tw_rec *r;
+  const twt_rec *r;
 };
 
 static int counter_member(void *arg, const char *key, size_t klen,
-                          tw_rec_span v)
+                          twt_rec_span v)
 {
   struct counter_walk *w = arg;
   struct stats *st = w->st;
-  const tw_rec *r = w->r;
+  const twt_rec *r = w->r;
   const char *val = r->text + r->args.off + v.off;
   char num[64], *endp;
   uint64_t h;
@@ -325,7 +354,7 @@ static int counter_member(void *arg, const char *key, size_t klen,
   x = strtod(num, &endp);
   h = key_of(r->text + r->name.off, r->name.len, 29);
   h = key_of(key, klen, h);
-  h = key_of(&r->pid, (r->has & TW_REC_PID) ? sizeof r->pid : 0, h);
+  h = key_of(&r->pid, (r->has & TWT_REC_PID) ? sizeof r->pid : 0, h);
   if (!st->counters &&
       !(st->counters = calloc(COUNTER_SLOTS, sizeof *st->counters))) {
     st->other_counter_samples++;
@@ -342,7 +371,7 @@ static int counter_member(void *arg, const char *key, size_t klen,
       return 0;
     }
     c->key = h;
-    c->pid = (r->has & TW_REC_PID) ? r->pid : 0;
+    c->pid = (r->has & TWT_REC_PID) ? r->pid : 0;
     keep_token(c->name, r->text + r->name.off, r->name.len);
     keep_token(c->series, key - 1, klen + 2);   /* the key's token */
     c->min = c->max = x;
@@ -362,52 +391,54 @@ static int counter_member(void *arg, const char *key, size_t klen,
 
 /* ============================================================ records */
 
-static void thread_meta(struct stats *st, const tw_rec *r)
+static void thread_meta(struct stats *st, const twt_rec *r)
 {
-  tw_rec_span v;
+  twt_rec_span v;
   struct thread *t;
 
-  if (!r->args.len || !(r->has & TW_REC_PID))
+  if (!r->args.len || !r->pid_v.len)
     return;
-  v = tw_rec_member(r->text + r->args.off, r->args.len, "name");
+  v = twt_rec_member(r->text + r->args.off, r->args.len, "name");
   if (!v.len || r->text[r->args.off + v.off] != '"')
     return;
-  if (tw_rec_str_is(r->text + r->name.off, r->name.len, "thread_name") &&
-      (r->has & TW_REC_TID) &&
-      (t = thread_row(st, r->pid, r->tid, 1)) != NULL)
+  if (twt_rec_str_is(r->text + r->name.off, r->name.len, "thread_name") &&
+      r->tid_v.len && (t = thread_row(st, r, 1)) != NULL)
     keep_token(t->name, r->text + r->args.off + v.off, v.len);
 }
 
-static void take(struct stats *st, const tw_tin_rec *rec)
+static void take(struct stats *st, const twt_tin_rec *rec)
 {
-  const tw_rec *r = &rec->r;
+  const twt_rec *r = &rec->r;
   static const char noname[] = "\"\"";
   struct name *nm;
   struct thread *t;
   int64_t ts = r->ts + rec->shift;
 
   st->phases[(unsigned char)r->ph]++;
-  if (rec->kind == TW_TIN_META) {
+  if (rec->kind == TWT_TIN_META) {
     st->meta++;
     thread_meta(st, r);
     return;
   }
-  if (rec->kind == TW_TIN_CLOCK)
+  if (rec->kind == TWT_TIN_CLOCK)
     return;
   st->events++;
   nm = r->name.len && r->text[r->name.off] == '"'
        ? name_row(st, r->text + r->name.off, r->name.len)
        : name_row(st, noname, sizeof noname - 1);
   nm->events++;
-  t = thread_row(st, (r->has & TW_REC_PID) ? r->pid : 0,
-                 (r->has & TW_REC_TID) ? r->tid : 0, 1);
+  t = thread_row(st, r, 1);
   if (t)
     t->events++;
   else
     st->other_thread_events++;
-  if (r->has & TW_REC_TS) {
+  if (!r->pid_v.len)
+    st->no_pid++;
+  if (!(r->has & TWT_REC_TS))
+    st->no_ts++;
+  if (r->has & TWT_REC_TS) {
     int64_t last = ts;
-    if (r->ph == 'X' && (r->has & TW_REC_DUR) && r->dur > 0)
+    if (r->ph == 'X' && (r->has & TWT_REC_DUR) && r->dur > 0)
       last = ts + r->dur;
     if (!st->any_ts || ts < st->first_ts)
       st->first_ts = ts;
@@ -415,11 +446,11 @@ static void take(struct stats *st, const tw_tin_rec *rec)
       st->last_ts = last;
     st->any_ts = 1;
   }
-  if (!(r->has & TW_REC_TS))
+  if (!(r->has & TWT_REC_TS))
     return;
   switch (r->ph) {
   case 'X':
-    complete_event(st, t, nm, ts, (r->has & TW_REC_DUR) ? r->dur : 0);
+    complete_event(st, t, nm, ts, (r->has & TWT_REC_DUR) ? r->dur : 0);
     break;
   case 'B':
     begin(st, t, nm, ts);
@@ -430,8 +461,8 @@ static void take(struct stats *st, const tw_tin_rec *rec)
   case 'C':
     if (r->args.len) {
       struct counter_walk w = { st, r };
-      (void)tw_rec_each(r->text + r->args.off, r->args.len,
-                        counter_member, &w);
+      (void)twt_rec_each(r->text + r->args.off, r->args.len,
+                         counter_member, &w);
     }
     break;
   default:
@@ -566,9 +597,9 @@ static const char *verdict(uint64_t bytes, uint64_t soft, uint64_t hard)
 /* A number of nanoseconds as microseconds, for JSON. */
 static void put_us(FILE *f, int64_t ns)
 {
-  char b[TW_REC_US_MAX + 1];
+  char b[TWT_REC_US_MAX + 1];
 
-  b[tw_rec_us_text(ns, b)] = '\0';
+  b[twt_rec_us_text(ns, b)] = '\0';
   fputs(b, f);
 }
 
@@ -591,7 +622,7 @@ static const char *human_ns(int64_t ns, char *buf, size_t size)
 /* A name token decoded for people. */
 static const char *human_name(const char *tok, char *buf, size_t size)
 {
-  tw_rec_str_decode(tok, strlen(tok), buf, size);
+  twt_rec_str_decode(tok, strlen(tok), buf, size);
   for (char *p = buf; *p; p++)
     if ((unsigned char)*p < 0x20)
       *p = ' ';
@@ -607,10 +638,10 @@ static void put_json_number(FILE *f, double x)
 }
 
 /* The report, as JSON. */
-static void report_json(FILE *f, const struct stats *st, const tw_tin *in,
+static void report_json(FILE *f, const struct stats *st, const twt_tin *in,
                         int64_t span_ns, double rate)
 {
-  const struct tw_tin_stats *s = tw_tin_stats(in);
+  const struct twt_tin_stats *s = twt_tin_stats(in);
   struct name **v;
   struct thread **th;
   struct counter **cv;
@@ -620,9 +651,10 @@ static void report_json(FILE *f, const struct stats *st, const tw_tin *in,
   fprintf(f, "{\"files\":%zu,\"input_bytes\":%" PRIu64 ",\"json_bytes\":%"
           PRIu64 ",\"records\":%" PRIu64 ",\"events\":%" PRIu64
           ",\"metadata\":%" PRIu64 ",\"dropped_records\":%" PRIu64
-          ",\"dropped_bytes\":%" PRIu64 ",\n\"phases\":{", tw_tin_files(in),
+          ",\"dropped_bytes\":%" PRIu64 ",\"unplaced\":{\"no_ts\":%" PRIu64
+          ",\"no_pid\":%" PRIu64 "},\n\"phases\":{", twt_tin_files(in),
           s->input_bytes, s->json_bytes, s->records, st->events, st->meta,
-          s->dropped_records, s->dropped_bytes);
+          s->dropped_records, s->dropped_bytes, st->no_ts, st->no_pid);
   for (int p = 0; p < 256; p++) {
     if (!st->phases[p])
       continue;
@@ -654,8 +686,8 @@ static void report_json(FILE *f, const struct stats *st, const tw_tin *in,
           "},\n\"threads\":[", NAMES_MAX, st->other_names.events);
   th = sorted_threads(st, &n);
   for (k = 0; th && k < n; k++) {
-    fprintf(f, "%s\n{\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",", k ? "," : "",
-            th[k]->pid, th[k]->tid);
+    fprintf(f, "%s\n{\"pid\":%s,\"tid\":%s,", k ? "," : "",
+            th[k]->pid_raw, th[k]->tid_raw);
     if (th[k]->name[0])
       fprintf(f, "\"name\":%s,", th[k]->name);
     fprintf(f, "\"events\":%" PRIu64 "}", th[k]->events);
@@ -703,24 +735,28 @@ static void report_json(FILE *f, const struct stats *st, const tw_tin *in,
 }
 
 /* The report, as tables for people. */
-static void report_text(FILE *f, const struct stats *st, const tw_tin *in,
+static void report_text(FILE *f, const struct stats *st, const twt_tin *in,
                         int64_t span_ns, double rate)
 {
-  const struct tw_tin_stats *s = tw_tin_stats(in);
+  const struct twt_tin_stats *s = twt_tin_stats(in);
   char a[64], b[64], nb[NAME_MAX_BYTES * 2];
   struct name **v;
   struct thread **th;
   struct counter **cv;
   size_t n, k;
 
-  tw_format_bytes(s->input_bytes, a, sizeof a);
-  tw_format_bytes(s->json_bytes, b, sizeof b);
-  fprintf(f, "files        %zu (%s, %s of JSON)\n", tw_tin_files(in), a, b);
+  twt_format_bytes(s->input_bytes, a, sizeof a);
+  twt_format_bytes(s->json_bytes, b, sizeof b);
+  fprintf(f, "files        %zu (%s, %s of JSON)\n", twt_tin_files(in), a, b);
   fprintf(f, "records      %" PRIu64 ": %" PRIu64 " events, %" PRIu64
           " metadata\n", s->records, st->events, st->meta);
   if (s->dropped_records || s->dropped_bytes)
     fprintf(f, "dropped      %" PRIu64 " cut records, %" PRIu64
             " bytes\n", s->dropped_records, s->dropped_bytes);
+  if (st->no_ts || st->no_pid)
+    fprintf(f, "unplaced     %" PRIu64 " events without a timestamp, %"
+            PRIu64 " without a pid: counted, not on the timeline\n",
+            st->no_ts, st->no_pid);
   if (st->any_ts)
     fprintf(f, "time         %s, %.0f events/s\n",
             human_ns(span_ns, a, sizeof a), rate);
@@ -744,8 +780,8 @@ static void report_text(FILE *f, const struct stats *st, const tw_tin *in,
           st->nthreads);
   th = sorted_threads(st, &n);
   for (k = 0; th && k < n && k < (size_t)st->top; k++)
-    fprintf(f, "  %12" PRIu64 "  pid %" PRId64 " tid %" PRId64 "%s%s\n",
-            th[k]->events, th[k]->pid, th[k]->tid,
+    fprintf(f, "  %12" PRIu64 "  pid %s tid %s%s%s\n",
+            th[k]->events, th[k]->pid_raw, th[k]->tid_raw,
             th[k]->name[0] ? "  " : "",
             th[k]->name[0] ? human_name(th[k]->name, nb, sizeof nb) : "");
   free(th);
@@ -784,7 +820,7 @@ static void report_text(FILE *f, const struct stats *st, const tw_tin *in,
   }
   free(cv);
 
-  tw_format_bytes(s->json_bytes, a, sizeof a);
+  twt_format_bytes(s->json_bytes, a, sizeof a);
   fprintf(f, "\nopening it    %s of JSON, %" PRIu64 " records\n", a,
           s->records);
   fprintf(f, "  chrome://tracing  %s (about 256 MiB of JSON at most)\n",
@@ -800,7 +836,7 @@ static void report_text(FILE *f, const struct stats *st, const tw_tin *in,
 static void stats_usage(FILE *out)
 {
   fprintf(out,
-    "Usage: " TW_CLI_PROGRAM " stats [--json] [--top N] [-o OUT] [-q] "
+    "Usage: " TWT_CLI_PROGRAM " stats [--json] [--top N] [-o OUT] [-q] "
     "[--no-parts] FILE...\n"
     "\n"
     "Say what a trace holds without opening it in a viewer: records by\n"
@@ -824,8 +860,8 @@ static void stats_usage(FILE *out)
     "Exit status: 0 printed, 1 an error, 2 a usage error.\n");
 }
 
-static int write_report(const struct tw_cmd_common *c, struct stats *st,
-                        tw_tin *in)
+static int write_report(const struct twt_cmd_common *c, struct stats *st,
+                        twt_tin *in)
 {
   int64_t span_ns = st->any_ts ? st->last_ts - st->first_ts : 0;
   double rate = span_ns > 0 ? (double)st->events * 1e9 / (double)span_ns
@@ -834,39 +870,39 @@ static int write_report(const struct tw_cmd_common *c, struct stats *st,
 
   if (c->output && strcmp(c->output, "-") != 0 &&
       !(f = fopen(c->output, "w")))
-    return tw_cmd_error(CMD, "%s: %s", c->output, strerror(errno));
+    return twt_cmd_error(CMD, "%s: %s", c->output, strerror(errno));
   if (st->json)
     report_json(f, st, in, span_ns, rate);
   else
     report_text(f, st, in, span_ns, rate);
   if (f == stdout ? fflush(f) != 0 || ferror(f) : fclose(f) != 0)
-    return tw_cmd_error(CMD, "%s: %s", tw_cmd_output_name(c),
-                        strerror(errno));
-  return TW_CLI_OK;
+    return twt_cmd_error(CMD, "%s: %s", twt_cmd_output_name(c),
+                         strerror(errno));
+  return TWT_CLI_OK;
 }
 
-int tw_tool_stats_main(int argc, char **argv)
+int twt_tool_stats_main(int argc, char **argv)
 {
   static const struct option long_options[] = {
-    TW_CMD_LONG,
+    TWT_CMD_LONG,
     { "json", no_argument,       NULL, 'j' },
     { "top",  required_argument, NULL, 'N' },
     { NULL, 0, NULL, 0 }
   };
-  struct tw_cmd_common c;
+  struct twt_cmd_common c;
   struct stats *st;
-  tw_progress progress;
-  tw_tin_rec rec;
-  tw_tin *in = NULL;
+  twt_progress progress;
+  twt_tin_rec rec;
+  twt_tin *in = NULL;
   int opt, status, rc;
 
   if (!(st = calloc(1, sizeof *st)))
-    return tw_cmd_error(CMD, "out of memory");
+    return twt_cmd_error(CMD, "out of memory");
   memset(&c, 0, sizeof c);
   st->top = DEFAULT_TOP;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TW_CMD_SHORT "jN:", long_options,
+  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT "jN:", long_options,
                             NULL)) != -1) {
     if (opt == 'j') {
       st->json = 1;
@@ -874,52 +910,55 @@ int tw_tool_stats_main(int argc, char **argv)
     }
     if (opt == 'N') {
       int64_t top;
-      if (tw_rec_int(optarg, strlen(optarg), &top) != 0 || top < 1 ||
+      if (twt_rec_int(optarg, strlen(optarg), &top) != 0 || top < 1 ||
           top > TOP_MAX) {
         free(st);
-        return tw_cli_usage_error(CMD, stats_usage, "bad --top '%s' (1 to "
-                                  "%d)", optarg, TOP_MAX);
+        return twt_cli_usage_error(CMD, stats_usage, "bad --top '%s' (1 to "
+                                   "%d)", optarg, TOP_MAX);
       }
       st->top = (int)top;
       continue;
     }
-    status = tw_cmd_option(CMD, stats_usage, opt, optarg, argv, &c);
-    if (status == TW_CMD_OTHER)
-      status = tw_cli_option_error(CMD, stats_usage, '?', argv);
-    if (status != TW_CMD_TAKEN) {
+    status = twt_cmd_option(CMD, stats_usage, opt, optarg, argv, &c);
+    if (status != TWT_CMD_TAKEN) {
       free(st);
       return status;
     }
   }
+  if (c.ndjson) {
+    free(st);
+    return twt_cli_usage_error(CMD, stats_usage, "--ndjson is for the "
+                               "commands that write a trace");
+  }
   if (optind >= argc) {
     free(st);
-    return tw_cli_usage_error(CMD, stats_usage, "no FILE to read");
+    return twt_cli_usage_error(CMD, stats_usage, "no FILE to read");
   }
-  if ((status = tw_cmd_open_input(CMD, &c, argv + optind,
-                                  (size_t)(argc - optind), &in)) >= 0) {
+  if ((status = twt_cmd_open_input(CMD, &c, argv + optind,
+                                   (size_t)(argc - optind), &in)) >= 0) {
     free(st);
     return status;
   }
   if (c.output && strcmp(c.output, "-") != 0 &&
-      tw_tin_has_file(in, c.output)) {
-    status = tw_cmd_error(CMD, "%s: the output is one of the inputs",
-                          c.output);
+      twt_tin_has_file(in, c.output)) {
+    status = twt_cmd_error(CMD, "%s: the output is one of the inputs",
+                           c.output);
     goto done;
   }
-  tw_progress_init(&progress, CMD);
-  while ((rc = tw_tin_next(in, &rec)) > 0) {
+  twt_progress_init(&progress, CMD);
+  while ((rc = twt_tin_next(in, &rec)) > 0) {
     take(st, &rec);
-    tw_cmd_progress(&progress, in);
+    twt_cmd_progress(&progress, in);
   }
-  tw_progress_end(&progress);
+  twt_progress_end(&progress);
   if (rc < 0) {
-    status = tw_cmd_input_error(CMD, in);
+    status = twt_cmd_input_error(CMD, in);
     goto done;
   }
   status = write_report(&c, st, in);
 done:
   stats_free(st);
   free(st);
-  tw_tin_close(in);
+  twt_tin_close(in);
   return status;
 }

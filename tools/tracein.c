@@ -10,7 +10,7 @@
 #include "config.h"
 
 #include "tracein.h"
-#include "cli.h"
+#include "command.h"      /* the command-line layer */
 #include "layout.h"       /* TW__LAYOUT_CLOCK_SYNC_ID */
 #include "rotate.h"       /* tw__rotated_name */
 #include "tracewriter.h"  /* tw_now_ns */
@@ -27,8 +27,7 @@
 #include <unistd.h>
 
 #define MSG_MAX (2 * PATH_MAX + 256)
-#define TAIL_MAX 4096
-#define META_SLOTS (2 * TW_TIN_META_MAX)   /* a power of two */
+#define META_SLOTS (2 * TWT_TIN_META_MAX)   /* a power of two */
 #define PROGRESS_DELAY_NS (1000u * 1000u * 1000u)
 #define PROGRESS_EVERY_NS (500u * 1000u * 1000u)
 
@@ -44,12 +43,12 @@ struct meta_slot {
   uint64_t text;           /* hash of the record's text */
 };
 
-struct tw_tin {
-  struct tw_tin_options opts;
+struct twt_tin {
+  struct twt_tin_options opts;
   char command[32];
   struct file *files;
   size_t nfiles, cur;      /* the file being read (== nfiles: done) */
-  tw_reader *r;
+  twt_reader *r;
   uint64_t base_pos;       /* JSON bytes of the files before cur */
   uint64_t done_bytes;     /* sizes of the files read to their end */
   uint64_t part_dropped, part_dropped_bytes, part_first_drop;
@@ -57,23 +56,23 @@ struct tw_tin {
   struct meta_slot *meta;  /* META_SLOTS, allocated at the first 'M' */
   size_t meta_used;
 
-  struct tw_tin_clock clock;
+  struct twt_tin_clock clock;
   int64_t base_delta, cur_delta, shift;
   int have_base;
 
   int form_known, object_form;
-  char tail[TAIL_MAX];
+  char *tail;              /* the last file's tail (malloc'd) */
   size_t tail_len;
 
-  struct tw_tin_stats stats;
+  struct twt_tin_stats stats;
   int err;
   char msg[MSG_MAX];
 };
 
 /* =========================================================== errors */
 
-TW_CLI_PRINTF(3, 4)
-static int fail(tw_tin *t, int rc, const char *fmt, ...)
+TWT_CLI_PRINTF(3, 4)
+static int fail(twt_tin *t, int rc, const char *fmt, ...)
 {
   va_list ap;
 
@@ -86,14 +85,14 @@ static int fail(tw_tin *t, int rc, const char *fmt, ...)
   return rc;
 }
 
-TW_CLI_PRINTF(2, 3)
-static void warn(const tw_tin *t, const char *fmt, ...)
+TWT_CLI_PRINTF(2, 3)
+static void warn(const twt_tin *t, const char *fmt, ...)
 {
   va_list ap;
 
   if (t->opts.quiet)
     return;
-  fprintf(stderr, TW_CLI_PROGRAM " %s: ", t->command);
+  fprintf(stderr, TWT_CLI_PROGRAM " %s: ", t->command);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
@@ -134,11 +133,9 @@ static int find_parts(const char *path, struct part **parts, size_t *n)
   if (tw__rotated_name(n0, size, path, 0) != 0 ||
       tw__rotated_name(n1, size, path, 1) != 0)
     goto done;                    /* no room for a number: no parts */
-  /* The names differ in the last digit of the number: the prefix ends
-   * six characters before it, the suffix begins just after. */
-  for (plen = 0; n0[plen] == n1[plen]; plen++)
-    continue;
-  plen -= 5;
+  /* The number follows the "." at tw__layout_number_at: the prefix ends
+   * after that dot, the suffix begins after the six digits. */
+  plen = tw__layout_number_at(path) + 1;
   slen = strlen(n0) - plen - 6;
   slash = strrchr(n0, '/');
   base = slash ? slash + 1 : n0;
@@ -195,7 +192,7 @@ done:
 }
 
 /* Add path to t's files, checking what it is. */
-static int add_file(tw_tin *t, const char *path, size_t *cap)
+static int add_file(twt_tin *t, const char *path, size_t *cap)
 {
   struct stat st;
   struct file *f;
@@ -227,7 +224,7 @@ static int add_file(tw_tin *t, const char *path, size_t *cap)
 }
 
 /* Add path, preceded by its rotated parts unless no_parts. */
-static int add_path(tw_tin *t, const char *path, size_t *cap)
+static int add_path(twt_tin *t, const char *path, size_t *cap)
 {
   struct part *parts = NULL;
   size_t n = 0, i;
@@ -258,12 +255,12 @@ static int add_path(tw_tin *t, const char *path, size_t *cap)
 
 /* ============================================================== API */
 
-int tw_tin_open(tw_tin **tp, char *const *paths, size_t n,
-                const struct tw_tin_options *opts, char *err,
-                size_t errsize)
+int twt_tin_open(twt_tin **tp, char *const *paths, size_t n,
+                 const struct twt_tin_options *opts, char *err,
+                 size_t errsize)
 {
   size_t cap = 0;
-  tw_tin *t;
+  twt_tin *t;
   int rc = 0;
 
   *tp = NULL;
@@ -285,7 +282,7 @@ int tw_tin_open(tw_tin **tp, char *const *paths, size_t n,
   if (rc != 0) {
     if (err && errsize)
       snprintf(err, errsize, "%s", t->msg);
-    tw_tin_close(t);
+    twt_tin_close(t);
     return rc;
   }
   for (size_t i = 0; i < t->nfiles; i++)
@@ -295,21 +292,34 @@ int tw_tin_open(tw_tin **tp, char *const *paths, size_t n,
 }
 
 /* Warn about what the file just read dropped. */
-static void warn_dropped(tw_tin *t, const struct tw_read_info *info)
+static void warn_dropped(twt_tin *t, const struct twt_read_info *info)
 {
   const char *name = t->files[t->cur].path;
-  char what[256];
+  char what[512];
   size_t k = 0;
 
-#define ADD(...) tw_cli_append(what, sizeof what, &k, __VA_ARGS__)
+#define ADD(...) twt_cli_append(what, sizeof what, &k, __VA_ARGS__)
   what[0] = '\0';
   if (t->part_dropped)
     ADD("dropped %" PRIu64 " cut %s and other data (%" PRIu64 " %s), the "
         "first at byte %" PRIu64, t->part_dropped,
-        tw_cli_plural(t->part_dropped, "record", "records"),
+        twt_cli_plural(t->part_dropped, "record", "records"),
         t->part_dropped_bytes,
-        tw_cli_plural(t->part_dropped_bytes, "byte", "bytes"),
+        twt_cli_plural(t->part_dropped_bytes, "byte", "bytes"),
         t->part_first_drop);
+  if (info->cut)
+    ADD("%sthe document was cut at byte %" PRIu64, k ? "; " : "",
+        info->stop_offset);
+  if (info->stopped)
+    ADD("%sread up to byte %" PRIu64 ", where %s", k ? "; " : "",
+        info->stop_offset, info->stop_why);
+  if (info->skipped)
+    ADD("%s%" PRIu64 " %s that %s not objects skipped", k ? "; " : "",
+        info->skipped, twt_cli_plural(info->skipped, "event", "events"),
+        info->skipped == 1 ? "is" : "are");
+  if (info->members_dropped)
+    ADD("%s%" PRIu64 " members besides traceEvents too long to keep",
+        k ? "; " : "", info->members_dropped);
   if (info->gzip_cut)
     ADD("%sthe gzip data was cut", k ? "; " : "");
   if (info->gzip_corrupt)
@@ -320,41 +330,47 @@ static void warn_dropped(tw_tin *t, const struct tw_read_info *info)
 #undef ADD
   if (k)
     warn(t, "%s: %s (kept %" PRIu64 " %s)", name, what, info->records,
-         tw_cli_plural(info->records, "record", "records"));
+         twt_cli_plural(info->records, "record", "records"));
 }
 
 /* The file being read ended. */
-static void file_done(tw_tin *t)
+static void file_done(twt_tin *t)
 {
-  const struct tw_read_info *info = tw_reader_info(t->r);
+  const struct twt_read_info *info = twt_reader_info(t->r);
 
   warn_dropped(t, info);
   t->stats.dropped_records += info->dropped_records;
   t->stats.dropped_bytes += info->dropped_bytes + info->junk_bytes;
   t->stats.files_done++;
   t->stats.any_gzip |= info->gzip;
-  if (info->tail && info->tail_len < sizeof t->tail) {
-    memcpy(t->tail, info->tail, info->tail_len);
-    t->tail_len = info->tail_len;
+  if (info->tail) {
+    char *p = realloc(t->tail, info->tail_len + 1);
+    if (p) {
+      memcpy(p, info->tail, info->tail_len);
+      t->tail = p;
+      t->tail_len = info->tail_len;
+    }
   }
   t->base_pos += info->json_bytes;
   t->done_bytes += t->files[t->cur].size;
   t->stats.json_bytes = t->base_pos;
-  tw_reader_close(t->r);
+  twt_reader_close(t->r);
   t->r = NULL;
   t->cur++;
 }
 
-static int open_file(tw_tin *t)
+static int open_file(twt_tin *t)
 {
-  struct tw_read_options ro;
+  struct twt_read_options ro;
   char msg[MSG_MAX];
   int rc;
 
   memset(&ro, 0, sizeof ro);
   ro.max_record = t->opts.max_record;
-  ro.flags = TW_READ_DROPPED;
-  rc = tw_reader_open(&t->r, t->files[t->cur].path, &ro, msg, sizeof msg);
+  ro.flags = TWT_READ_DROPPED;
+  if (!t->opts.events_unparsed)
+    ro.flags |= TWT_READ_MEMBERS;    /* checked and parsed in one pass */
+  rc = twt_reader_open(&t->r, t->files[t->cur].path, &ro, msg, sizeof msg);
   if (rc != 0)
     return fail(t, rc, "%s", msg);
   t->part_dropped = t->part_dropped_bytes = t->part_first_drop = 0;
@@ -362,7 +378,7 @@ static int open_file(tw_tin *t)
 }
 
 /* 1 if a metadata record with this key and text is new (or changed). */
-static int meta_is_new(tw_tin *t, const tw_rec *r)
+static int meta_is_new(twt_tin *t, const twt_rec *r)
 {
   uint64_t key = 1, text;
   size_t i;
@@ -371,11 +387,11 @@ static int meta_is_new(tw_tin *t, const tw_rec *r)
     if (!(t->meta = calloc(META_SLOTS, sizeof *t->meta)))
       return 1;                   /* no table: keep every one */
   }
-  key = tw_rec_hash(r->text + r->name.off, r->name.len, key);
-  key = tw_rec_hash(r->text + r->pid_v.off, r->pid_v.len, key);
-  key = tw_rec_hash(r->text + r->tid_v.off, r->tid_v.len, key);
+  key = twt_rec_hash(r->text + r->name.off, r->name.len, key);
+  key = twt_rec_hash(r->text + r->pid_v.off, r->pid_v.len, key);
+  key = twt_rec_hash(r->text + r->tid_v.off, r->tid_v.len, key);
   key |= key == 0;
-  text = tw_rec_hash(r->text, r->len, 7);
+  text = twt_rec_hash(r->text, r->len, 7);
   for (i = key & (META_SLOTS - 1); t->meta[i].key;
        i = (i + 1) & (META_SLOTS - 1)) {
     if (t->meta[i].key == key) {
@@ -385,7 +401,7 @@ static int meta_is_new(tw_tin *t, const tw_rec *r)
       return 1;
     }
   }
-  if (t->meta_used >= TW_TIN_META_MAX) {
+  if (t->meta_used >= TWT_TIN_META_MAX) {
     t->stats.meta_overflow++;
     return 1;
   }
@@ -397,22 +413,22 @@ static int meta_is_new(tw_tin *t, const tw_rec *r)
 
 /* If r is a clock record (ph 'c', args.sync_id the library's): 1, with
  * its clocks read into *mono, *real (0 and 0 when they are not there). */
-static int is_clock(const tw_rec *r, int64_t *mono, int64_t *real)
+static int is_clock(const twt_rec *r, int64_t *mono, int64_t *real)
 {
   const char *args = r->text + r->args.off;
-  tw_rec_span v;
+  twt_rec_span v;
 
   *mono = *real = 0;
   if (r->ph != 'c' || !r->args.len)
     return 0;
-  v = tw_rec_member(args, r->args.len, "sync_id");
-  if (!v.len || !tw_rec_str_is(args + v.off, v.len,
-                               TW__LAYOUT_CLOCK_SYNC_ID))
+  v = twt_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_ID);
+  if (!v.len || !twt_rec_str_is(args + v.off, v.len,
+                                TW__LAYOUT_CLOCK_SYNC_ID))
     return 0;
-  v = tw_rec_member(args, r->args.len, "monotonic_ns");
-  if (v.len && tw_rec_int(args + v.off, v.len, mono) == 0) {
-    v = tw_rec_member(args, r->args.len, "realtime_ns");
-    if (v.len && tw_rec_int(args + v.off, v.len, real) == 0)
+  v = twt_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_MONO);
+  if (v.len && twt_rec_int(args + v.off, v.len, mono) == 0) {
+    v = twt_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_REAL);
+    if (v.len && twt_rec_int(args + v.off, v.len, real) == 0)
       return 1;
   }
   *mono = *real = 0;
@@ -420,7 +436,7 @@ static int is_clock(const tw_rec *r, int64_t *mono, int64_t *real)
 }
 
 /* A clock record: returns 1 if it is to be yielded (the first). */
-static int take_clock(tw_tin *t, const tw_rec *r, int64_t mono,
+static int take_clock(twt_tin *t, const twt_rec *r, int64_t mono,
                       int64_t real, uint64_t offset)
 {
   int64_t delta = real - mono, diff;
@@ -433,17 +449,17 @@ static int take_clock(tw_tin *t, const tw_rec *r, int64_t mono,
     t->clock.known = 1;
     t->clock.mono = mono;
     t->clock.real = real;
-    t->clock.pid = (r->has & TW_REC_PID) ? r->pid : 0;
-    t->clock.tid = (r->has & TW_REC_TID) ? r->tid : 0;
+    t->clock.pid = (r->has & TWT_REC_PID) ? r->pid : 0;
+    t->clock.tid = (r->has & TWT_REC_TID) ? r->tid : 0;
     return 1;
   }
   diff = delta - t->cur_delta;
-  if (diff > TW_TIN_CLOCK_TOLERANCE || diff < -TW_TIN_CLOCK_TOLERANCE) {
-    char d[TW_REC_US_MAX + 1];
+  if (diff > TWT_TIN_CLOCK_TOLERANCE || diff < -TWT_TIN_CLOCK_TOLERANCE) {
+    char d[TWT_REC_US_MAX + 1];
     t->cur_delta = delta;
     t->shift = delta - t->base_delta;
     t->stats.clock_shifts++;
-    d[tw_rec_us_text(t->shift, d)] = '\0';
+    d[twt_rec_us_text(t->shift, d)] = '\0';
     warn(t, "%s: another clock than the first file's (another process or "
          "boot, or the wall clock was set): its timestamps from byte %"
          PRIu64 " on are moved by %s us onto the first file's clock",
@@ -452,9 +468,9 @@ static int take_clock(tw_tin *t, const tw_rec *r, int64_t mono,
   return 0;
 }
 
-int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
+int twt_tin_next(twt_tin *t, twt_tin_rec *rec)
 {
-  tw_read_item item;
+  twt_read_item item;
   int rc;
 
   if (t->err)
@@ -467,14 +483,14 @@ int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
       if ((rc = open_file(t)) != 0)
         return rc;
     }
-    rc = tw_reader_next(t->r, &item);
+    rc = twt_reader_next(t->r, &item);
     if (rc < 0)
-      return fail(t, rc, "%s", tw_reader_error(t->r));
+      return fail(t, rc, "%s", twt_reader_error(t->r));
     if (rc == 0) {
       file_done(t);
       continue;
     }
-    if (item.kind != TW_ITEM_RECORD) {
+    if (item.kind != TWT_ITEM_RECORD) {
       if (t->part_dropped++ == 0)
         t->part_first_drop = item.offset;
       t->part_dropped_bytes += item.len;
@@ -482,7 +498,7 @@ int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
     }
     if (!t->form_known) {
       t->form_known = 1;
-      t->object_form = tw_reader_info(t->r)->object_form;
+      t->object_form = twt_reader_info(t->r)->object_form;
     }
     t->stats.records++;
     if (t->opts.events_unparsed && !t->shift && item.len > 9 &&
@@ -492,22 +508,25 @@ int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
       rec->r.text = item.text;
       rec->r.len = item.len;
       rec->r.ph = item.text[7];
-      rec->kind = TW_TIN_EVENT;
+      rec->kind = TWT_TIN_EVENT;
       goto yield;
     }
-    if (tw_rec_parse(&rec->r, item.text, item.len) != 0)
-      return fail(t, TW_READ_ENOTTRACE, "%s: byte %" PRIu64 ": a record "
+    if (item.rec) {
+      rec->r = *item.rec;           /* found while the reader checked it */
+      twt_rec_finish(&rec->r, item.text, item.len);
+    } else if (twt_rec_parse(&rec->r, item.text, item.len) != 0)
+      return fail(t, TWT_READ_ENOTTRACE, "%s: byte %" PRIu64 ": a record "
                   "that is not an object", t->files[t->cur].path,
                   item.offset);
-    rec->kind = TW_TIN_EVENT;
+    rec->kind = TWT_TIN_EVENT;
     if (rec->r.ph == 'M') {
       if (!meta_is_new(t, &rec->r))
         continue;
-      rec->kind = TW_TIN_META;
+      rec->kind = TWT_TIN_META;
     } else if (is_clock(&rec->r, &mono, &real)) {
       if (!take_clock(t, &rec->r, mono, real, item.offset))
         continue;
-      rec->kind = TW_TIN_CLOCK;
+      rec->kind = TWT_TIN_CLOCK;
     }
   yield:
     rec->shift = t->shift;
@@ -518,27 +537,68 @@ int tw_tin_next(tw_tin *t, tw_tin_rec *rec)
   }
 }
 
-const char *tw_tin_error(const tw_tin *t)
+const char *twt_tin_members(const twt_tin *t, size_t *len)
+{
+  const struct twt_read_info *info;
+
+  *len = 0;
+  if (!t->r)
+    return NULL;
+  info = twt_reader_info(t->r);
+  *len = info->members ? info->members_len : 0;
+  return info->members;
+}
+
+size_t twt_tin_member(const twt_tin *t, const char *key, char *val,
+                      size_t cap)
+{
+  const struct twt_read_info *info;
+  twt_rec_span v;
+  char *obj;
+  size_t n = 0;
+
+  if (!t->r || cap == 0)
+    return 0;
+  info = twt_reader_info(t->r);
+  if (!info->members || info->members_len < 2)
+    return 0;
+  /* ,"a":1,"b":2 -> {"a":1,"b":2} */
+  if (!(obj = malloc(info->members_len + 1)))
+    return 0;
+  obj[0] = '{';
+  memcpy(obj + 1, info->members + 1, info->members_len - 1);
+  obj[info->members_len] = '}';
+  v = twt_rec_member(obj, info->members_len + 1, key);
+  if (v.len && v.len < cap) {
+    memcpy(val, obj + v.off, v.len);
+    val[v.len] = '\0';
+    n = v.len;
+  }
+  free(obj);
+  return n;
+}
+
+const char *twt_tin_error(const twt_tin *t)
 {
   return t->msg;
 }
 
-const struct tw_tin_clock *tw_tin_clock(const tw_tin *t)
+const struct twt_tin_clock *twt_tin_clock(const twt_tin *t)
 {
   return &t->clock;
 }
 
-size_t tw_tin_files(const tw_tin *t)
+size_t twt_tin_files(const twt_tin *t)
 {
   return t->nfiles;
 }
 
-const char *tw_tin_file(const tw_tin *t, size_t i)
+const char *twt_tin_file(const twt_tin *t, size_t i)
 {
   return i < t->nfiles ? t->files[i].path : NULL;
 }
 
-int tw_tin_has_file(const tw_tin *t, const char *path)
+int twt_tin_has_file(const twt_tin *t, const char *path)
 {
   struct stat st;
 
@@ -550,7 +610,7 @@ int tw_tin_has_file(const tw_tin *t, const char *path)
   return 0;
 }
 
-int tw_tin_overlaps(const tw_tin *t, const tw_tin *u)
+int twt_tin_overlaps(const twt_tin *t, const twt_tin *u)
 {
   for (size_t i = 0; i < t->nfiles; i++)
     for (size_t j = 0; j < u->nfiles; j++)
@@ -560,53 +620,54 @@ int tw_tin_overlaps(const tw_tin *t, const tw_tin *u)
   return 0;
 }
 
-int tw_tin_object_form(const tw_tin *t)
+int twt_tin_object_form(const twt_tin *t)
 {
   return t->object_form;
 }
 
-const char *tw_tin_tail(const tw_tin *t, size_t *len)
+const char *twt_tin_tail(const twt_tin *t, size_t *len)
 {
   if (!t->tail_len)
-    return tw_read_bracket(t->object_form, len);
+    return twt_read_bracket(t->object_form, len);
   *len = t->tail_len;
   return t->tail;
 }
 
-const struct tw_tin_stats *tw_tin_stats(const tw_tin *t)
+const struct twt_tin_stats *twt_tin_stats(const twt_tin *t)
 {
   return &t->stats;
 }
 
-uint64_t tw_tin_total_bytes(const tw_tin *t)
+uint64_t twt_tin_total_bytes(const twt_tin *t)
 {
   return t->stats.input_bytes;
 }
 
-uint64_t tw_tin_done_bytes(const tw_tin *t)
+uint64_t twt_tin_done_bytes(const twt_tin *t)
 {
   uint64_t done = t->done_bytes;
 
-  if (t->r && !tw_reader_info(t->r)->gzip)
-    done += tw_reader_info(t->r)->json_bytes;
+  if (t->r && !twt_reader_info(t->r)->gzip)
+    done += twt_reader_info(t->r)->json_bytes;
   return done;
 }
 
-void tw_tin_close(tw_tin *t)
+void twt_tin_close(twt_tin *t)
 {
   if (!t)
     return;
-  tw_reader_close(t->r);
+  twt_reader_close(t->r);
   for (size_t i = 0; i < t->nfiles; i++)
     free(t->files[i].path);
   free(t->files);
   free(t->meta);
+  free(t->tail);
   free(t);
 }
 
 /* ========================================================= progress */
 
-void tw_format_bytes(uint64_t bytes, char *out, size_t outsize)
+void twt_format_bytes(uint64_t bytes, char *out, size_t outsize)
 {
   static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
   double value = (double)bytes;
@@ -614,7 +675,7 @@ void tw_format_bytes(uint64_t bytes, char *out, size_t outsize)
 
   if (bytes < 1024) {
     snprintf(out, outsize, "%" PRIu64 " %s", bytes,
-             tw_cli_plural(bytes, "byte", "bytes"));
+             twt_cli_plural(bytes, "byte", "bytes"));
     return;
   }
   value /= 1024;
@@ -625,7 +686,7 @@ void tw_format_bytes(uint64_t bytes, char *out, size_t outsize)
   snprintf(out, outsize, "%.1f %s", value, units[unit]);
 }
 
-void tw_progress_init(tw_progress *p, const char *command)
+void twt_progress_init(twt_progress *p, const char *command)
 {
   memset(p, 0, sizeof *p);
   p->enabled = isatty(STDERR_FILENO);
@@ -634,8 +695,8 @@ void tw_progress_init(tw_progress *p, const char *command)
   p->next_ns = p->start_ns + PROGRESS_DELAY_NS;
 }
 
-void tw_progress_update(tw_progress *p, uint64_t done, uint64_t total,
-                        uint64_t json)
+void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
+                         uint64_t json)
 {
   char a[32], b[32];
   uint64_t now;
@@ -644,19 +705,19 @@ void tw_progress_update(tw_progress *p, uint64_t done, uint64_t total,
     return;
   p->next_ns = now + PROGRESS_EVERY_NS;
   if (total && done <= total) {
-    tw_format_bytes(done, a, sizeof a);
-    tw_format_bytes(total, b, sizeof b);
-    fprintf(stderr, "\r" TW_CLI_PROGRAM " %s: %3u%% (%s of %s)   ",
+    twt_format_bytes(done, a, sizeof a);
+    twt_format_bytes(total, b, sizeof b);
+    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %3u%% (%s of %s)   ",
             p->command, (unsigned)(done * 100 / total), a, b);
   } else {
-    tw_format_bytes(json, a, sizeof a);
-    fprintf(stderr, "\r" TW_CLI_PROGRAM " %s: %s of JSON read   ",
+    twt_format_bytes(json, a, sizeof a);
+    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %s of JSON read   ",
             p->command, a);
   }
   p->shown = 1;
 }
 
-void tw_progress_end(tw_progress *p)
+void twt_progress_end(twt_progress *p)
 {
   if (p->shown)
     fprintf(stderr, "\r%70s\r", "");

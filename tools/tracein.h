@@ -5,7 +5,7 @@
  * trace.000002.json, ... (the finished ones, src/rotate.h) and trace.json
  * (the live one).  Each part is a complete document that begins with the
  * process_name record, the clock record and every metadata record
- * emitted so far.  A tw_tin reads such a trace as one stream of records:
+ * emitted so far.  A twt_tin reads such a trace as one stream of records:
  *
  *   - The files are read in the order given, one at a time, through
  *     tools/reader.h: every complete record of a cut file (a crash, a
@@ -17,22 +17,22 @@
  *     changed (a thread renamed).  Those that later parts repeat are
  *     dropped.
  *   - The clock record (TW__LAYOUT_CLOCK_SYNC_ID, src/layout.h) of the
- *     first document is yielded (kind TW_TIN_CLOCK); later ones are not.
+ *     first document is yielded (kind TWT_TIN_CLOCK); later ones are not.
  *     Each gives realtime_ns - monotonic_ns, how the document's trace
  *     clock relates to the wall clock.  Within one process it is the
  *     same for every part, up to the few nanoseconds between the two
  *     clock reads; a part whose relation differs by more than
- *     TW_TIN_CLOCK_TOLERANCE (another boot, another process, the wall
+ *     TWT_TIN_CLOCK_TOLERANCE (another boot, another process, the wall
  *     clock stepped) gets a shift that puts its timestamps on the clock
  *     of the first document: every record carries the shift to apply.
  *
  * Memory is bounded: one reader at a time, and the table of metadata
- * keys (TW_TIN_META_MAX of them; past that, metadata records are
+ * keys (TWT_TIN_META_MAX of them; past that, metadata records are
  * yielded as they come).  Not thread-safe; different ones are
  * independent.  Warnings (and progress, when asked) go to stderr.
  */
-#ifndef TW_TOOLS_TRACEIN_H
-#define TW_TOOLS_TRACEIN_H
+#ifndef TWT_TOOLS_TRACEIN_H
+#define TWT_TOOLS_TRACEIN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -47,11 +47,11 @@ extern "C" {
 
 /* Beyond this difference in realtime - monotonic between two documents
  * of one input, the later one is on another clock (ns). */
-#define TW_TIN_CLOCK_TOLERANCE ((int64_t)1000000)
-#define TW_TIN_META_MAX 65536u
+#define TWT_TIN_CLOCK_TOLERANCE ((int64_t)1000000)
+#define TWT_TIN_META_MAX 65536u
 
-/* Options of tw_tin_open.  Zeroed means the defaults. */
-struct tw_tin_options {
+/* Options of twt_tin_open.  Zeroed means the defaults. */
+struct twt_tin_options {
   size_t max_record;       /* the longest record (0: the reader's
                               default) */
   int no_parts;            /* read only the files named */
@@ -63,69 +63,81 @@ struct tw_tin_options {
 };
 
 /* The kinds of records yielded. */
-enum tw_tin_kind {
-  TW_TIN_EVENT = 0,        /* any record but the two below */
-  TW_TIN_META = 1,         /* a metadata record ('M'), first seen */
-  TW_TIN_CLOCK = 2         /* the clock record of the first document */
+enum twt_tin_kind {
+  TWT_TIN_EVENT = 0,        /* any record but the two below */
+  TWT_TIN_META = 1,         /* a metadata record ('M'), first seen */
+  TWT_TIN_CLOCK = 2         /* the clock record of the first document */
 };
 
-typedef struct tw_tin_rec {
-  tw_rec r;                /* the record and its members; r.text is
+typedef struct twt_tin_rec {
+  twt_rec r;                /* the record and its members; r.text is
                               valid until the next call */
-  int kind;                /* enum tw_tin_kind */
+  int kind;                /* enum twt_tin_kind */
   int64_t shift;           /* ns to add to r.ts to put it on the clock
                               of the input's first document */
   unsigned part;           /* the file it comes from (index) */
   uint64_t pos;            /* where it begins in the input: the JSON
                               bytes of the files before, and its offset
                               in its file */
-} tw_tin_rec;
+} twt_tin_rec;
 
 /* The clock record of the first document. */
-struct tw_tin_clock {
+struct twt_tin_clock {
   int known;               /* there was one */
   int64_t mono, real;      /* its monotonic_ns, realtime_ns */
   int64_t pid, tid;        /* its pid and tid (0 if not integers) */
 };
 
-typedef struct tw_tin tw_tin;
+typedef struct twt_tin twt_tin;
 
 /* Open paths[0..n) as one trace.  Checks that every file (parts
  * included) can be opened; nothing is read yet.  Returns 0 and *tp, or a
  * negative code (the reader's, or -errno; -EEXIST for a file named
  * twice) with a message naming the file in err. */
-int tw_tin_open(tw_tin **tp, char *const *paths, size_t n,
-                const struct tw_tin_options *opts, char *err,
-                size_t errsize);
+int twt_tin_open(twt_tin **tp, char *const *paths, size_t n,
+                 const struct twt_tin_options *opts, char *err,
+                 size_t errsize);
 
 /* The next record: 1, 0 at the end of the last file, or a negative code
- * with the message in tw_tin_error (sticky). */
-int tw_tin_next(tw_tin *t, tw_tin_rec *rec);
+ * with the message in twt_tin_error (sticky). */
+int twt_tin_next(twt_tin *t, twt_tin_rec *rec);
 
 /* The message of the first error, or "". */
-const char *tw_tin_error(const tw_tin *t);
+const char *twt_tin_error(const twt_tin *t);
 
 /* The first document's clock record (known once it has been read). */
-const struct tw_tin_clock *tw_tin_clock(const tw_tin *t);
+const struct twt_tin_clock *twt_tin_clock(const twt_tin *t);
 
 /* The files read, after expansion: how many, and the name of each. */
-size_t tw_tin_files(const tw_tin *t);
-const char *tw_tin_file(const tw_tin *t, size_t i);
+size_t twt_tin_files(const twt_tin *t);
+const char *twt_tin_file(const twt_tin *t, size_t i);
 
 /* 1 if the file at path is one of the input's files (the same inode). */
-int tw_tin_has_file(const tw_tin *t, const char *path);
+int twt_tin_has_file(const twt_tin *t, const char *path);
 
 /* 1 if a file of t is also one of u's. */
-int tw_tin_overlaps(const tw_tin *t, const tw_tin *u);
+int twt_tin_overlaps(const twt_tin *t, const twt_tin *u);
+
+/* The value of the top-level member key of the document being read
+ * (members besides traceEvents, read so far: those before it, once a
+ * record was read), copied into val[0..cap) as raw JSON, NUL-terminated.
+ * Returns its length, or 0 if there is none (or it does not fit). */
+size_t twt_tin_member(const twt_tin *t, const char *key, char *val,
+                      size_t cap);
+
+/* The members besides traceEvents of the document being read, so far,
+ * each as ,"key":value (whitespace as read); NULL if none or no file is
+ * being read.  Valid until the next call on t. */
+const char *twt_tin_members(const twt_tin *t, size_t *len);
 
 /* The form of the first file (1: {"traceEvents":[...]}), known once a
  * record was read, and the tail of the last file read (without its
- * newline), valid after the end until tw_tin_close. */
-int tw_tin_object_form(const tw_tin *t);
-const char *tw_tin_tail(const tw_tin *t, size_t *len);
+ * newline), valid after the end until twt_tin_close. */
+int twt_tin_object_form(const twt_tin *t);
+const char *twt_tin_tail(const twt_tin *t, size_t *len);
 
 /* What was read so far. */
-struct tw_tin_stats {
+struct twt_tin_stats {
   uint64_t records;        /* complete records read */
   uint64_t yielded;        /* ... yielded */
   uint64_t dropped_records; /* cut records dropped */
@@ -137,12 +149,12 @@ struct tw_tin_stats {
   uint64_t meta_overflow;  /* metadata records not deduplicated */
   int any_gzip;            /* a file was gzip */
 };
-const struct tw_tin_stats *tw_tin_stats(const tw_tin *t);
+const struct twt_tin_stats *twt_tin_stats(const twt_tin *t);
 
 /* The sum of the sizes of all the files (known at open). */
-uint64_t tw_tin_total_bytes(const tw_tin *t);
+uint64_t twt_tin_total_bytes(const twt_tin *t);
 
-void tw_tin_close(tw_tin *t);
+void twt_tin_close(twt_tin *t);
 
 /* ------------------------------------------------------------ progress */
 
@@ -150,28 +162,28 @@ void tw_tin_close(tw_tin *t);
  * more than a second, when stderr is a terminal: "tracewriter CMD: 41%
  * (1.1 GiB of 2.7 GiB)" or, when the total is unknown (gzip), the JSON
  * bytes read. */
-typedef struct tw_progress {
+typedef struct twt_progress {
   int enabled;
   int shown;
   const char *command;
   uint64_t start_ns, next_ns;
-} tw_progress;
+} twt_progress;
 
-void tw_progress_init(tw_progress *p, const char *command);
+void twt_progress_init(twt_progress *p, const char *command);
 /* done of total (0: unknown) input bytes, json bytes read. */
-void tw_progress_update(tw_progress *p, uint64_t done, uint64_t total,
-                        uint64_t json);
-void tw_progress_end(tw_progress *p);
+void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
+                         uint64_t json);
+void twt_progress_end(twt_progress *p);
 
 /* The input bytes of t read so far (plain files: exact; gzip files:
  * counted when each ends), for progress. */
-uint64_t tw_tin_done_bytes(const tw_tin *t);
+uint64_t twt_tin_done_bytes(const twt_tin *t);
 
 /* Write bytes for people into out: "512 bytes", "3.4 KiB", "1.2 GiB". */
-void tw_format_bytes(uint64_t bytes, char *out, size_t outsize);
+void twt_format_bytes(uint64_t bytes, char *out, size_t outsize);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* TW_TOOLS_TRACEIN_H */
+#endif /* TWT_TOOLS_TRACEIN_H */

@@ -1,0 +1,1341 @@
+/* test_shapes.c -- the general reader (tools/jsonscan.c behind
+ * tools/reader.c): every shape of Chrome Trace Event JSON that other
+ * programs write, read by every command
+ *
+ * Each test writes its file itself, in the shape another producer
+ * writes: the PyTorch profiler's (Kineto) pretty-printed object with
+ * members before and after traceEvents, Chrome's one-line object,
+ * viztracer's ", "-separated object, an array with a byte-order mark,
+ * CRLF, a trailing comma, "{}" and elements that are not objects, gzip
+ * in several members, a document cut inside a record.  The output of
+ * cat is parsed strictly and compared record by record with the records
+ * written (each one's text, without the whitespace between its tokens,
+ * byte for byte), and the members besides traceEvents value by value.
+ * Files that are no trace give exit status 1 and a message naming the
+ * file and the byte; hostile nesting and sizes neither crash nor grow.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf */
+#endif
+
+#include "testutil.h"
+#include "tooltest.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "jsonscan.h"
+#include "reader.h"
+
+typedef int (*main_fn)(int, char **);
+
+/* The records every shape holds: every kind of value the format allows
+ * for ts, pid, tid and ids, and phases old and new. */
+static const char *const RECS[] = {
+  "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":1,"
+    "\"args\":{\"name\":\"python3 \\\"main\\\"\"}}",
+  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":1,\"tid\":7,"
+    "\"ts\":1694039968955744.123,\"dur\":12.5,"
+    "\"args\":{\"grid\":[128,1,1],\"stream\":7,\"nested\":{\"a\":[true,"
+    "false,null,-0.5e-3,\"\\u00e9\\n\"]}}}",
+  "{\"ph\":\"X\",\"name\":\"step\",\"pid\":\"Spans\",\"tid\":\"\","
+    "\"ts\":\"1694039968955750.5\",\"dur\":\"3\"}",
+  "{\"ph\":\"B\",\"name\":\"exp\",\"pid\":-4,\"tid\":9007199254740993,"
+    "\"ts\":1.6940399689558E15}",
+  "{\"ph\":\"E\",\"pid\":-4,\"tid\":9007199254740993,"
+    "\"ts\":1694039968955900}",
+  "{\"ph\":\"b\",\"cat\":\"async\",\"name\":\"req\",\"id2\":{\"local\":"
+    "\"0x2a\"},\"pid\":1,\"tid\":1,\"ts\":1694039968955800}",
+  "{\"ph\":\"e\",\"cat\":\"async\",\"name\":\"req\",\"id2\":{\"local\":"
+    "\"0x2a\"},\"pid\":1,\"tid\":1,\"ts\":1694039968955810}",
+  "{\"ph\":\"S\",\"name\":\"legacy\",\"id\":\"0xff\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955801}",
+  "{\"ph\":\"T\",\"name\":\"legacy\",\"id\":\"0xff\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955802,\"args\":{\"step\":\"one\"}}",
+  "{\"ph\":\"p\",\"name\":\"legacy\",\"id\":\"0xff\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955803}",
+  "{\"ph\":\"F\",\"name\":\"legacy\",\"id\":\"0xff\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955804}",
+  "{\"ph\":\"s\",\"name\":\"flow\",\"id\":5,\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955805}",
+  "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"flow\",\"id\":5,\"pid\":1,"
+    "\"tid\":7,\"ts\":1694039968955806}",
+  "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"mark\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955807}",
+  "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":1694039968955808,"
+    "\"args\":{\"bytes\":123456789012}}",
+  "{}",
+};
+#define NRECS (sizeof RECS / sizeof RECS[0])
+
+/* The members of the PyTorch profiler's object, before and after
+ * traceEvents (name, value). */
+static const char *const KINETO_BEFORE[][2] = {
+  { "schemaVersion", "1" },
+  { "deviceProperties", "[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
+    "\"totalGlobalMem\":84929347584,\"computeMajor\":9,"
+    "\"maxThreadsPerBlock\":1024}]" },
+  { "distributedInfo", "{\"backend\":\"nccl\",\"rank\":0,\"world_size\":8,"
+    "\"pg_config\":[{\"pg_name\":\"0\",\"ranks\":[0,1,2,3,4,5,6,7]}]}" },
+  { "record_shapes", "1" },
+};
+static const char *const KINETO_AFTER[][2] = {
+  { "traceName", "\"/tmp/rank0.1694039968.pt.trace.json\"" },
+  { "displayTimeUnit", "\"ms\"" },
+  { "baseTimeNanoseconds", "1694039968000000000" },
+};
+
+/* ============================================================ helpers */
+
+/* A growing text. */
+typedef struct text {
+  char *p;
+  size_t len, cap;
+} text;
+
+static void put(text *t, const char *s, size_t n)
+{
+  if (t->len + n + 1 > t->cap) {
+    t->cap = (t->len + n + 1) * 2;
+    t->p = realloc(t->p, t->cap);
+    assert_non_null(t->p);
+  }
+  memcpy(t->p + t->len, s, n);
+  t->len += n;
+  t->p[t->len] = '\0';
+}
+
+static void puts_(text *t, const char *s)
+{
+  put(t, s, strlen(s));
+}
+
+/* The JSON text s written as Python's json.dump(indent=2) does: a
+ * newline and indentation after every "{", "[" and ",", ": " between key
+ * and value, the closing bracket on a line of its own; sep is what
+ * follows each newline beyond the indentation ("\r\n" for CRLF: eol). */
+static void pretty(text *t, const char *s, int indent, const char *eol)
+{
+  int str = 0, esc = 0;
+
+  for (; *s; s++) {
+    char c = *s, pad[64];
+    if (str) {
+      put(t, s, 1);
+      if (esc)
+        esc = 0;
+      else if (c == '\\')
+        esc = 1;
+      else if (c == '"')
+        str = 0;
+      continue;
+    }
+    if (c == '"')
+      str = 1;
+    if ((c == '}' || c == ']') && s[-1] != '{' && s[-1] != '[') {
+      indent -= 2;
+      puts_(t, eol);
+      memset(pad, ' ', (size_t)indent);
+      put(t, pad, (size_t)indent);
+    }
+    put(t, s, 1);
+    if (c == ':')
+      puts_(t, " ");
+    if (((c == '{' || c == '[') && s[1] != '}' && s[1] != ']') ||
+        c == ',') {
+      if (c != ',')
+        indent += 2;
+      puts_(t, eol);
+      memset(pad, ' ', (size_t)indent);
+      put(t, pad, (size_t)indent);
+    }
+  }
+}
+
+/* s with ", " and ": " between tokens, as Python's json.dumps writes by
+ * default (viztracer). */
+static void spaced(text *t, const char *s)
+{
+  int str = 0, esc = 0;
+
+  for (; *s; s++) {
+    put(t, s, 1);
+    if (str) {
+      if (esc)
+        esc = 0;
+      else if (*s == '\\')
+        esc = 1;
+      else if (*s == '"')
+        str = 0;
+    } else if (*s == '"') {
+      str = 1;
+    } else if (*s == ',' || *s == ':') {
+      puts_(t, " ");
+    }
+  }
+}
+
+enum shape { KINETO, CHROME, VIZTRACER, ARRAY_ODD, ONE_LINE };
+
+/* The document of a shape. */
+static text make_doc(enum shape sh)
+{
+  text t = { 0 };
+  size_t i;
+
+  switch (sh) {
+  case KINETO:
+    puts_(&t, "{\n");
+    for (i = 0; i < sizeof KINETO_BEFORE / sizeof *KINETO_BEFORE; i++) {
+      puts_(&t, "  \"");
+      puts_(&t, KINETO_BEFORE[i][0]);
+      puts_(&t, "\": ");
+      pretty(&t, KINETO_BEFORE[i][1], 2, "\n");
+      puts_(&t, ",\n");
+    }
+    puts_(&t, "  \"traceEvents\": [\n");
+    for (i = 0; i < NRECS; i++) {
+      puts_(&t, "  ");
+      pretty(&t, RECS[i], 2, "\n");
+      puts_(&t, i + 1 < NRECS ? ",\n" : "\n");
+    }
+    puts_(&t, "  ],\n");
+    for (i = 0; i < sizeof KINETO_AFTER / sizeof *KINETO_AFTER; i++) {
+      puts_(&t, "  \"");
+      puts_(&t, KINETO_AFTER[i][0]);
+      puts_(&t, "\": ");
+      puts_(&t, KINETO_AFTER[i][1]);
+      puts_(&t, i + 1 < sizeof KINETO_AFTER / sizeof *KINETO_AFTER ?
+            ",\n" : "\n");
+    }
+    puts_(&t, "}");
+    break;
+  case CHROME:
+    /* chrome://tracing's "Save": one line, metadata after. */
+    puts_(&t, "{\"traceEvents\":[");
+    for (i = 0; i < NRECS; i++) {
+      puts_(&t, RECS[i]);
+      if (i + 1 < NRECS)
+        puts_(&t, ",");
+    }
+    puts_(&t, "],\"metadata\":{\"clock-domain\":\"LINUX_CLOCK_MONOTONIC\","
+          "\"cpu-brand\":\"Intel(R) Xeon(R)\",\"trace-config\":\"\"}}\n");
+    break;
+  case VIZTRACER:
+    puts_(&t, "{\"traceEvents\": [");
+    for (i = 0; i < NRECS; i++) {
+      spaced(&t, RECS[i]);
+      if (i + 1 < NRECS)
+        puts_(&t, ", ");
+    }
+    puts_(&t, "], \"viztracer_metadata\": {\"version\": \"0.16.3\", "
+          "\"overflow\": false}, \"file_info\": {\"files\": {}, "
+          "\"functions\": {}}}");
+    break;
+  case ARRAY_ODD:
+    /* A byte-order mark, CRLF, pretty-printed, elements that are not
+     * objects, a stray comma and a trailing one. */
+    puts_(&t, "\xef\xbb\xbf[\r\n");
+    for (i = 0; i < NRECS; i++) {
+      pretty(&t, RECS[i], 2, "\r\n");
+      puts_(&t, ",\r\n");
+      if (i == 3)
+        puts_(&t, "  42, \"not an event\", [1, {\"a\": 2}], null,,\r\n");
+    }
+    puts_(&t, "]\r\n");
+    break;
+  case ONE_LINE:
+    puts_(&t, "[");
+    for (i = 0; i < NRECS; i++) {
+      puts_(&t, RECS[i]);
+      if (i + 1 < NRECS)
+        puts_(&t, ",");
+    }
+    puts_(&t, "]");
+    break;
+  }
+  return t;
+}
+
+static int is_ph_(const jc_doc *d, jc_val ev, const char *ph)
+{
+  return jc_streq(d, jc_get(d, ev, "ph"), ph);
+}
+
+/* The events of d must be exactly the records RECS[from..to), each one's
+ * text byte for byte: as written when it was on one line (spaced: with
+ * ", " and ": "), without the whitespace between its tokens when it was
+ * spread over lines. */
+static void assert_records_as(const jc_doc *d, size_t from, size_t to,
+                              int is_spaced)
+{
+  jc_val ev = jc_trace_events(d), v;
+  size_t i = from;
+
+  assert_true(ev >= 0);
+  for (v = jc_first(d, ev); v >= 0; v = jc_next(d, v), i++) {
+    size_t len;
+    const char *raw = jc_raw(d, v, &len);
+    text want = { 0 };
+    assert_true(i < to);
+    if (is_spaced)
+      spaced(&want, RECS[i]);
+    else
+      puts_(&want, RECS[i]);
+    if (len != want.len || memcmp(raw, want.p, len) != 0)
+      fail_msg("record %zu: got %.*s\nwant %s", i, (int)len, raw, want.p);
+    free(want.p);
+  }
+  assert_int_equal(i, to);
+}
+
+static void assert_records(const jc_doc *d, size_t from, size_t to)
+{
+  assert_records_as(d, from, to, 0);
+}
+
+/* Member key of the object d must hold exactly value (raw JSON without
+ * whitespace between tokens). */
+static void assert_member(const jc_doc *d, const char *key,
+                          const char *value)
+{
+  jc_val v = jc_get(d, jc_root(d), key);
+  size_t len;
+  const char *raw;
+
+  assert_true(v >= 0);
+  raw = jc_raw(d, v, &len);
+  if (len != strlen(value) || memcmp(raw, value, len) != 0)
+    fail_msg("member %s: got %.*s\nwant %s", key, (int)len, raw, value);
+}
+
+/* cat of the file at in must give every record, and (object form) the
+ * members wanted. */
+static void assert_cat(const char *dir, const char *in, enum shape sh)
+{
+  char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
+  char *argv[] = { "cat", "-o", out, (char *)in, NULL };
+  jc_doc *d;
+
+  assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, err), 0);
+  d = tt_load_file(out);
+  assert_records_as(d, 0, NRECS, sh == VIZTRACER);
+  if (sh == KINETO) {
+    assert_int_equal(jc_type(d, jc_root(d)), JC_OBJECT);
+    for (size_t i = 0; i < sizeof KINETO_BEFORE / sizeof *KINETO_BEFORE;
+         i++)
+      assert_member(d, KINETO_BEFORE[i][0], KINETO_BEFORE[i][1]);
+    for (size_t i = 0; i < sizeof KINETO_AFTER / sizeof *KINETO_AFTER; i++)
+      assert_member(d, KINETO_AFTER[i][0], KINETO_AFTER[i][1]);
+    assert_int_equal(jc_count_key(d, jc_root(d), "traceEvents"), 1);
+  } else if (sh == CHROME) {
+    assert_member(d, "metadata", "{\"clock-domain\":"
+                  "\"LINUX_CLOCK_MONOTONIC\",\"cpu-brand\":"
+                  "\"Intel(R) Xeon(R)\",\"trace-config\":\"\"}");
+  } else if (sh == VIZTRACER) {
+    assert_member(d, "viztracer_metadata", "{\"version\":\"0.16.3\","
+                  "\"overflow\":false}");
+    assert_member(d, "file_info", "{\"files\":{},\"functions\":{}}");
+  } else {
+    assert_int_equal(jc_type(d, jc_root(d)), JC_ARRAY);
+  }
+  jc_free(d);
+  /* The output, in the library's layout, reads back the same. */
+  {
+    char *again = tt_in_dir(dir, "again.json");
+    char *argv2[] = { "cat", "-o", again, out, NULL };
+    size_t l1, l2;
+    char *a, *b;
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv2, NULL, NULL), 0);
+    a = tu_read_file(out, &l1);
+    b = tu_read_file(again, &l2);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(a, b, l1);
+    free(a);
+    free(b);
+    free(again);
+  }
+  free(out);
+  free(err);
+}
+
+/* stats of in counts every record. */
+static void assert_stats_counts(const char *dir, const char *in)
+{
+  char *out = tt_in_dir(dir, "stats.txt");
+  char *argv[] = { "stats", (char *)in, NULL }, want[64];
+  char *buf;
+
+  assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, out, NULL), 0);
+  buf = tu_read_file(out, NULL);
+  snprintf(want, sizeof want, "records      %zu:", NRECS);
+  if (!strstr(buf, want))
+    fail_msg("stats: no \"%s\" in\n%s", want, buf);
+  free(buf);
+  free(out);
+}
+
+/* ============================================================== tests */
+
+/* Every shape, plain and gzip, read whole by cat and stats. */
+static void test_every_shape(void **state)
+{
+  char *dir = tt_make_dir();
+  (void)state;
+
+  for (int sh = KINETO; sh <= ONE_LINE; sh++) {
+    text t = make_doc((enum shape)sh);
+    char *in = tt_in_dir(dir, "in.json"), *gz = tt_in_dir(dir, "in.gz");
+    size_t gzlen;
+    unsigned char *g;
+
+    tt_write_bytes(in, t.p, t.len);
+    assert_cat(dir, in, (enum shape)sh);
+    assert_stats_counts(dir, in);
+    g = tt_gz_member(t.p, t.len, &gzlen);
+    tt_write_bytes(gz, g, gzlen);
+    assert_cat(dir, gz, (enum shape)sh);
+    free(g);
+    free(t.p);
+    free(in);
+    free(gz);
+  }
+  tt_remove_dir(dir);
+}
+
+/* gzip in several members, cut anywhere between them: read as one text,
+ * as gzip -d does. */
+static void test_gzip_members(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "in.json.gz");
+  text t = make_doc(KINETO), all = { 0 };
+  size_t cuts[] = { 0, 1, 100, t.len / 2, t.len - 3, t.len };
+  (void)state;
+
+  for (size_t i = 0; i + 1 < sizeof cuts / sizeof *cuts; i++) {
+    size_t gl;
+    unsigned char *g = tt_gz_member(t.p + cuts[i], cuts[i + 1] - cuts[i],
+                                    &gl);
+    put(&all, (const char *)g, gl);
+    free(g);
+  }
+  tt_write_bytes(in, all.p, all.len);
+  assert_cat(dir, in, KINETO);
+  free(all.p);
+  free(t.p);
+  free(in);
+  tt_remove_dir(dir);
+}
+
+/* A document cut at every byte inside the events: every complete record
+ * before the cut is read, with a warning; never more, never an error
+ * once one record is whole. */
+static void test_cut_anywhere(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "cut.json");
+  char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
+  text t = make_doc(KINETO);
+  const char *ev = strstr(t.p, "\"traceEvents\"");
+  size_t first = (size_t)(ev - t.p);
+  (void)state;
+
+  for (size_t cut = first; cut < t.len; cut += 7) {
+    char *argv[] = { "cat", "-q", "-o", out, in, NULL };
+    size_t whole = 0, end = 0;
+    int rc;
+    const char *p = strchr(ev, '[') + 1;
+
+    tt_write_bytes(in, t.p, cut);
+    /* How many records end before the cut: each ends at the "}" that
+     * closes it at indentation 2. */
+    while ((p = strstr(p, "\n  }")) && (size_t)(p - t.p) + 4 <= cut) {
+      whole++;
+      p += 4;
+      end = (size_t)(p - t.p);
+    }
+    (void)end;
+    /* "{}" is on one line: it ends at "  {}". */
+    if (strstr(t.p, "  {}") && (size_t)(strstr(t.p, "  {}") - t.p) + 4 <=
+        cut)
+      whole++;
+    rc = tt_run_argv(twt_tool_cat_main, argv, NULL, err);
+    if (whole == 0) {
+      assert_int_equal(rc, 1);
+      continue;
+    }
+    assert_int_equal(rc, 0);
+    {
+      jc_doc *d = tt_load_file(out);
+      assert_records(d, 0, whole);
+      jc_free(d);
+    }
+  }
+  free(t.p);
+  free(in);
+  free(out);
+  free(err);
+  tt_remove_dir(dir);
+}
+
+/* Files that are no trace: exit status 1, a message naming the file and
+ * the byte where it stopped making sense. */
+static void test_not_traces(void **state)
+{
+  static const struct {
+    const char *name, *text, *says;
+  } cases[] = {
+    { "obj.json", "{\"schemaVersion\":1,\"events\":[{\"ph\":\"X\"}]}",
+      "without traceEvents" },
+    { "data.csv", "ts,name,dur\n1,a,2\n", "byte 0" },
+    { "bad.json", "{\"traceEvents\" [", "byte 15" },
+    { "nums.json", "[1,2,3]", "not objects" },
+    { "words.txt", "hello world", "byte 0" },
+    { "zeros.bin", "\0\0\0\0\0\0\0\0", "" },
+  };
+  char *dir = tt_make_dir(), *err = tt_in_dir(dir, "err");
+  (void)state;
+
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *in = tt_in_dir(dir, cases[i].name);
+    main_fn fns[] = { twt_tool_cat_main, twt_tool_stats_main };
+    const char *names[] = { "cat", "stats" };
+    size_t len = strlen(cases[i].text);
+
+    tt_write_bytes(in, cases[i].text, len ? len : 8);
+    for (size_t f = 0; f < 2; f++) {
+      char *argv[] = { (char *)names[f], in, NULL };
+      char *msg;
+      assert_int_equal(tt_run_argv(fns[f], argv, NULL, err), 1);
+      msg = tu_read_file(err, NULL);
+      if (!strstr(msg, in) || !strstr(msg, cases[i].says))
+        fail_msg("%s %s: %s", names[f], cases[i].name, msg);
+      free(msg);
+    }
+    free(in);
+  }
+  /* Random bytes. */
+  {
+    char *in = tt_in_dir(dir, "random.bin"), buf[4096];
+    char *argv[] = { "stats", in, NULL };
+    srand(tt_seed());
+    for (size_t i = 0; i < sizeof buf; i++)
+      buf[i] = (char)(rand() & 0xff);
+    buf[0] = 'x';                   /* not "[" or "{" by chance */
+    tt_write_bytes(in, buf, sizeof buf);
+    assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, err), 1);
+    free(in);
+  }
+  free(err);
+  tt_remove_dir(dir);
+}
+
+/* Hostile sizes and nesting: a million-deep value inside a record and
+ * among the members, a never-closed nesting, a 100 MB string: no crash,
+ * memory bounded (the record limit), the other records kept. */
+static void test_hostile(void **state)
+{
+  char *dir = tt_make_fast_dir(), *in = tt_in_dir(dir, "h.json");
+  char *out = tt_in_dir(dir, "out.json");
+  const size_t deep = 1000000;
+  text t = { 0 };
+  (void)state;
+
+  puts_(&t, "{\"traceEvents\":[");
+  puts_(&t, RECS[1]);
+  puts_(&t, ",{\"ph\":\"i\",\"args\":");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "[");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "]");
+  puts_(&t, "},");
+  puts_(&t, RECS[2]);
+  puts_(&t, "],\"deep\":");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "{\"a\":");
+  puts_(&t, "1");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "}");
+  puts_(&t, ",\"big\":\"");
+  {
+    size_t n = 100u * 1000 * 1000;
+    char *s = malloc(n);
+    assert_non_null(s);
+    memset(s, 'a', n);
+    put(&t, s, n);
+    free(s);
+  }
+  puts_(&t, "\",\"k\":2}");
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  {
+    char *argv[] = { "cat", "-q", "-o", out, in, NULL };
+    jc_doc *d;
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
+    {
+      jc_val ev = jc_trace_events(d);
+      assert_int_equal(jc_len(d, ev), 2);
+      assert_member(d, "k", "2");
+      assert_int_equal(jc_get(d, jc_root(d), "big"), -1);
+    }
+    jc_free(d);
+  }
+  /* Never closed: cut, no record. */
+  t = (text){ 0 };
+  puts_(&t, "[");
+  for (size_t i = 0; i < deep; i++)
+    puts_(&t, "[");
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  {
+    char *argv[] = { "stats", in, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, NULL), 1);
+  }
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
+/* The strict checker of the tools accepts exactly TWT_RECORD_DEPTH,
+ * the library's TW_MAX_JSON_DEPTH plus the record and its args. */
+static void test_depth_limit(void **state)
+{
+  text t = { 0 };
+  (void)state;
+
+  assert_int_equal(TWT_RECORD_DEPTH, TW_MAX_JSON_DEPTH + 2);
+  for (unsigned d = 1; d <= TWT_RECORD_DEPTH + 1; d++) {
+    t.len = 0;
+    for (unsigned i = 0; i < d; i++)
+      puts_(&t, "[");
+    for (unsigned i = 0; i < d; i++)
+      puts_(&t, "]");
+    assert_int_equal(twt_json_check(t.p, t.len, TWT_RECORD_DEPTH, NULL),
+                     d <= TWT_RECORD_DEPTH ? 0 : -1);
+  }
+  free(t.p);
+  /* The grammar: what jsmn lets through is refused. */
+  {
+    static const char *const bad[] = { "[1,,2]", "{\"a\":1,}", "[tru]",
+      "[1] [2]", "\"a\tb\"", "[01]", "[1.]", "[-]", "\"\\x\"",
+      "\"\\ud800\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "{\"a\" 1}", "",
+      "[", "{\"a\":}", "[1e]" };
+    static const char *const good[] = { "[1,2]", "{\"a\":{}}", "-0.5e+3",
+      "\"\\ud83d\\ude00 \xe2\x82\xac\"", " [ true , false , null ] ",
+      "0", "[[],{}]" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+      if (twt_json_check(bad[i], strlen(bad[i]), 8, NULL) == 0)
+        fail_msg("accepted %s", bad[i]);
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+      if (twt_json_check(good[i], strlen(good[i]), 8, NULL) != 0)
+        fail_msg("refused %s", good[i]);
+  }
+}
+
+
+/* ======================================================= exact values */
+
+/* Timestamps are moved and compared exactly on their decimal text,
+ * whatever their spelling; nothing goes through a double. */
+static void test_exact_arithmetic(void **state)
+{
+  static const struct {
+    const char *in;
+    int64_t shift_ns;
+    const char *out;
+  } moves[] = {
+    { "1694039968955744.123", -1500000000, "1694039967455744.123" },
+    { "1694039968955744.123456789", 1, "1694039968955744.124456789" },
+    { "1694039968955744", 500, "1694039968955744.5" },
+    { "1694039968955744", -1000000, "1694039968954744" },
+    { "\"1694039968955744.5\"", 250, "\"1694039968955744.75\"" },
+    { "1.694039968955744123E15", 0, "1694039968955744.123" },
+    { "1.6940399689558e15", 1000, "1694039968955801" },
+    { "16940399689557441e-1", 0, "1694039968955744.1" },
+    { "0.5", -1000, "-0.5" },
+    { "-0", 1, "0.001" },
+    { "12", -12000, "0" },
+    { "9007199254740993", 0, "9007199254740993" },
+  };
+  static const struct {
+    const char *a, *b;
+    int cmp;
+  } cmps[] = {
+    { "1500", "1.5e3", 0 },
+    { "\"1500.000\"", "1500", 0 },
+    { "1500.0000001", "1500", 1 },
+    { "1694039968955744.123", "1694039968955744.1229999999", 1 },
+    { "-1.5", "-1.49", -1 },
+    { "9007199254740993", "9007199254740992", 1 },
+  };
+  char buf[TWT_REC_NUM_MAX];
+  (void)state;
+
+  for (size_t i = 0; i < sizeof moves / sizeof *moves; i++) {
+    size_t n = twt_rec_us_shift_text(moves[i].in, strlen(moves[i].in),
+                                     moves[i].shift_ns, buf);
+    if (n != strlen(moves[i].out) || memcmp(buf, moves[i].out, n) != 0)
+      fail_msg("%s %+" PRId64 " ns: got %.*s, want %s", moves[i].in,
+               moves[i].shift_ns, (int)n, buf, moves[i].out);
+  }
+  for (size_t i = 0; i < sizeof cmps / sizeof *cmps; i++) {
+    int c = 99;
+    assert_int_equal(twt_rec_us_cmp(cmps[i].a, strlen(cmps[i].a), cmps[i].b,
+                                    strlen(cmps[i].b), &c), 0);
+    assert_int_equal(c, cmps[i].cmp);
+  }
+  {
+    int64_t ns;
+    assert_int_equal(twt_rec_us_to_ns("1.5e3", 5, &ns), 0);
+    assert_int_equal(ns, 1500000);
+    assert_int_equal(twt_rec_us_to_ns("\"-0.0015\"", 9, &ns), 0);
+    assert_int_equal(ns, -2);       /* -1.5 ns: rounded down */
+    assert_int_equal(twt_rec_us_to_ns("\"x\"", 3, &ns), -1);
+    assert_int_equal(twt_rec_us_to_ns("1e400", 5, &ns), -1);
+  }
+}
+
+/* merge --offset moves each timestamp by exact decimal arithmetic and
+ * changes nothing else; a record it need not change passes byte for
+ * byte (viztracer's ", " spacing kept). */
+static void test_exact_merge(void **state)
+{
+  static const char *const in_recs[] = {
+    "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1694039968955744.123, "
+      "\"dur\": 1.5e1, \"pid\": \"p\", \"tid\": 1}",
+    "{\"ph\":\"i\",\"name\":\"b\",\"ts\":\"1694039968955750.5\","
+      "\"pid\":\"p\",\"tid\":1,\"s\":\"t\"}",
+    "{\"ph\":\"X\",\"name\":\"c\",\"ts\":1.6940399689558E15,\"dur\":2,"
+      "\"pid\":\"p\",\"tid\":1}",
+  };
+  static const char *const want[] = {
+    "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1694039967455744.123, "
+      "\"dur\": 1.5e1, \"pid\": \"p\", \"tid\": 1}",
+    "{\"ph\":\"i\",\"name\":\"b\",\"ts\":\"1694039967455750.5\","
+      "\"pid\":\"p\",\"tid\":1,\"s\":\"t\"}",
+    "{\"ph\":\"X\",\"name\":\"c\",\"ts\":1694039967455800,\"dur\":2,"
+      "\"pid\":\"p\",\"tid\":1}",
+  };
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "viz.json");
+  char *out = tt_in_dir(dir, "out.json"), off[PATH_MAX + 16];
+  text t = { 0 };
+  jc_doc *d;
+  jc_val v;
+  size_t i = 0;
+  (void)state;
+
+  puts_(&t, "{\"traceEvents\": [");
+  for (size_t k = 0; k < 3; k++) {
+    puts_(&t, in_recs[k]);
+    puts_(&t, k < 2 ? ", " : "");
+  }
+  puts_(&t, "], \"viztracer_metadata\": {\"version\": \"0.16.3\"}}");
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  snprintf(off, sizeof off, "%s=-1.5s", in);
+  {
+    char *argv[] = { "merge", "-q", "--offset", off, "-o", out, in, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, NULL), 0);
+  }
+  d = tt_load_file(out);
+  for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
+    size_t len;
+    const char *raw = jc_raw(d, v, &len);
+    assert_true(i < 3);
+    if (len != strlen(want[i]) || memcmp(raw, want[i], len) != 0)
+      fail_msg("got %.*s\nwant %s", (int)len, raw, want[i]);
+    i++;
+  }
+  assert_int_equal(i, 3);
+  jc_free(d);
+  /* cat changes nothing: every record byte for byte. */
+  {
+    char *argv[] = { "cat", "-q", "-o", out, in, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
+    i = 0;
+    for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
+      size_t len;
+      const char *raw = jc_raw(d, v, &len);
+      assert_int_equal(len, strlen(in_recs[i]));
+      assert_memory_equal(raw, in_recs[i], len);
+      i++;
+    }
+    assert_int_equal(i, 3);
+    jc_free(d);
+  }
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
+/* slice compares timestamps exactly whatever their spelling: at the
+ * window's edges, a tenth of a nanosecond decides. */
+static void test_exact_slice(void **state)
+{
+  static const char *const recs[] = {
+    "{\"ph\":\"i\",\"name\":\"before\",\"ts\":\"1499.9999\",\"pid\":1,"
+      "\"tid\":1,\"s\":\"t\"}",
+    "{\"ph\":\"i\",\"name\":\"first\",\"ts\":1.5e3,\"pid\":1,\"tid\":1,"
+      "\"s\":\"t\"}",
+    "{\"ph\":\"i\",\"name\":\"inside\",\"ts\":\"1999.9999\",\"pid\":1,"
+      "\"tid\":1,\"s\":\"t\"}",
+    "{\"ph\":\"i\",\"name\":\"at end\",\"ts\":2000.0000,\"pid\":1,\"tid\":1,"
+      "\"s\":\"t\"}",
+  };
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "s.json");
+  char *out = tt_in_dir(dir, "out.json");
+  text t = { 0 };
+  jc_doc *d;
+  jc_val ev;
+  (void)state;
+
+  puts_(&t, "[");
+  for (size_t k = 0; k < 4; k++) {
+    puts_(&t, recs[k]);
+    puts_(&t, k < 3 ? ",\n" : "]");
+  }
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  {
+    char *argv[] = { "slice", "-q", "--from", "@1500us", "--to", "@2ms",
+                     "-o", out, in, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, NULL), 0);
+  }
+  d = tt_load_file(out);
+  ev = jc_trace_events(d);
+  assert_int_equal(jc_len(d, ev), 2);
+  assert_true(jc_streq(d, jc_get(d, jc_index(d, ev, 0), "name"), "first"));
+  assert_true(jc_streq(d, jc_get(d, jc_index(d, ev, 1), "name"), "inside"));
+  jc_free(d);
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
+
+/* ================================================= one timeline */
+
+/* The ts, in ns, of the event named name in the output at path. */
+static int64_t ts_of(const char *path, const char *name)
+{
+  jc_doc *d = tt_load_file(path);
+  jc_val v;
+  uint64_t ns = 0;
+  int found = 0;
+
+  for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v))
+    if (jc_streq(d, jc_get(d, v, "name"), name)) {
+      assert_int_equal(jc_us_to_ns(d, jc_get(d, v, "ts"), &ns), 0);
+      found++;
+    }
+  assert_int_equal(found, 1);
+  jc_free(d);
+  return (int64_t)ns;
+}
+
+/* A tracewriter trace (monotonic ts and its clock record) and a PyTorch
+ * profiler trace written here from the same wall-clock instant -- with
+ * baseTimeNanoseconds (ts relative to it) and without (epoch ts) --
+ * land within 1 ms of each other after merge, in either order, and
+ * --explain says which rule placed each. */
+static void test_merge_kineto(void **state)
+{
+  char *dir = tt_make_dir(), *eng = tt_in_dir(dir, "engine.json");
+  char *kin = tt_in_dir(dir, "rank0.pt.trace.json");
+  char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
+  const int64_t quarter = (int64_t)91 * 24 * 3600 * 1000000000;
+  struct timespec rt;
+  int64_t mono, real;
+  tw_options o;
+  tw_writer *w;
+  int rc = 0;
+  (void)state;
+
+  tw_options_init(&o);
+  w = tw_open(eng, &o, &rc);
+  assert_non_null(w);
+  mono = (int64_t)tw_now_ns();
+  assert_int_equal(clock_gettime(CLOCK_REALTIME, &rt), 0);
+  real = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+  assert_int_equal(tw_complete(w, "engine", "engine.step", (uint64_t)mono,
+                               1000, NULL, 0), 0);
+  assert_int_equal(tw_close(w), 0);
+
+  for (int with_base = 0; with_base < 2; with_base++) {
+    int64_t base = with_base ? real - real % quarter : 0;
+    int64_t rel = real - base;
+    char *doc;
+    assert_true(asprintf(&doc,
+      "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n"
+      "  \"distributedInfo\": {\"rank\": 0},\n"
+      "  \"displayTimeUnit\": \"ms\",\n  \"traceEvents\": [\n"
+      "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\",\n"
+      "    \"pid\": 0, \"tid\": 7,\n    \"ts\": %" PRId64 ".%03d,"
+      " \"dur\": 1.000\n  }\n  ],\n  \"traceName\": \"r0\"\n}\n",
+      rel / 1000, (int)(rel % 1000)) > 0);
+    if (with_base) {
+      free(doc);
+      assert_true(asprintf(&doc,
+        "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n"
+        "  \"distributedInfo\": {\"rank\": 0},\n"
+        "  \"displayTimeUnit\": \"ms\",\n"
+        "  \"baseTimeNanoseconds\": %" PRId64 ",\n  \"traceEvents\": [\n"
+        "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\",\n"
+        "    \"pid\": 0, \"tid\": 7,\n    \"ts\": %" PRId64 ".%03d,"
+        " \"dur\": 1.000\n  }\n  ],\n  \"traceName\": \"r0\"\n}\n",
+        base, rel / 1000, (int)(rel % 1000)) > 0);
+    }
+    tt_write_bytes(kin, doc, strlen(doc));
+    free(doc);
+    for (int order = 0; order < 2; order++) {
+      char *argv[] = { "merge", "-q", "--explain", "-o", out,
+                       order ? kin : eng, order ? eng : kin, NULL };
+      int64_t a, b;
+      char *msg;
+      assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
+      a = ts_of(out, "engine.step");
+      b = ts_of(out, "gemm");
+      if (llabs(a - b) > 1000000)
+        fail_msg("base %d order %d: %" PRId64 " and %" PRId64 " are %"
+                 PRId64 " ns apart", with_base, order, a, b, a - b);
+      msg = tu_read_file(err, NULL);
+      assert_non_null(strstr(msg, with_base ? "baseTimeNanoseconds " :
+                             "since the epoch"));
+      assert_non_null(strstr(msg, "its clock record"));
+      assert_non_null(strstr(msg, "the reference"));
+      free(msg);
+    }
+  }
+  free(eng);
+  free(kin);
+  free(out);
+  free(err);
+  tt_remove_dir(dir);
+}
+
+
+/* ============================================================ ndjson */
+
+/* The lines of the file at path (each ending with "\n", nothing else)
+ * must be exactly want[0..n), each one strict JSON. */
+static void assert_ndjson(const char *path, const char *const *want,
+                          size_t n)
+{
+  size_t len, i = 0;
+  char *buf = tu_read_file(path, &len), *p = buf;
+
+  assert_true(len > 0 && buf[len - 1] == '\n');
+  while (p < buf + len) {
+    char *nl = memchr(p, '\n', (size_t)(buf + len - p)), err[128];
+    jc_doc *d;
+    assert_non_null(nl);
+    d = jc_parse(p, (size_t)(nl - p), err, sizeof err);
+    if (!d)
+      fail_msg("line %zu: %s", i + 1, err);
+    assert_int_equal(jc_type(d, jc_root(d)), JC_OBJECT);
+    jc_free(d);
+    if (want) {
+      assert_true(i < n);
+      if ((size_t)(nl - p) != strlen(want[i]) ||
+          memcmp(p, want[i], strlen(want[i])) != 0)
+        fail_msg("line %zu: %.*s\nwant %s", i + 1, (int)(nl - p), p,
+                 want[i]);
+    }
+    i++;
+    p = nl + 1;
+  }
+  assert_int_equal(i, n);
+  free(buf);
+}
+
+/* --ndjson: one record a line and nothing else, for cat, slice and
+ * merge, whatever the input's shape. */
+static void test_ndjson(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "k.json");
+  char *in2 = tt_in_dir(dir, "c.json"), *out = tt_in_dir(dir, "out.ndjson");
+  text k = make_doc(KINETO), c = make_doc(CHROME);
+  (void)state;
+
+  tt_write_bytes(in, k.p, k.len);
+  tt_write_bytes(in2, c.p, c.len);
+  {
+    char *argv[] = { "cat", "-q", "--ndjson", "-o", out, in, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, NULL), 0);
+    assert_ndjson(out, RECS, NRECS);
+  }
+  {
+    char *argv[] = { "slice", "-q", "--ndjson", "-o", out, in, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, NULL), 0);
+    assert_ndjson(out, NULL, NRECS);
+  }
+  {
+    char *argv[] = { "merge", "-q", "--ndjson", "-o", out, in, in2, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, NULL), 0);
+    assert_ndjson(out, NULL, 2 * NRECS + 1);  /* + the clock record */
+  }
+  {
+    char *argv[] = { "stats", "--ndjson", in, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, NULL), 2);
+  }
+  free(k.p);
+  free(c.p);
+  free(in);
+  free(in2);
+  free(out);
+  tt_remove_dir(dir);
+}
+
+
+/* slice --clip: complete events that cross the window's edges are cut
+ * to it (ts and dur rewritten); one inside stays byte for byte; without
+ * --clip all are kept whole. */
+static void test_slice_clip(void **state)
+{
+  static const char *const recs[] = {
+    "{\"ph\":\"X\",\"name\":\"a\",\"ts\":900,\"dur\":200,\"pid\":1,"
+      "\"tid\":1}",
+    "{\"dur\":300,\"ph\":\"X\",\"name\":\"b\",\"ts\":\"1900.5\",\"pid\":1,"
+      "\"tid\":1}",
+    "{\"ph\":\"X\",\"name\":\"c\",\"ts\":8e2,\"dur\":1500,\"pid\":1,"
+      "\"tid\":1}",
+    "{\"ph\":\"X\",\"name\":\"d\",\"ts\":1200,\"dur\":10,\"pid\":1,"
+      "\"tid\":1}",
+    "{\"ph\":\"X\",\"name\":\"e\",\"ts\":100,\"dur\":10,\"pid\":1,"
+      "\"tid\":1}",
+  };
+  static const struct { int64_t ts, dur; } clipped[] = {
+    { 1000000, 100000 }, { 1900500, 99500 }, { 1000000, 1000000 },
+    { 1200000, 10000 },
+  };
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "s.json");
+  char *out = tt_in_dir(dir, "out.json");
+  text t = { 0 };
+  (void)state;
+
+  puts_(&t, "[");
+  for (size_t k = 0; k < 5; k++) {
+    puts_(&t, recs[k]);
+    puts_(&t, k < 4 ? ",\n" : "]");
+  }
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  for (int with_clip = 0; with_clip < 2; with_clip++) {
+    char *argv[] = { "slice", "-q", "--from", "@1ms", "--to", "@2ms", "-o",
+                     out, in, with_clip ? "--clip" : NULL, NULL };
+    jc_doc *d;
+    jc_val ev;
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
+    ev = jc_trace_events(d);
+    assert_int_equal(jc_len(d, ev), 4);
+    for (size_t k = 0; k < 4; k++) {
+      jc_val v = jc_index(d, ev, k);
+      uint64_t ts, dur;
+      size_t len;
+      const char *raw = jc_raw(d, v, &len);
+      assert_int_equal(jc_us_to_ns(d, jc_get(d, v, "dur"), &dur), 0);
+      if (!with_clip || k == 3) {   /* whole: byte for byte */
+        assert_int_equal(len, strlen(recs[k]));
+        assert_memory_equal(raw, recs[k], len);
+        continue;
+      }
+      assert_int_equal(jc_us_to_ns(d, jc_get(d, v, "ts"), &ts), 0);
+      assert_int_equal((int64_t)ts, clipped[k].ts);
+      assert_int_equal((int64_t)dur, clipped[k].dur);
+    }
+    jc_free(d);
+  }
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
+
+/* ============================================================= split */
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Append the raw text of every event (not 'M', not the clock record) of
+ * the trace at path to *v (*n of them); and check that each B/E pair and
+ * b/e span of it is whole: as many ends as beginnings per key. */
+static void collect(const char *path, char ***v, size_t *n, size_t *metas)
+{
+  jc_doc *d = tt_load_file(path);
+  jc_val e;
+  int64_t open_be[4] = { 0 }, open_async = 0;
+
+  *metas = 0;
+  for (e = jc_first(d, jc_trace_events(d)); e >= 0; e = jc_next(d, e)) {
+    size_t len;
+    const char *raw = jc_raw(d, e, &len);
+    int64_t tid = 0;
+    if (is_ph_(d, e, "M")) {
+      ++*metas;
+      continue;
+    }
+    if (is_ph_(d, e, "c"))
+      continue;
+    (void)jc_int64(d, jc_get(d, e, "tid"), &tid);
+    if (is_ph_(d, e, "B"))
+      open_be[tid & 3]++;
+    if (is_ph_(d, e, "E"))
+      assert_true(open_be[tid & 3]-- > 0);
+    if (is_ph_(d, e, "b"))
+      open_async++;
+    if (is_ph_(d, e, "e"))
+      assert_true(open_async-- > 0);
+    *v = realloc(*v, (*n + 1) * sizeof **v);
+    assert_non_null(*v);
+    (*v)[(*n)++] = strndup(raw, len);
+  }
+  for (int k = 0; k < 4; k++)
+    assert_int_equal(open_be[k], 0);
+  assert_int_equal(open_async, 0);
+  jc_free(d);
+}
+
+static void free_strs(char **v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+/* split --every and --size: every part strict and self-contained (the
+ * names repeated), each span whole in one part, the parts together
+ * holding every event once; cat of the parts gives them back. */
+static void test_split(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "big.json");
+  char *out = tt_in_dir(dir, "part.json"), *back = tt_in_dir(dir, "b.json");
+  char **want = NULL;
+  size_t nwant = 0, metas;
+  text t = { 0 };
+  (void)state;
+
+  /* 400 events over 4 ms: a B/E around all of it on thread 1, short
+   * B/E pairs and X events on threads 2 and 3, async spans across
+   * parts, instants. */
+  puts_(&t, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\","
+        "\"pid\":1,\"tid\":1,\"args\":{\"name\":\"engine\"}},\n"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,"
+        "\"args\":{\"name\":\"worker\"}},\n"
+        "{\"ph\":\"B\",\"name\":\"run\",\"pid\":1,\"tid\":1,\"ts\":0}");
+  for (int i = 0; i < 400; i++) {
+    char rec[256];
+    int ts = 10 * i + 1;
+    switch (i % 8) {
+    case 0:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"B\",\"name\":\"step\","
+               "\"pid\":1,\"tid\":2,\"ts\":%d}", ts);
+      break;
+    case 3:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"E\",\"pid\":1,\"tid\":2,"
+               "\"ts\":%d}", ts);
+      break;
+    case 4:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"b\",\"cat\":\"req\","
+               "\"name\":\"r\",\"id\":%d,\"pid\":1,\"tid\":3,\"ts\":%d}",
+               i, ts);
+      break;
+    case 6:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"i\",\"name\":\"tick\","
+               "\"s\":\"t\",\"pid\":1,\"tid\":3,\"ts\":%d}", ts);
+      break;
+    default:
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"X\",\"name\":\"k%d\","
+               "\"pid\":1,\"tid\":3,\"ts\":%d,\"dur\":4}", i, ts);
+      break;
+    }
+    puts_(&t, rec);
+    if (i % 8 == 4 && i >= 40) {    /* the span begun 36 events before */
+      snprintf(rec, sizeof rec, ",\n{\"ph\":\"e\",\"cat\":\"req\","
+               "\"name\":\"r\",\"id\":%d,\"pid\":1,\"tid\":3,\"ts\":%d}",
+               i - 40, ts);
+      puts_(&t, rec);
+    }
+  }
+  for (int i = 360; i < 400; i += 8) {
+    char rec[256];
+    snprintf(rec, sizeof rec, ",\n{\"ph\":\"e\",\"cat\":\"req\","
+             "\"name\":\"r\",\"id\":%d,\"pid\":1,\"tid\":3,\"ts\":4001}",
+             i + 4);
+    puts_(&t, rec);
+  }
+  puts_(&t, ",\n{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":4002}\n],"
+        "\"displayTimeUnit\":\"ns\"}");
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  collect(in, &want, &nwant, &metas);
+  qsort(want, nwant, sizeof *want, cmp_str);
+
+  for (int mode = 0; mode < 2; mode++) {
+    char *argv[] = { "split", "-q", "-o", out, mode ? "--size" : "--every",
+                     mode ? "4k" : "500us", in, NULL };
+    char **got = NULL, **catv = NULL;
+    size_t ngot = 0, ncat = 0, nparts = 0;
+    char *cat_argv[64] = { "cat", "-q", "--no-parts", "-o", back };
+    size_t cat_argc = 5;
+
+    assert_int_equal(tt_run_argv(twt_tool_split_main, argv, NULL, NULL), 0);
+    for (unsigned long k = 1;; k++) {
+      char name[PATH_MAX];
+      size_t m;
+      snprintf(name, sizeof name, "%s/part.%06lu.json", dir, k);
+      if (access(name, F_OK) != 0)
+        break;
+      nparts++;
+      collect(name, &got, &ngot, &m);
+      assert_int_equal(m, 2);       /* the names, in every part */
+      assert_true(cat_argc < 63);
+      cat_argv[cat_argc++] = strdup(name);
+    }
+    assert_true(nparts >= 4);
+    qsort(got, ngot, sizeof *got, cmp_str);
+    assert_int_equal(ngot, nwant);
+    for (size_t i = 0; i < nwant; i++)
+      assert_string_equal(got[i], want[i]);
+    cat_argv[cat_argc] = NULL;
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, cat_argv, NULL, NULL), 0);
+    collect(back, &catv, &ncat, &metas);
+    assert_int_equal(metas, 2);
+    qsort(catv, ncat, sizeof *catv, cmp_str);
+    assert_int_equal(ncat, nwant);
+    for (size_t i = 0; i < nwant; i++)
+      assert_string_equal(catv[i], want[i]);
+    for (size_t i = 5; i < cat_argc; i++) {
+      assert_int_equal(unlink(cat_argv[i]), 0);
+      free(cat_argv[i]);
+    }
+    free_strs(got, ngot);
+    free_strs(catv, ncat);
+  }
+  free_strs(want, nwant);
+  free(in);
+  free(out);
+  free(back);
+  tt_remove_dir(dir);
+}
+
+
+/* stats counts every record whatever its pid's type, rows threads by
+ * pid and tid as written (strings too), and says what it could not
+ * place on the timeline. */
+static void test_stats_places(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "k.json");
+  char *out = tt_in_dir(dir, "stats.json");
+  text t = make_doc(KINETO);
+  char *argv[] = { "stats", "--json", "-o", out, in, NULL };
+  jc_doc *d;
+  jc_val th, v, unpl;
+  int64_t n, events = 0, sum = 0;
+  int saw_string_pid = 0;
+  (void)state;
+
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, NULL), 0);
+  d = tt_load_file(out);
+  assert_int_equal(jc_int64(d, jc_get(d, jc_root(d), "records"), &n), 0);
+  assert_int_equal(n, NRECS);
+  assert_int_equal(jc_int64(d, jc_get(d, jc_root(d), "events"), &events),
+                   0);
+  assert_int_equal(events, NRECS - 1);
+  th = jc_get(d, jc_root(d), "threads");
+  for (v = jc_first(d, th); v >= 0; v = jc_next(d, v)) {
+    int64_t e;
+    assert_int_equal(jc_int64(d, jc_get(d, v, "events"), &e), 0);
+    sum += e;
+    if (jc_streq(d, jc_get(d, v, "pid"), "Spans") &&
+        jc_streq(d, jc_get(d, v, "tid"), ""))
+      saw_string_pid = 1;
+  }
+  assert_int_equal(sum, events);
+  assert_true(saw_string_pid);
+  unpl = jc_get(d, jc_root(d), "unplaced");
+  assert_int_equal(jc_int64(d, jc_get(d, unpl, "no_ts"), &n), 0);
+  assert_int_equal(n, 1);           /* {} */
+  assert_int_equal(jc_int64(d, jc_get(d, unpl, "no_pid"), &n), 0);
+  assert_int_equal(n, 1);
+  jc_free(d);
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
+
+/* A file truncated while it is read: the records before the cut are
+ * read, then the reader ends (a cut document), without a crash or an
+ * error; /dev/zero is refused at once. */
+static void test_truncated_while_read(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "t.json");
+  text t = { 0 };
+  struct twt_read_options ro = { 0, TWT_READ_GENERAL };
+  twt_reader *r;
+  twt_read_item item;
+  char err[512];
+  uint64_t n = 0;
+  int rc;
+  (void)state;
+
+  puts_(&t, "{\"traceEvents\":[");
+  for (int i = 0; i < 20000; i++) {
+    char rec[128];
+    snprintf(rec, sizeof rec, "%s{\"ph\":\"i\",\"name\":\"e%d\",\"ts\":%d,"
+             "\"pid\":1,\"tid\":1,\"s\":\"t\"}", i ? ",\n  " : "", i, i);
+    puts_(&t, rec);
+  }
+  puts_(&t, "]}");
+  tt_write_bytes(in, t.p, t.len);
+  assert_int_equal(twt_reader_open(&r, in, &ro, err, sizeof err), 0);
+  while ((rc = twt_reader_next(r, &item)) > 0)
+    if (++n == 100)
+      assert_int_equal(truncate(in, (off_t)(t.len / 2)), 0);
+  assert_int_equal(rc, 0);
+  assert_true(n >= 100 && n < 20000);
+  assert_true(twt_reader_info(r)->cut);
+  twt_reader_close(r);
+  free(t.p);
+  {
+    char *argv[] = { "stats", "/dev/zero", NULL };
+    assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL, NULL), 1);
+  }
+  free(in);
+  tt_remove_dir(dir);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_every_shape),
+    cmocka_unit_test(test_gzip_members),
+    cmocka_unit_test(test_cut_anywhere),
+    cmocka_unit_test(test_not_traces),
+    cmocka_unit_test(test_hostile),
+    cmocka_unit_test(test_depth_limit),
+    cmocka_unit_test(test_exact_arithmetic),
+    cmocka_unit_test(test_exact_merge),
+    cmocka_unit_test(test_exact_slice),
+    cmocka_unit_test(test_merge_kineto),
+    cmocka_unit_test(test_ndjson),
+    cmocka_unit_test(test_slice_clip),
+    cmocka_unit_test(test_split),
+    cmocka_unit_test(test_stats_places),
+    cmocka_unit_test(test_truncated_while_read),
+  };
+
+  tt_deadline(300, "test_shapes");
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
