@@ -631,34 +631,45 @@ static int decimal_digits(const dsplit *sp, int P, int want_back,
  * (or %.{P-1}e when e_form) at d; returns the length. */
 static size_t g_text(char *d, uint64_t n, int x, int P, int e_form)
 {
-  char dig[20];
-  size_t k, len = 0;
+  char dig[24];
+  size_t k = (size_t)P, len = 0;
 
-  u64_to_dec(n, dig);                            /* exactly P digits */
-  k = (size_t)P;
-  if (!e_form) {
-    while (k > 1 && dig[k - 1] == '0')
-      k--;
-    if (x >= -4 && x < P) {                     /* %f style */
-      if (x >= 0) {
-        size_t ip = (size_t)x + 1;
-        memcpy(d, dig, ip);                      /* ip <= P: dig has them */
-        len = ip;
-        if (k > ip) {
-          d[len++] = '.';
-          memcpy(d + len, dig + ip, k - ip);
-          len += k - ip;
-        }
-      } else {
-        d[len++] = '0';
-        d[len++] = '.';
-        for (int z = -x - 1; z > 0; z--)
-          d[len++] = '0';
-        memcpy(d + len, dig, k);
-        len += k;
-      }
-      return len;
+  if (!e_form) {                     /* %g drops the trailing zeros */
+    while (n % 100000000 == 0) {
+      n /= 100000000;
+      k -= 8;
     }
+    if (n % 10000 == 0) {
+      n /= 10000;
+      k -= 4;
+    }
+    if (n % 100 == 0) {
+      n /= 100;
+      k -= 2;
+    }
+    if (n % 10 == 0) {
+      n /= 10;
+      k -= 1;
+    }
+  }
+  u64_to_dec(n, dig);                /* k digits */
+  if (!e_form && x >= -4 && x < P) { /* %f style */
+    if (x >= 0) {
+      size_t ip = (size_t)x + 1;
+      if (k <= ip) {                 /* an integer: no point */
+        memcpy(d, dig, k);
+        memset(d + k, '0', ip - k);
+        return ip;
+      }
+      memcpy(d, dig, ip);
+      d[ip] = '.';
+      memcpy(d + ip + 1, dig + ip, k - ip);
+      return k + 1;
+    }
+    memcpy(d, "0.0000", 2 + (size_t)(-x - 1));
+    len = 2 + (size_t)(-x - 1);
+    memcpy(d + len, dig, k);
+    return len + k;
   }
   d[len++] = dig[0];
   if (k > 1) {
@@ -863,9 +874,20 @@ static inline uint64_t special8(uint64_t w)
           ((w ^ 0x5c * ONES64) - ONES64)) & (0x80 * ONES64);
 }
 
+/* The index of the first byte of w (as loaded from memory) that special8
+ * flagged, m = special8(w) != 0: the lowest flagged byte is always a
+ * special one (a borrow only runs towards later bytes), on a
+ * little-endian machine the lowest in value. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+# define FIRST_SPECIAL(m) ((size_t)__builtin_ctzll(m) >> 3)
+#else
+# define FIRST_SPECIAL(m) ((size_t)0)    /* byte by byte from there */
+#endif
+
 /* [s, e) escaped at d: the part of escape() from the first chunk that
- * holds a byte to escape or check.  Byte by byte, but plain bytes that
- * start 8 plain ones are copied 8 at a time. */
+ * holds a byte to escape or check.  Plain runs go 8 bytes at a time, to
+ * the first special byte of a chunk; only that byte takes the slow
+ * path. */
 static char *escape_slow(char *d, const unsigned char *s,
                          const unsigned char *e, unsigned flags,
                          int *replaced)
@@ -873,18 +895,30 @@ static char *escape_slow(char *d, const unsigned char *s,
   static const char hex[] = "0123456789abcdef";
 
   while (s < e) {
-    unsigned c = *s;
-    uint64_t w;
-    switch (byte_class[c]) {
-    case 0:
-      if (e - s >= 8 && (memcpy(&w, s, 8), !special8(w))) {
-        memcpy(d, &w, 8);
+    unsigned c;
+    if (e - s >= 8) {
+      uint64_t w, m;
+      size_t k;
+      memcpy(&w, s, 8);
+      m = special8(w);
+      /* The 8 bytes are copied whole: what follows the plain ones is
+       * written over next, and the room (6 bytes per input byte) holds
+       * them, as 8 input bytes are left. */
+      memcpy(d, &w, 8);
+      if (!m) {
         d += 8;
         s += 8;
-      } else {
-        *d++ = (char)c;
-        s++;
+        continue;
       }
+      k = FIRST_SPECIAL(m);
+      d += k;
+      s += k;
+    }
+    c = *s;
+    switch (byte_class[c]) {
+    case 0:
+      *d++ = (char)c;
+      s++;
       break;
     case 1:
       *d++ = '\\';
@@ -1599,17 +1633,189 @@ static int breaks_catapult(const tw_event *ev)
          (ev->ph == 'f' && !ev->cat && !(ev->flags & TW_EV_BP_ENCLOSING));
 }
 
+/* ------------------------------------------------------ the common shapes
+ *
+ * What most events are: a complete, begin, end or instant event, its
+ * head (ph, name, cat, ts, dur, pid, tid, s), at most COMMON_ARGS plain
+ * args (numbers, bools, null, strings), nothing else; every string within
+ * max_string.  format_common writes them straight, with one check of room
+ * per arg and no cursor; anything else (a string to cut, a byte refused, a
+ * NaN, raw JSON, a buffer that may be too small, an error of any kind) it
+ * leaves to the general path, which then formats the event from the start
+ * (the same bytes; the errors, notes and room counted there). */
+
+/* The phases it takes: X, B, E, i and I, as bits from 'B'. */
+#define COMMON_PHASES ((UINT64_C(1) << ('X' - 'B')) | \
+                       (UINT64_C(1) << ('B' - 'B')) | \
+                       (UINT64_C(1) << ('E' - 'B')) | \
+                       (UINT64_C(1) << ('i' - 'B')) | \
+                       (UINT64_C(1) << ('I' - 'B')))
+#define COMMON_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID)
+#define COMMON_ARGS 16
+/* Returned by format_common for an event it leaves to the general path. */
+#define NOT_COMMON 1
+
+/* 1 if ev has one of the common shapes (the checks format_common does not
+ * repeat). */
+static inline int common_shape(const tw_event *ev)
+{
+  unsigned k = (unsigned)((unsigned char)ev->ph - 'B');
+
+  return k < 64 && (COMMON_PHASES >> k & 1) &&
+         !((ev->has & ~COMMON_HAS) | ev->flags) &&
+         !ev->reserved[0] && !ev->reserved[1] && !ev->id_scope &&
+         !ev->cname && ev->nargs <= COMMON_ARGS && (ev->args || !ev->nargs);
+}
+
+/* "key": of an arg at d (6 kn + 3 bytes of room); NULL if refused. */
+HOT_INLINE char *key_text(char *d, const char *key, size_t kn,
+                          unsigned flags, int *replaced)
+{
+  *d++ = '"';
+  d = escape(d, (const unsigned char *)key, kn, flags, replaced);
+  if (d) {
+    d[0] = '"';
+    d[1] = ':';
+    d += 2;
+  }
+  return d;
+}
+
+/* The room an arg's value may take besides a string's text. */
+#define VALUE_MAX (TW__DOUBLE_MAX > 21 ? TW__DOUBLE_MAX : 21)
+
+static int format_common(const tw_event *ev, const tw__fmt_defaults *def,
+                         const tw__fmt_config *cfg, char *buf, size_t cap,
+                         size_t *len, tw__fmt_notes *notes)
+{
+  unsigned rules = (ev->ph == 'i' || ev->ph == 'I') ? INSTANT : 0;
+  unsigned flags = cfg->flags;
+  size_t max = cfg->max_string, nn, cn, nargs = ev->nargs;
+  tw__fmt_notes mine = { 0, 0 };
+  char *d, *end = buf + cap;
+  int replaced = 0;
+
+  if ((!ev->name && ev->ph != 'E') ||
+      ((rules & INSTANT) && ev->instant_scope &&
+       ev->instant_scope != 'g' && ev->instant_scope != 'p' &&
+       ev->instant_scope != 't') ||
+      !numbers_fit(ev, def))
+    return NOT_COMMON;
+  nn = ev->name ? strlen(ev->name) : 0;
+  cn = ev->cat ? strlen(ev->cat) : 0;
+  if (nn > max || cn > max || cap < HEAD_MAX || (cap - HEAD_MAX) / 6 < nn + cn)
+    return NOT_COMMON;
+  if (!(d = head_fast(buf, ev, rules, def, flags, nn, cn, &mine)))
+    return NOT_COMMON;
+  if (nargs) {
+    /* Room for the opening and closing of args and of the record. */
+    if ((size_t)(end - d) < 11)
+      return NOT_COMMON;
+    memcpy(d, ",\"args\":{", 9);
+    d += 9;
+    for (size_t i = 0; i < nargs; i++) {
+      const tw_arg *a = &ev->args[i];
+      size_t kn, vn;
+      double v;
+
+      if (!a->name || (kn = strlen(a->name)) > max)
+        return NOT_COMMON;
+      /* The key, a comma, the value and the two closing braces. */
+      if ((size_t)(end - d) / 6 < kn + 1 ||
+          (size_t)(end - d) - 6 * (kn + 1) < VALUE_MAX + 4)
+        return NOT_COMMON;
+      if (i)
+        *d++ = ',';
+      if (!(d = key_text(d, a->name, kn, flags, &replaced)))
+        return NOT_COMMON;
+      mine.replaced += (unsigned)replaced;    /* one per string */
+      replaced = 0;
+      switch (a->type) {
+      case TW_ARG_INT:
+        if (a->v.i < 0) {
+          *d++ = '-';
+          d += u64_to_dec((uint64_t)0 - (uint64_t)a->v.i, d);
+        } else {
+          d += u64_to_dec((uint64_t)a->v.i, d);
+        }
+        break;
+      case TW_ARG_UINT:
+        if (a->v.u > (uint64_t)INT64_MAX) {   /* as put_arg: a double */
+          d += tw__format_double((double)a->v.u, d);
+          break;
+        }
+        d += u64_to_dec(a->v.u, d);
+        break;
+      case TW_ARG_DOUBLE:
+        v = a->v.d;
+        if (v >= -9007199254740992.0 && v <= 9007199254740992.0 &&
+            v == (double)(int64_t)v) {
+          int64_t iv = (int64_t)v;
+          if (iv < 0) {
+            *d++ = '-';
+            d += u64_to_dec((uint64_t)0 - (uint64_t)iv, d);
+          } else {
+            d += u64_to_dec((uint64_t)iv, d);
+          }
+        } else if (isfinite(v)) {
+          d += tw__format_double(v, d);
+        } else {
+          return NOT_COMMON;
+        }
+        break;
+      case TW_ARG_BOOL:
+        memcpy(d, a->v.b ? "true" : "false", 5);
+        d += a->v.b ? 4 : 5;
+        break;
+      case TW_ARG_NULL:
+        memcpy(d, "null", 4);
+        d += 4;
+        break;
+      case TW_ARG_STRING:
+        if (!a->v.s) {
+          memcpy(d, "null", 4);
+          d += 4;
+          break;
+        }
+        vn = a->len == TW_NUL_TERMINATED ? strlen(a->v.s) : a->len;
+        if (vn > max || (size_t)(end - d) / 6 < vn + 1)
+          return NOT_COMMON;
+        *d++ = '"';
+        if (!(d = escape(d, (const unsigned char *)a->v.s, vn, flags,
+                         &replaced)))
+          return NOT_COMMON;
+        *d++ = '"';
+        break;
+      default:                                /* raw JSON, or bad */
+        return NOT_COMMON;
+      }
+      mine.replaced += (unsigned)replaced;
+      replaced = 0;
+    }
+    *d++ = '}';
+  }
+  *d++ = '}';
+  *len = (size_t)(d - buf);
+  notes->replaced += mine.replaced;
+  return 0;
+}
+
 int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                      const tw__fmt_config *cfg, char *buf, size_t cap,
                      size_t *len, tw__fmt_notes *notes)
 {
-  cursor o = { buf, buf + cap, buf, 0, 0 };
-  unsigned rules = phase_rules(ev->ph);
+  cursor o;
+  unsigned rules;
   unsigned has = ev->has, flags = ev->flags;
   unsigned id2 = flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL);
   size_t nn, cn;
   int rc;
 
+  if (TW__LIKELY(common_shape(ev)) &&
+      (rc = format_common(ev, def, cfg, buf, cap, len, notes)) != NOT_COMMON)
+    return rc;
+  o = (cursor){ buf, buf + cap, buf, 0, 0 };
+  rules = phase_rules(ev->ph);
   if (!rules || (has & ~KNOWN_HAS) || (flags & ~KNOWN_FLAGS) ||
       ev->reserved[0] || ev->reserved[1])
     return TW_EEVENT;
