@@ -320,6 +320,12 @@ static const uint64_t pow10_u64[20] = {
   UINT64_C(1000000000000000000), UINT64_C(10000000000000000000)
 };
 
+/* 10^k for k <= 22, exact as doubles. */
+static const double pow10_dbl[23] = {
+  1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+  1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+};
+
 /* 5^k for k <= 27 (5^27 < 2^63). */
 static const uint64_t pow5_u64[28] = {
   UINT64_C(1), UINT64_C(5), UINT64_C(25), UINT64_C(125), UINT64_C(625),
@@ -336,6 +342,7 @@ static const uint64_t pow5_u64[28] = {
 
 /* The double v > 0 (finite), split. */
 typedef struct dsplit {
+  double v;                /* the double, |v| */
   uint64_t m;              /* v = m * 2^e, m < 2^53 */
   int e;
   int lower_closer;        /* the next double below is nearer than the
@@ -608,6 +615,12 @@ static int decimal_digits(const dsplit *sp, int P, int want_back,
   int lg = sp->e + 63 - __builtin_clzll(sp->m);      /* floor(log2 v) */
   int est = (int)(((int64_t)lg * 78913) >> 18);      /* floor(lg log10 2) */
 
+  /* X is est or est + 1: where 10^(est+1) is a double, one compare says
+   * which (elsewhere, or if a rounded power misleads it, the loop below
+   * corrects it at the price of one more round). */
+  if (est + 1 >= 0 && est + 1 <= 22 && sp->v >= pow10_dbl[est + 1])
+    est++;
+
   for (;;) {
     dround r = round_scaled(sp, P - 1 - est, want_back);
     if (r.n >= pow10_u64[P]) {
@@ -628,11 +641,13 @@ static int decimal_digits(const dsplit *sp, int P, int want_back,
 }
 
 /* The text of a P-digit n with decimal exponent x, as %.{P}g writes it
- * (or %.{P-1}e when e_form) at d; returns the length. */
+ * (or %.{P-1}e when e_form) at d, which has TW__DOUBLE_MAX bytes of room
+ * (the digits are copied in pieces of constant size, which may write past
+ * the text); returns the length. */
 static size_t g_text(char *d, uint64_t n, int x, int P, int e_form)
 {
-  char dig[24];
-  size_t k = (size_t)P, len = 0;
+  char dig[40];
+  size_t k = (size_t)P, len;
 
   if (!e_form) {                     /* %g drops the trailing zeros */
     while (n % 100000000 == 0) {
@@ -652,31 +667,29 @@ static size_t g_text(char *d, uint64_t n, int x, int P, int e_form)
       k -= 1;
     }
   }
-  u64_to_dec(n, dig);                /* k digits */
+  u64_to_dec(n, dig);                /* k <= 17 digits */
   if (!e_form && x >= -4 && x < P) { /* %f style */
     if (x >= 0) {
       size_t ip = (size_t)x + 1;
       if (k <= ip) {                 /* an integer: no point */
-        memcpy(d, dig, k);
-        memset(d + k, '0', ip - k);
+        memcpy(d, dig, 17);
+        memcpy(d + k, "0000000000000000", 16);
         return ip;
       }
-      memcpy(d, dig, ip);
+      memcpy(d, dig, 16);            /* ip < k <= 17 */
       d[ip] = '.';
-      memcpy(d + ip + 1, dig + ip, k - ip);
+      memcpy(d + ip + 1, dig + ip, 16);
       return k + 1;
     }
-    memcpy(d, "0.0000", 2 + (size_t)(-x - 1));
     len = 2 + (size_t)(-x - 1);
-    memcpy(d + len, dig, k);
+    memcpy(d, "0.000000", 8);
+    memcpy(d + len, dig, 24);
     return len + k;
   }
-  d[len++] = dig[0];
-  if (k > 1) {
-    d[len++] = '.';
-    memcpy(d + len, dig + 1, k - 1);
-    len += k - 1;
-  }
+  d[0] = dig[0];
+  d[1] = '.';
+  memcpy(d + 2, dig + 1, 16);
+  len = k > 1 ? k + 1 : 1;
   d[len++] = 'e';
   d[len++] = x < 0 ? '-' : '+';
   {
@@ -702,7 +715,8 @@ static size_t g_text(char *d, uint64_t n, int x, int P, int e_form)
  * FRACTION_DIGITS_MAX fraction digits (for 1e-4 <= |v| < 1e-3).  %g
  * never puts more than 17 digits before the point (it switches to an
  * exponent), so the integer part never overflows Perfetto's int64
- * either.  Returns the length written into buf (at most 24 bytes). */
+ * either.  Returns the length of the text at buf (at most
+ * TW__DOUBLE_TEXT_MAX bytes; buf has TW__DOUBLE_MAX). */
 size_t tw__format_double(double v, char *buf)
 {
   uint64_t bits, n;
@@ -713,6 +727,7 @@ size_t tw__format_double(double v, char *buf)
   memcpy(&bits, &v, 8);
   if (bits >> 63)
     buf[len++] = '-';
+  sp.v = fabs(v);
   bexp = (int)(bits >> 52 & 0x7ff);
   sp.m = bits & ((UINT64_C(1) << 52) - 1);
   if (bexp == 0 && sp.m == 0) {                  /* %g of 0.0 and -0.0 */
@@ -762,9 +777,14 @@ static int put_double(cursor *o, double v, const tw__fmt_config *cfg)
     put_i64(o, (int64_t)v);
     return 0;
   }
-  d = room(o, TW__DOUBLE_MAX);
-  if (d)
-    advance(o, tw__format_double(v, d));
+  /* The room asked is what it has always been (the bound of ENOROOM). */
+  d = room(o, 32);
+  if (d) {
+    char text[TW__DOUBLE_MAX];
+    size_t n = tw__format_double(v, text);
+    memcpy(d, text, n);
+    advance(o, n);
+  }
   return 0;
 }
 
@@ -1644,6 +1664,10 @@ static int breaks_catapult(const tw_event *ev)
  * leaves to the general path, which then formats the event from the start
  * (the same bytes; the errors, notes and room counted there). */
 
+static int format_general(const tw_event *ev, const tw__fmt_defaults *def,
+                          const tw__fmt_config *cfg, char *buf, size_t cap,
+                          size_t *len, tw__fmt_notes *notes);
+
 /* The phases it takes: X, B, E, i and I, as bits from 'B'. */
 #define COMMON_PHASES ((UINT64_C(1) << ('X' - 'B')) | \
                        (UINT64_C(1) << ('B' - 'B')) | \
@@ -1652,8 +1676,6 @@ static int breaks_catapult(const tw_event *ev)
                        (UINT64_C(1) << ('I' - 'B')))
 #define COMMON_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID)
 #define COMMON_ARGS 16
-/* Returned by format_common for an event it leaves to the general path. */
-#define NOT_COMMON 1
 
 /* 1 if ev has one of the common shapes (the checks format_common does not
  * repeat). */
@@ -1684,33 +1706,76 @@ HOT_INLINE char *key_text(char *d, const char *key, size_t kn,
 /* The room an arg's value may take besides a string's text. */
 #define VALUE_MAX (TW__DOUBLE_MAX > 21 ? TW__DOUBLE_MAX : 21)
 
-static int format_common(const tw_event *ev, const tw__fmt_defaults *def,
-                         const tw__fmt_config *cfg, char *buf, size_t cap,
-                         size_t *len, tw__fmt_notes *notes)
+/* ev, of a common shape, at buf[0..cap), as tw__format_event; what it
+ * leaves goes to format_general. */
+static __attribute__((noinline)) int
+format_common(const tw_event *ev, const tw__fmt_defaults *def,
+              const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
+              tw__fmt_notes *notes)
 {
-  unsigned rules = (ev->ph == 'i' || ev->ph == 'I') ? INSTANT : 0;
-  unsigned flags = cfg->flags;
+  char ph = ev->ph;
+  int instant = ph == 'i' || ph == 'I';
+  unsigned has = ev->has, flags = cfg->flags;
+  const char *name = ev->name, *cat = ev->cat;
   size_t max = cfg->max_string, nn, cn, nargs = ev->nargs;
+  uint64_t ts = (has & TW_HAS_TS) ? ev->ts : def->ts, dur = ev->dur;
   tw__fmt_notes mine = { 0, 0 };
-  char *d, *end = buf + cap;
-  int replaced = 0;
+  char *d = buf, *end = buf + cap;
+  int replaced = 0, rep_cat = 0;
 
-  if ((!ev->name && ev->ph != 'E') ||
-      ((rules & INSTANT) && ev->instant_scope &&
-       ev->instant_scope != 'g' && ev->instant_scope != 'p' &&
-       ev->instant_scope != 't') ||
-      !numbers_fit(ev, def))
-    return NOT_COMMON;
-  nn = ev->name ? strlen(ev->name) : 0;
-  cn = ev->cat ? strlen(ev->cat) : 0;
-  if (nn > max || cn > max || cap < HEAD_MAX || (cap - HEAD_MAX) / 6 < nn + cn)
-    return NOT_COMMON;
-  if (!(d = head_fast(buf, ev, rules, def, flags, nn, cn, &mine)))
-    return NOT_COMMON;
+  /* The checks of the general path that these shapes need. */
+  if ((!name && ph != 'E') ||
+      (instant && ev->instant_scope && ev->instant_scope != 'g' &&
+       ev->instant_scope != 'p' && ev->instant_scope != 't') ||
+      ts >= TIME_END || (ph == 'X' && dur >= TIME_END - ts) ||
+      (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) && !numbers_fit(ev, def)))
+    goto general;
+  nn = name ? strlen(name) : 0;
+  cn = cat ? strlen(cat) : 0;
+  /* (Lengths of strings in memory: 6 times them cannot overflow.) */
+  if (nn > max || cn > max || cap < HEAD_MAX + 6 * (nn + cn))
+    goto general;
+
+  /* The head, as head_fast writes it (no tts, tdur or metadata here). */
+  memcpy(d, ",\n{\"ph\":\"?\",\"name\":\"", 20);
+  d[9] = instant ? 'I' : ph;
+  if (name) {
+    if (!(d = escape(d + 20, (const unsigned char *)name, nn, flags,
+                     &replaced)))
+      goto general;
+    *d++ = '"';
+  } else {
+    d += 11;
+  }
+  if (cat) {
+    memcpy(d, ",\"cat\":\"", 8);
+    if (!(d = escape(d + 8, (const unsigned char *)cat, cn, flags, &rep_cat)))
+      goto general;
+    *d++ = '"';
+  }
+  memcpy(d, ",\"ts\":", 6);
+  d += 6;
+  d += us_text(d, ts);
+  if (ph == 'X') {
+    memcpy(d, ",\"dur\":", 7);
+    d += 7;
+    d += us_text(d, dur);
+  }
+  d += pid_tid_text(d, (has & TW_HAS_PID) ? ev->pid : def->pid,
+                    (has & TW_HAS_TID) ? ev->tid : def->tid);
+  if (instant) {
+    memcpy(d, ",\"s\":\"", 6);
+    d[6] = ev->instant_scope ? ev->instant_scope : 't';
+    d[7] = '"';
+    d += 8;
+  }
+  mine.replaced = (unsigned)(replaced + rep_cat);
+  replaced = 0;
+
   if (nargs) {
     /* Room for the opening and closing of args and of the record. */
     if ((size_t)(end - d) < 11)
-      return NOT_COMMON;
+      goto general;
     memcpy(d, ",\"args\":{", 9);
     d += 9;
     for (size_t i = 0; i < nargs; i++) {
@@ -1719,15 +1784,14 @@ static int format_common(const tw_event *ev, const tw__fmt_defaults *def,
       double v;
 
       if (!a->name || (kn = strlen(a->name)) > max)
-        return NOT_COMMON;
+        goto general;
       /* The key, a comma, the value and the two closing braces. */
-      if ((size_t)(end - d) / 6 < kn + 1 ||
-          (size_t)(end - d) - 6 * (kn + 1) < VALUE_MAX + 4)
-        return NOT_COMMON;
+      if ((size_t)(end - d) < 6 * kn + VALUE_MAX + 10)
+        goto general;
       if (i)
         *d++ = ',';
       if (!(d = key_text(d, a->name, kn, flags, &replaced)))
-        return NOT_COMMON;
+        goto general;
       mine.replaced += (unsigned)replaced;    /* one per string */
       replaced = 0;
       switch (a->type) {
@@ -1760,7 +1824,7 @@ static int format_common(const tw_event *ev, const tw__fmt_defaults *def,
         } else if (isfinite(v)) {
           d += tw__format_double(v, d);
         } else {
-          return NOT_COMMON;
+          goto general;
         }
         break;
       case TW_ARG_BOOL:
@@ -1778,16 +1842,16 @@ static int format_common(const tw_event *ev, const tw__fmt_defaults *def,
           break;
         }
         vn = a->len == TW_NUL_TERMINATED ? strlen(a->v.s) : a->len;
-        if (vn > max || (size_t)(end - d) / 6 < vn + 1)
-          return NOT_COMMON;
+        if (vn > max || (size_t)(end - d) < 6 * vn + 6)
+          goto general;
         *d++ = '"';
         if (!(d = escape(d, (const unsigned char *)a->v.s, vn, flags,
                          &replaced)))
-          return NOT_COMMON;
+          goto general;
         *d++ = '"';
         break;
       default:                                /* raw JSON, or bad */
-        return NOT_COMMON;
+        goto general;
       }
       mine.replaced += (unsigned)replaced;
       replaced = 0;
@@ -1798,11 +1862,17 @@ static int format_common(const tw_event *ev, const tw__fmt_defaults *def,
   *len = (size_t)(d - buf);
   notes->replaced += mine.replaced;
   return 0;
+
+general:
+  return format_general(ev, def, cfg, buf, cap, len, notes);
 }
 
-int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
-                     const tw__fmt_config *cfg, char *buf, size_t cap,
-                     size_t *len, tw__fmt_notes *notes)
+/* Any event, field by field: every check, every error, the room counted
+ * when buf is too small. */
+static __attribute__((noinline)) int
+format_general(const tw_event *ev, const tw__fmt_defaults *def,
+               const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
+               tw__fmt_notes *notes)
 {
   cursor o;
   unsigned rules;
@@ -1811,9 +1881,6 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
   size_t nn, cn;
   int rc;
 
-  if (TW__LIKELY(common_shape(ev)) &&
-      (rc = format_common(ev, def, cfg, buf, cap, len, notes)) != NOT_COMMON)
-    return rc;
   o = (cursor){ buf, buf + cap, buf, 0, 0 };
   rules = phase_rules(ev->ph);
   if (!rules || (has & ~KNOWN_HAS) || (flags & ~KNOWN_FLAGS) ||
@@ -1843,7 +1910,7 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                                 ev->ph == 'e'))) {
     tw_event with_cat = *ev;
     with_cat.cat = TW__ASYNC_DEFAULT_CAT;
-    return tw__format_event(&with_cat, def, cfg, buf, cap, len, notes);
+    return format_general(&with_cat, def, cfg, buf, cap, len, notes);
   }
 
   /* With the lengths of name and cat known, one check of room covers the
@@ -1870,4 +1937,13 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
 
   *len = o.over ? o.need : (size_t)(o.p - buf);
   return o.over ? TW__ENOROOM : 0;
+}
+
+int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
+                     const tw__fmt_config *cfg, char *buf, size_t cap,
+                     size_t *len, tw__fmt_notes *notes)
+{
+  if (TW__LIKELY(common_shape(ev)))
+    return format_common(ev, def, cfg, buf, cap, len, notes);
+  return format_general(ev, def, cfg, buf, cap, len, notes);
 }

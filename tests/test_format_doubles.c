@@ -54,10 +54,10 @@ static void check(double v)
 
   memset(got, 'Z', sizeof got);
   n = tw__format_double(v, got);
-  if (n > TW__DOUBLE_MAX)
-    fail_msg("%.17g: %zu bytes, more than TW__DOUBLE_MAX", v, n);
-  for (size_t i = n; i < sizeof got; i++)
-    if (got[i] != 'Z' && i >= TW__DOUBLE_MAX)
+  if (n > TW__DOUBLE_TEXT_MAX)
+    fail_msg("%.17g: %zu bytes, more than TW__DOUBLE_TEXT_MAX", v, n);
+  for (size_t i = TW__DOUBLE_MAX; i < sizeof got; i++)
+    if (got[i] != 'Z')
       fail_msg("%.17g: wrote past TW__DOUBLE_MAX", v);
   got[n] = '\0';
   wn = oracle(v, want);
