@@ -933,6 +933,11 @@ static char *escape_slow(char *d, const unsigned char *s,
       k = FIRST_SPECIAL(m);
       d += k;
       s += k;
+    } else {                          /* the last few: plain ones tightly */
+      while (s < e && byte_class[*s] == 0)
+        *d++ = (char)*s++;
+      if (s == e)
+        break;
     }
     c = *s;
     switch (byte_class[c]) {
@@ -961,8 +966,13 @@ static char *escape_slow(char *d, const unsigned char *s,
       break;
     default: {
       int k = utf8_sequence(s, (size_t)(e - s));
-      if (k > 0) {
-        memcpy(d, s, (size_t)k);
+      if (k > 0) {                    /* 2 to 4 bytes, copied as such */
+        d[0] = (char)s[0];
+        d[1] = (char)s[1];
+        if (k > 2)
+          d[2] = (char)s[2];
+        if (k > 3)
+          d[3] = (char)s[3];
         d += k;
         s += k;
       } else {
