@@ -1,18 +1,22 @@
 /* format.c -- one tw_event to the bytes of one JSON record
  *
- * Pure code: no I/O, no locks, no allocation.  A record is formatted into a
- * caller's buffer; when the buffer is too small the formatter keeps counting
- * so the caller learns how much room to give it next time.  Everything is
- * checked while formatting, and nothing is written to the trace unless the
- * whole record formatted, so bad input never leaves half a record.
+ * Pure code: no I/O, no locks, no allocation, no stdio, no locale (doubles
+ * are written by code of our own): async-signal-safe, so the crash hook
+ * may format.  A record is formatted into a caller's buffer; when the
+ * buffer is too small the formatter keeps counting so the caller learns
+ * how much room to give it next time.  Everything is checked while
+ * formatting, and nothing is written to the trace unless the whole record
+ * formatted, so bad input never leaves half a record.
  *
- * The hot path is the head of a record (ph, name, cat, ts, dur, pid, tid):
- * once the lengths of name and cat are known, one check of room covers all
- * of it (head_fast), strings are copied 8 bytes at a time while they are
- * plain ASCII, numbers are written two digits at a time without counting
- * their digits first, and pid/tid come from a per-thread cache.  Anything
- * that may not fit goes field by field through the cursor (put_head), with
- * the same bytes as the result.
+ * Two paths, the same bytes.  The common shapes (X, B, E, i/I events with
+ * a few plain args and nothing else: format_common) are written straight
+ * into the buffer: once the lengths of name and cat are known, one check
+ * of room covers the whole head, then one per arg; strings are copied 8
+ * bytes at a time while they are plain ASCII and only a byte that needs it
+ * takes the slow path; numbers are written two digits at a time without
+ * counting their digits first; pid/tid come from a per-thread cache.
+ * Everything else, and every error, goes field by field through the
+ * cursor (format_general).
  */
 #include "internal.h"
 
@@ -1449,6 +1453,9 @@ static int put_head(cursor *o, const tw_event *ev, unsigned rules,
   return 0;
 }
 
+/* The fields of the common shapes (format_common). */
+#define COMMON_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID)
+
 /* The most room put_head asks for besides its strings' escaped text
  * (each string asks for 6 bytes per input byte). */
 #define HEAD_MAX (11 + (8 + 2) + (7 + 2) + (6 + US_MAX) + (7 + US_MAX) + \
@@ -1460,11 +1467,15 @@ static int put_head(cursor *o, const tw_event *ev, unsigned rules,
  * copied with constant sizes (and may write past the head, within that
  * room).  Returns the end of the head, or NULL for a string refused for
  * its invalid UTF-8. */
-static inline char *head_fast(char *d, const tw_event *ev, unsigned rules,
-                              const tw__fmt_defaults *def, unsigned flags,
-                              size_t nn, size_t cn, tw__fmt_notes *notes)
+HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
+                           const tw__fmt_defaults *def, unsigned flags,
+                           size_t nn, size_t cn, tw__fmt_notes *notes,
+                           int common)
 {
-  unsigned has = ev->has;
+  /* common (a constant where it is inlined): ev has a common shape, so
+   * neither 'M' nor tts or tdur, and those checks go. */
+  unsigned has = common ? ev->has & COMMON_HAS : ev->has;
+  char ph = common ? 'X' : ev->ph;            /* only compared with 'M' */
   int rep_name = 0, rep_cat = 0;
 
   memcpy(d, ",\n{\"ph\":\"?\",\"name\":\"", 20);
@@ -1485,7 +1496,7 @@ static inline char *head_fast(char *d, const tw_event *ev, unsigned rules,
       return NULL;
     *d++ = '"';
   }
-  if (ev->ph != 'M' || (has & TW_HAS_TS)) {
+  if (ph != 'M' || (has & TW_HAS_TS)) {
     memcpy(d, ",\"ts\":", 6);
     d += 6;
     d += us_text(d, (has & TW_HAS_TS) ? ev->ts : def->ts);
@@ -1684,7 +1695,6 @@ static int format_general(const tw_event *ev, const tw__fmt_defaults *def,
                        (UINT64_C(1) << ('E' - 'B')) | \
                        (UINT64_C(1) << ('i' - 'B')) | \
                        (UINT64_C(1) << ('I' - 'B')))
-#define COMMON_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID)
 #define COMMON_ARGS 16
 
 /* 1 if ev has one of the common shapes (the checks format_common does not
@@ -1731,7 +1741,7 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   uint64_t ts = (has & TW_HAS_TS) ? ev->ts : def->ts, dur = ev->dur;
   tw__fmt_notes mine = { 0, 0 };
   char *d = buf, *end = buf + cap;
-  int replaced = 0, rep_cat = 0;
+  int replaced = 0;
 
   /* The checks of the general path that these shapes need. */
   if ((!name && ph != 'E') ||
@@ -1746,41 +1756,9 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   if (nn > max || cn > max || cap < HEAD_MAX + 6 * (nn + cn))
     goto general;
 
-  /* The head, as head_fast writes it (no tts, tdur or metadata here). */
-  memcpy(d, ",\n{\"ph\":\"?\",\"name\":\"", 20);
-  d[9] = instant ? 'I' : ph;
-  if (name) {
-    if (!(d = escape(d + 20, (const unsigned char *)name, nn, flags,
-                     &replaced)))
-      goto general;
-    *d++ = '"';
-  } else {
-    d += 11;
-  }
-  if (cat) {
-    memcpy(d, ",\"cat\":\"", 8);
-    if (!(d = escape(d + 8, (const unsigned char *)cat, cn, flags, &rep_cat)))
-      goto general;
-    *d++ = '"';
-  }
-  memcpy(d, ",\"ts\":", 6);
-  d += 6;
-  d += us_text(d, ts);
-  if (ph == 'X') {
-    memcpy(d, ",\"dur\":", 7);
-    d += 7;
-    d += us_text(d, dur);
-  }
-  d += pid_tid_text(d, (has & TW_HAS_PID) ? ev->pid : def->pid,
-                    (has & TW_HAS_TID) ? ev->tid : def->tid);
-  if (instant) {
-    memcpy(d, ",\"s\":\"", 6);
-    d[6] = ev->instant_scope ? ev->instant_scope : 't';
-    d[7] = '"';
-    d += 8;
-  }
-  mine.replaced = (unsigned)(replaced + rep_cat);
-  replaced = 0;
+  if (!(d = head_fast(buf, ev, instant ? INSTANT : 0, def, flags, nn, cn,
+                      &mine, 1)))
+    goto general;
 
   if (nargs) {
     /* Room for the opening and closing of args and of the record. */
@@ -1929,7 +1907,8 @@ format_general(const tw_event *ev, const tw__fmt_defaults *def,
   cn = ev->cat ? strlen(ev->cat) : 0;
   if (TW__LIKELY(nn <= cfg->max_string && cn <= cfg->max_string &&
                  cap >= HEAD_MAX && (cap - HEAD_MAX) / 6 >= nn + cn)) {
-    if (!(o.p = head_fast(buf, ev, rules, def, cfg->flags, nn, cn, notes)))
+    if (!(o.p = head_fast(buf, ev, rules, def, cfg->flags, nn, cn, notes,
+                          0)))
       return TW_EUTF8;
   } else if ((rc = put_head(&o, ev, rules, def, cfg, notes)) != 0) {
     return rc;
