@@ -181,17 +181,21 @@ static void put_u64(cursor *o, uint64_t v)
     advance(o, u64_to_dec(v, d));
 }
 
+/* v in decimal at d (21 bytes of room); returns the length. */
+HOT_INLINE size_t i64_to_dec(int64_t v, char *d)
+{
+  if (v < 0) {
+    *d = '-';
+    return 1 + u64_to_dec((uint64_t)0 - (uint64_t)v, d + 1);
+  }
+  return u64_to_dec((uint64_t)v, d);
+}
+
 static void put_i64(cursor *o, int64_t v)
 {
   char *d = room(o, 21);
-  if (!d)
-    return;
-  if (v < 0) {
-    *d = '-';
-    advance(o, 1 + u64_to_dec((uint64_t)0 - (uint64_t)v, d + 1));
-  } else {
-    advance(o, u64_to_dec((uint64_t)v, d));
-  }
+  if (d)
+    advance(o, i64_to_dec(v, d));
 }
 
 /* The most us_text writes. */
@@ -764,6 +768,12 @@ size_t tw__format_double(double v, char *buf)
   return len + g_text(buf + len, n, x, P, 0);
 }
 
+/* 1 if the double v is written as an integer: a whole number of
+ * magnitude at most 2^53 (the common case for counters; -0.0 is 0). */
+#define WHOLE_DOUBLE(v) ((v) >= -9007199254740992.0 && \
+                         (v) <= 9007199254740992.0 && \
+                         (v) == (double)(int64_t)(v))
+
 /* A double; NaN and infinities become null or TW_ENONFINITE. */
 static int put_double(cursor *o, double v, const tw__fmt_config *cfg)
 {
@@ -775,9 +785,7 @@ static int put_double(cursor *o, double v, const tw__fmt_config *cfg)
     PUTLIT(o, "null");
     return 0;
   }
-  /* Whole numbers (the common case for counters) skip snprintf. */
-  if (v >= -9007199254740992.0 && v <= 9007199254740992.0 &&
-      v == (double)(int64_t)v) {
+  if (WHOLE_DOUBLE(v)) {
     put_i64(o, (int64_t)v);
     return 0;
   }
@@ -1784,12 +1792,7 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
       replaced = 0;
       switch (a->type) {
       case TW_ARG_INT:
-        if (a->v.i < 0) {
-          *d++ = '-';
-          d += u64_to_dec((uint64_t)0 - (uint64_t)a->v.i, d);
-        } else {
-          d += u64_to_dec((uint64_t)a->v.i, d);
-        }
+        d += i64_to_dec(a->v.i, d);
         break;
       case TW_ARG_UINT:
         if (a->v.u > (uint64_t)INT64_MAX) {   /* as put_arg: a double */
@@ -1800,20 +1803,12 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
         break;
       case TW_ARG_DOUBLE:
         v = a->v.d;
-        if (v >= -9007199254740992.0 && v <= 9007199254740992.0 &&
-            v == (double)(int64_t)v) {
-          int64_t iv = (int64_t)v;
-          if (iv < 0) {
-            *d++ = '-';
-            d += u64_to_dec((uint64_t)0 - (uint64_t)iv, d);
-          } else {
-            d += u64_to_dec((uint64_t)iv, d);
-          }
-        } else if (isfinite(v)) {
+        if (WHOLE_DOUBLE(v))
+          d += i64_to_dec((int64_t)v, d);
+        else if (isfinite(v))
           d += tw__format_double(v, d);
-        } else {
+        else
           goto general;
-        }
         break;
       case TW_ARG_BOOL:
         memcpy(d, a->v.b ? "true" : "false", 5);
