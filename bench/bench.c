@@ -43,6 +43,15 @@
  *        e  async end {status (int)}
  *        C  inflight {requests}
  *      About 13 events per request, 117 bytes per event on average.
+ *   E  the formatter's slower paths (--one only: make bench-callgrind; not
+ *      in the table): one thread, event i is
+ *        tw_complete(w, "bench", E_NAME[i % 8], TS(i), DUR(i), args, k)
+ *      E_NAME = matmul, say "hi", C:\tmp\rope, größe (UTF-8), attn,
+ *      mlp<TAB>fused, embed, 注意 (UTF-8): half of them escaped or
+ *      checked as UTF-8; args {"ms": (i % 1000) * 0.5 (double: whole or
+ *      .5), "hit": i % 3 == 0 (bool), "note": "cache \"miss\"\n" when
+ *      i % 4 == 0, else "ok"}, and when i % 8 == 0 (k = 4, else 3) a
+ *      fourth, "loss": (i % 1000) / 7.0 (a double of 16 or 17 digits).
  *
  * SINKS -- options strings given to tw_options_parse:
  *   file     "sink=file,commit=inline"
@@ -347,8 +356,12 @@ typedef struct wldef {
 static const wldef WLS[] = {
   { "A", 1, 1 }, { "B", 1, 1 }, { "C2", 2, 1 }, { "C4", 4, 0 },
   { "C8", 8, 0 }, { "C16", 16, 0 }, { "D", 1, 1 },
+  { "E", 1, 0 },
 };
-enum { W_A, W_B, W_C2, W_C4, W_C8, W_C16, W_D, NWLS };
+/* The table's workloads are W_A .. W_D; E is measured by --one only (the
+ * formatter's instructions, make bench-callgrind), so it has no fprintf
+ * baseline. */
+enum { W_A, W_B, W_C2, W_C4, W_C8, W_C16, W_D, NWLS, W_E = NWLS, NWLS_ONE };
 #define MAX_THREADS 16
 #define IS_THREADS(wl) ((wl) >= W_C2 && (wl) <= W_C16)
 
@@ -359,12 +372,12 @@ static uint64_t wl_events(int wl, uint64_t n)
   return n / (uint64_t)WLS[wl].threads * (uint64_t)WLS[wl].threads;
 }
 
-/* Workload name[0..len) (C alone is C2), or -1. */
-static int wl_find(const char *name, size_t len)
+/* Workload name[0..len) (C alone is C2) among the first nwls, or -1. */
+static int wl_find(const char *name, size_t len, int nwls)
 {
   if (len == 1 && name[0] == 'C')
     return W_C2;
-  for (int w = 0; w < NWLS; w++)
+  for (int w = 0; w < nwls; w++)
     if (strlen(WLS[w].name) == len && strncmp(WLS[w].name, name, len) == 0)
       return w;
   return -1;
@@ -767,6 +780,14 @@ typedef struct tw_run {
                               first event */
 } tw_run;
 
+/* --- workload E: the formatter's slower paths, one thread */
+
+static const char *const E_NAMES[8] = {
+  "matmul", "say \"hi\"", "C:\\tmp\\rope", "gr\xc3\xb6\xc3\x9fe",
+  "attn", "mlp\tfused", "embed", "\xe6\xb3\xa8\xe6\x84\x8f"
+};
+#define E_NOTE(i) ((i) % 4 == 0 ? "cache \"miss\"\n" : "ok")
+
 /* A producer besides the main one: the run and its number. */
 typedef struct producer {
   void *run;               /* tw_run or fp_run */
@@ -800,6 +821,37 @@ produce_ab(tw_writer *w, int with_args, uint64_t first, uint64_t n,
     if (UNLIKELY(r) && !rc)
       rc = r;
   }
+  return rc;
+}
+
+/* Events [0, n) of workload E on w. */
+static inline __attribute__((always_inline)) int
+produce_e(tw_writer *w, uint64_t n, unsigned long *startup, int lat)
+{
+  tw_arg args[4];
+  int rc = 0;
+
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t t0 = 0;
+    int r;
+    if (i == 1)
+      alloc_into = NULL;
+    else if (i == 0)
+      alloc_into = startup;
+    if (lat)
+      t0 = ticks();
+    args[0] = tw_arg_double("ms", (double)(i % 1000) * 0.5);
+    args[1] = tw_arg_bool("hit", i % 3 == 0);
+    args[2] = tw_arg_str("note", E_NOTE(i));
+    args[3] = tw_arg_double("loss", (double)(i % 1000) / 7.0);
+    r = tw_complete(w, "bench", E_NAMES[i & 7], TS(i), DUR(i), args,
+                    i % 8 == 0 ? 4 : 3);
+    if (lat)
+      hist_add(&lat_hist, ticks_to_ns(ticks() - t0));
+    if (UNLIKELY(r) && !rc)
+      rc = r;
+  }
+  alloc_into = NULL;
   return rc;
 }
 
@@ -871,6 +923,8 @@ static int produce(tw_writer *w, int wl, uint64_t n, int t,
                : produce_abc(w, 1, 1, n, t, startup, 0);
   case W_D:
     return lat ? produce_d(w, n, startup, 1) : produce_d(w, n, startup, 0);
+  case W_E:
+    return lat ? produce_e(w, n, startup, 1) : produce_e(w, n, startup, 0);
   default:
     return lat ? produce_abc(w, 0, k, n, t, startup, 1)
                : produce_abc(w, 0, k, n, t, startup, 0);
@@ -2597,7 +2651,7 @@ static void configure_workloads(const char *list)
     }
     while (p[n] >= '0' && p[n] <= '9')
       n++;
-    if ((w = wl_find(p, n)) < 0) {
+    if ((w = wl_find(p, n, NWLS)) < 0) {
       fprintf(stderr, "bench: BENCH_WORKLOADS: unknown workload \"%.*s\" "
               "(A B C2 C4 C8 C16 D, C for C2, or none)\n", (int)n, p);
       exit(2);
@@ -2693,8 +2747,8 @@ static int one(int argc, char **argv)
   result res;
   int s, w;
 
-  if (argc != 5 || (w = wl_find(argv[2], strlen(argv[2]))) < 0) {
-    fprintf(stderr, "usage: bench --one A|B|C2|C4|C8|C16|D SINK DIR\n");
+  if (argc != 5 || (w = wl_find(argv[2], strlen(argv[2]), NWLS_ONE)) < 0) {
+    fprintf(stderr, "usage: bench --one A|B|C2|C4|C8|C16|D|E SINK DIR\n");
     return 2;
   }
   for (s = 0; s < NSINKS && strcmp(SINKS[s].name, argv[3]); s++)
@@ -2738,7 +2792,7 @@ int main(int argc, char **argv)
   if (argc > 1 && strcmp(argv[1], "--one") == 0)
     return one(argc, argv);
   if (argc > 1) {
-    fprintf(stderr, "usage: bench [--one A|B|C2|C4|C8|C16|D SINK DIR]\n"
+    fprintf(stderr, "usage: bench [--one A|B|C2|C4|C8|C16|D|E SINK DIR]\n"
             "environment: BENCH_N BENCH_REPS BENCH_REPS_MANY BENCH_DIR "
             "BENCH_SHM BENCH_RSS_N\n             BENCH_WORKLOADS BENCH_SINKS "
             "BENCH_OPTIONS BENCH_COSTS\n");

@@ -1,26 +1,26 @@
 /* format.c -- one tw_event to the bytes of one JSON record
  *
- * Pure code: no I/O, no locks, no allocation.  A record is formatted into a
- * caller's buffer; when the buffer is too small the formatter keeps counting
- * so the caller learns how much room to give it next time.  Everything is
- * checked while formatting, and nothing is written to the trace unless the
- * whole record formatted, so bad input never leaves half a record.
+ * Pure code: no I/O, no locks, no allocation, no stdio, no locale (doubles
+ * are written by code of our own): async-signal-safe, so the crash hook
+ * may format.  A record is formatted into a caller's buffer; when the
+ * buffer is too small the formatter keeps counting so the caller learns
+ * how much room to give it next time.  Everything is checked while
+ * formatting, and nothing is written to the trace unless the whole record
+ * formatted, so bad input never leaves half a record.
  *
- * The hot path is the head of a record (ph, name, cat, ts, dur, pid, tid):
- * once the lengths of name and cat are known, one check of room covers all
- * of it (head_fast), strings are copied 8 bytes at a time while they are
- * plain ASCII, numbers are written two digits at a time without counting
- * their digits first, and pid/tid come from a per-thread cache.  Anything
- * that may not fit goes field by field through the cursor (put_head), with
- * the same bytes as the result.
+ * Two paths, the same bytes.  The common shapes (X, B, E, i/I events with
+ * a few plain args and nothing else: format_common) are written straight
+ * into the buffer: once the lengths of name and cat are known, one check
+ * of room covers the whole head, then one per arg; strings are copied 8
+ * bytes at a time while they are plain ASCII and only a byte that needs it
+ * takes the slow path; numbers are written two digits at a time without
+ * counting their digits first; pid/tid come from a per-thread cache.
+ * Everything else, and every error, goes field by field through the
+ * cursor (format_general).
  */
 #include "internal.h"
 
-#include <locale.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* For the small helpers of the hot path, which GCC at -O2 would otherwise
@@ -181,17 +181,21 @@ static void put_u64(cursor *o, uint64_t v)
     advance(o, u64_to_dec(v, d));
 }
 
+/* v in decimal at d (21 bytes of room); returns the length. */
+HOT_INLINE size_t i64_to_dec(int64_t v, char *d)
+{
+  if (v < 0) {
+    *d = '-';
+    return 1 + u64_to_dec((uint64_t)0 - (uint64_t)v, d + 1);
+  }
+  return u64_to_dec((uint64_t)v, d);
+}
+
 static void put_i64(cursor *o, int64_t v)
 {
   char *d = room(o, 21);
-  if (!d)
-    return;
-  if (v < 0) {
-    *d = '-';
-    advance(o, 1 + u64_to_dec((uint64_t)0 - (uint64_t)v, d + 1));
-  } else {
-    advance(o, u64_to_dec((uint64_t)v, d));
-  }
+  if (d)
+    advance(o, i64_to_dec(v, d));
 }
 
 /* The most us_text writes. */
@@ -284,12 +288,428 @@ static void put_hex_id(cursor *o, uint64_t v)
   advance(o, (size_t)n + 4);
 }
 
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static locale_t c_locale;
+/* ---------------------------------------------------------------- doubles
+ *
+ * A double as %.15g writes it when that reads back as the same double,
+ * else as %.17g, in the C locale (the bytes tracewriter has always
+ * written), by code of our own: no printf, no locale, no allocation, so
+ * the formatter stays async-signal-safe.
+ *
+ * v = m * 2^e (m < 2^53).  For P significant digits and v's decimal
+ * exponent X, x = v * 10^s with s = P - 1 - X lies in [10^(P-1), 10^P);
+ * x = M / D exactly for integers M and D:
+ *
+ *   s >= 0, e + s >= 0    M = m 5^s 2^(e+s)   D = 1
+ *   s >= 0, e + s < 0     M = m 5^s           D = 2^-(e+s)
+ *   s < 0,  e >= 0        M = m 2^e           D = 10^-s
+ *   s < 0,  e < 0         M = m               D = 10^-s 2^-e
+ *
+ * and the spacing of doubles around v (its ulp, 2^e) is U / D with U =
+ * 5^s, 2^e or 1 in the last three rows.  The digits are N = x rounded to
+ * the nearest, ties to even (as glibc's printf rounds the exact value),
+ * and r = M - N D says how far N is from v: the P digits read back as v
+ * when |r| is within half an ulp (a quarter below a power of two, where
+ * the spacing below halves; a tie reads back as v when m is even, as
+ * strtod rounds).  Integers of 128 bits do it for 1e-11 <= |v| < 1e33
+ * or so; the rest goes through a small fixed-size bignum, on the stack.
+ * Two P-digit decimals are at least 4 ulps apart for P <= 15, so when
+ * the 15 digits read back they are also the shortest: %.15g's exactly. */
 
-static void c_locale_init(void)
+typedef unsigned __int128 u128;
+
+static const uint64_t pow10_u64[20] = {
+  UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000),
+  UINT64_C(10000), UINT64_C(100000), UINT64_C(1000000),
+  UINT64_C(10000000), UINT64_C(100000000), UINT64_C(1000000000),
+  UINT64_C(10000000000), UINT64_C(100000000000),
+  UINT64_C(1000000000000), UINT64_C(10000000000000),
+  UINT64_C(100000000000000), UINT64_C(1000000000000000),
+  UINT64_C(10000000000000000), UINT64_C(100000000000000000),
+  UINT64_C(1000000000000000000), UINT64_C(10000000000000000000)
+};
+
+/* 10^k for k <= 22, exact as doubles. */
+static const double pow10_dbl[23] = {
+  1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+  1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+};
+
+/* 5^k for k <= 27 (5^27 < 2^63). */
+static const uint64_t pow5_u64[28] = {
+  UINT64_C(1), UINT64_C(5), UINT64_C(25), UINT64_C(125), UINT64_C(625),
+  UINT64_C(3125), UINT64_C(15625), UINT64_C(78125), UINT64_C(390625),
+  UINT64_C(1953125), UINT64_C(9765625), UINT64_C(48828125),
+  UINT64_C(244140625), UINT64_C(1220703125), UINT64_C(6103515625),
+  UINT64_C(30517578125), UINT64_C(152587890625), UINT64_C(762939453125),
+  UINT64_C(3814697265625), UINT64_C(19073486328125),
+  UINT64_C(95367431640625), UINT64_C(476837158203125),
+  UINT64_C(2384185791015625), UINT64_C(11920928955078125),
+  UINT64_C(59604644775390625), UINT64_C(298023223876953125),
+  UINT64_C(1490116119384765625), UINT64_C(7450580596923828125)
+};
+
+/* The double v > 0 (finite), split. */
+typedef struct dsplit {
+  double v;                /* the double, |v| */
+  uint64_t m;              /* v = m * 2^e, m < 2^53 */
+  int e;
+  int lower_closer;        /* the next double below is nearer than the
+                              next above (m = 2^52, not the least binade) */
+} dsplit;
+
+/* --- the bignum of the slow path: little-endian 32-bit limbs */
+#define BIG_LIMBS 40       /* 1280 bits: M, D, N D are at most ~1100 */
+typedef struct big {
+  int n;                   /* limbs in use; d[n-1] != 0 unless n = 0 */
+  uint32_t d[BIG_LIMBS];
+} big;
+
+static void big_set(big *a, uint64_t v)
 {
-  c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+  a->n = 0;
+  while (v) {
+    a->d[a->n++] = (uint32_t)v;
+    v >>= 32;
+  }
+}
+
+static void big_mul_u32(big *a, uint32_t k)
+{
+  uint64_t carry = 0;
+  for (int i = 0; i < a->n; i++) {
+    uint64_t t = (uint64_t)a->d[i] * k + carry;
+    a->d[i] = (uint32_t)t;
+    carry = t >> 32;
+  }
+  if (carry)
+    a->d[a->n++] = (uint32_t)carry;
+}
+
+static void big_mul_pow5(big *a, int k)
+{
+  for (; k >= 13; k -= 13)
+    big_mul_u32(a, 1220703125u);           /* 5^13 */
+  if (k)
+    big_mul_u32(a, (uint32_t)pow5_u64[k]);
+}
+
+static void big_shl(big *a, int bits)
+{
+  int w = bits / 32, b = bits % 32;
+
+  if (a->n == 0)
+    return;
+  if (b) {
+    uint32_t top = a->d[a->n - 1] >> (32 - b);
+    for (int i = a->n - 1; i > 0; i--)
+      a->d[i] = a->d[i] << b | a->d[i - 1] >> (32 - b);
+    a->d[0] <<= b;
+    if (top)
+      a->d[a->n++] = top;
+  }
+  if (w) {
+    for (int i = a->n - 1; i >= 0; i--)
+      a->d[i + w] = a->d[i];
+    for (int i = 0; i < w; i++)
+      a->d[i] = 0;
+    a->n += w;
+  }
+}
+
+static int big_cmp(const big *a, const big *b)
+{
+  if (a->n != b->n)
+    return a->n < b->n ? -1 : 1;
+  for (int i = a->n - 1; i >= 0; i--)
+    if (a->d[i] != b->d[i])
+      return a->d[i] < b->d[i] ? -1 : 1;
+  return 0;
+}
+
+/* a -= b, for a >= b. */
+static void big_sub(big *a, const big *b)
+{
+  int64_t borrow = 0;
+  for (int i = 0; i < a->n; i++) {
+    int64_t t = (int64_t)a->d[i] - (i < b->n ? b->d[i] : 0) - borrow;
+    borrow = t < 0;
+    a->d[i] = (uint32_t)(t + (borrow << 32));
+  }
+  while (a->n > 0 && a->d[a->n - 1] == 0)
+    a->n--;
+}
+
+/* out = a * q. */
+static void big_mul_u64(big *out, const big *a, uint64_t q)
+{
+  u128 carry = 0;
+  int i;
+
+  for (i = 0; i < a->n; i++) {
+    u128 t = (u128)a->d[i] * q + carry;
+    out->d[i] = (uint32_t)t;
+    carry = t >> 32;
+  }
+  for (; carry; carry >>= 32)
+    out->d[i++] = (uint32_t)carry;
+  out->n = i;
+  while (out->n > 0 && out->d[out->n - 1] == 0)
+    out->n--;
+}
+
+static int big_bits(const big *a)
+{
+  return a->n ? 32 * (a->n - 1) + (32 - __builtin_clz(a->d[a->n - 1])) : 0;
+}
+
+/* a >> k, for a result below 2^128. */
+static u128 big_shr128(const big *a, int k)
+{
+  u128 r = 0;
+  for (int i = a->n - 1; i >= 0; i--) {
+    int pos = 32 * i - k;                      /* where limb i lands */
+    if (pos >= 0)
+      r |= (u128)a->d[i] << pos;
+    else if (pos > -32)
+      r |= (u128)(a->d[i] >> -pos);
+  }
+  return r;
+}
+
+/* The result of rounding x = M / D to an integer. */
+typedef struct dround {
+  uint64_t n;              /* x rounded, ties to even */
+  int up;                  /* 1 if rounded up */
+  int exact;               /* 1 if r = 0 */
+  int back;                /* 1 if n reads back as v (when asked) */
+} dround;
+
+/* Whether N, |r| = ar away (above v if above), reads back as v, the ulp
+ * being U (all in units of 1/D): the exact tests of the comment above. */
+#define READS_BACK(ar2, ar4, U, above, sp)                                  \
+  ((above) || !(sp)->lower_closer                                          \
+     ? ((ar2) < (U) || ((ar2) == (U) && !((sp)->m & 1)))                   \
+     : (ar4) <= (U))
+
+/* x = v 10^s rounded, through the bignum. */
+static dround round_big(const dsplit *sp, int s, int want_back)
+{
+  big M, D, U, P, t;
+  dround r = { 0, 0, 0, 1 };
+  int k, c;
+  uint64_t q;
+
+  big_set(&M, sp->m);
+  big_set(&D, 1);
+  big_set(&U, 1);
+  if (s >= 0) {
+    big_mul_pow5(&M, s);
+    if (sp->e + s >= 0) {
+      big_shl(&M, sp->e + s);
+    } else {
+      big_shl(&D, -(sp->e + s));
+      big_mul_pow5(&U, s);
+    }
+  } else {
+    big_mul_pow5(&D, -s);
+    big_shl(&D, -s);
+    if (sp->e >= 0) {
+      big_shl(&M, sp->e);
+      big_shl(&U, sp->e);
+    } else {
+      big_shl(&D, -sp->e);
+    }
+  }
+  /* q from the top 64 bits of D, within a few units of M / D < 2^64;
+   * then made exact. */
+  k = big_bits(&D) > 64 ? big_bits(&D) - 64 : 0;
+  q = (uint64_t)(big_shr128(&M, k) / (uint64_t)big_shr128(&D, k));
+  big_mul_u64(&P, &D, q);
+  while (big_cmp(&P, &M) > 0) {
+    big_sub(&P, &D);
+    q--;
+  }
+  t = M;
+  big_sub(&t, &P);                             /* t = M - q D */
+  while (big_cmp(&t, &D) >= 0) {
+    big_sub(&t, &D);
+    q++;
+  }
+  r.exact = t.n == 0;
+  P = t;
+  big_shl(&P, 1);                              /* 2 R */
+  c = big_cmp(&P, &D);
+  r.up = c > 0 || (c == 0 && (q & 1));
+  r.n = q + (uint64_t)r.up;
+  if (want_back && !r.exact) {
+    big a = t;                                 /* |r| */
+    if (r.up) {
+      a = D;
+      big_sub(&a, &t);
+    }
+    big a2 = a, a4 = a;
+    big_shl(&a2, 1);
+    big_shl(&a4, 2);
+    c = big_cmp(&a2, &U);
+    if (r.up || !sp->lower_closer)
+      r.back = c < 0 || (c == 0 && !(sp->m & 1));
+    else
+      r.back = big_cmp(&a4, &U) <= 0;
+  }
+  return r;
+}
+
+/* x = v 10^s rounded: in 128 bits where they hold it, else round_big. */
+static dround round_scaled(const dsplit *sp, int s, int want_back)
+{
+  dround r = { 0, 0, 0, 1 };
+  int e = sp->e;
+
+  if (s >= 0 && s <= 27) {
+    u128 T = (u128)sp->m * pow5_u64[s];
+    int sh = -(e + s);
+    if (sh <= 0) {                             /* an integer */
+      if (-sh < 64 && (T << -sh) >> 64 == 0) {
+        r.n = (uint64_t)(T << -sh);
+        r.exact = 1;
+        return r;
+      }
+    } else if (sh < 120) {
+      u128 rem = T & (((u128)1 << sh) - 1), half = (u128)1 << (sh - 1);
+      u128 U = pow5_u64[s], ar;
+      if ((T >> sh) >> 64 == 0) {
+        r.n = (uint64_t)(T >> sh);
+        r.up = rem > half || (rem == half && (r.n & 1));
+        r.n += (uint64_t)r.up;
+        r.exact = rem == 0;
+        if (want_back && !r.exact) {
+          ar = r.up ? ((u128)1 << sh) - rem : rem;
+          r.back = READS_BACK(ar << 1, ar << 2, U, r.up, sp);
+        }
+        return r;
+      }
+    }
+  } else if (s < 0 && s >= -19 && e <= 74) {
+    u128 D = pow10_u64[-s], M = sp->m, U = 1, q, R, ar;
+    if (e >= 0) {
+      M <<= e;
+      U <<= e;
+    } else {
+      D <<= -e;
+    }
+    q = M / D;
+    R = M - q * D;
+    if (q >> 64 == 0) {
+      r.n = (uint64_t)q;
+      r.up = (R << 1) > D || ((R << 1) == D && (r.n & 1));
+      r.n += (uint64_t)r.up;
+      r.exact = R == 0;
+      if (want_back && !r.exact) {
+        ar = r.up ? D - R : R;
+        r.back = READS_BACK(ar << 1, ar << 2, U, r.up, sp);
+      }
+      return r;
+    }
+  }
+  return round_big(sp, s, want_back);
+}
+
+/* v's P significant digits (P <= 17) into *n (exactly P digits) and its
+ * decimal exponent into *x (of the rounded value, as %e gives it).
+ * Returns 1 if they read back as v (only computed when want_back). */
+static int decimal_digits(const dsplit *sp, int P, int want_back,
+                          uint64_t *n, int *x)
+{
+  int lg = sp->e + 63 - __builtin_clzll(sp->m);      /* floor(log2 v) */
+  int est = (int)(((int64_t)lg * 78913) >> 18);      /* floor(lg log10 2) */
+
+  /* X is est or est + 1: where 10^(est+1) is a double, one compare says
+   * which (elsewhere, or if a rounded power misleads it, the loop below
+   * corrects it at the price of one more round). */
+  if (est + 1 >= 0 && est + 1 <= 22 && sp->v >= pow10_dbl[est + 1])
+    est++;
+
+  for (;;) {
+    dround r = round_scaled(sp, P - 1 - est, want_back);
+    if (r.n >= pow10_u64[P]) {
+      if (r.n == pow10_u64[P] && r.up) {         /* 9.99.. rounded up */
+        *n = pow10_u64[P - 1];
+        *x = est + 1;
+        return r.back;
+      }
+      est++;
+    } else if (r.n < pow10_u64[P - 1]) {
+      est--;
+    } else {
+      *n = r.n;
+      *x = est;
+      return r.back;
+    }
+  }
+}
+
+/* The text of a P-digit n with decimal exponent x, as %.{P}g writes it
+ * (or %.{P-1}e when e_form) at d, which has TW__DOUBLE_MAX bytes of room
+ * (the digits are copied in pieces of constant size, which may write past
+ * the text); returns the length. */
+static size_t g_text(char *d, uint64_t n, int x, int P, int e_form)
+{
+  char dig[40];
+  size_t k = (size_t)P, len;
+
+  if (!e_form) {                     /* %g drops the trailing zeros */
+    while (n % 100000000 == 0) {
+      n /= 100000000;
+      k -= 8;
+    }
+    if (n % 10000 == 0) {
+      n /= 10000;
+      k -= 4;
+    }
+    if (n % 100 == 0) {
+      n /= 100;
+      k -= 2;
+    }
+    if (n % 10 == 0) {
+      n /= 10;
+      k -= 1;
+    }
+  }
+  u64_to_dec(n, dig);                /* k <= 17 digits */
+  if (!e_form && x >= -4 && x < P) { /* %f style */
+    if (x >= 0) {
+      size_t ip = (size_t)x + 1;
+      if (k <= ip) {                 /* an integer: no point */
+        memcpy(d, dig, 17);
+        memcpy(d + k, "0000000000000000", 16);
+        return ip;
+      }
+      memcpy(d, dig, 16);            /* ip < k <= 17 */
+      d[ip] = '.';
+      memcpy(d + ip + 1, dig + ip, 16);
+      return k + 1;
+    }
+    len = 2 + (size_t)(-x - 1);
+    memcpy(d, "0.000000", 8);
+    memcpy(d + len, dig, 24);
+    return len + k;
+  }
+  d[0] = dig[0];
+  d[1] = '.';
+  memcpy(d + 2, dig + 1, 16);
+  len = k > 1 ? k + 1 : 1;
+  d[len++] = 'e';
+  d[len++] = x < 0 ? '-' : '+';
+  {
+    unsigned ax = (unsigned)(x < 0 ? -x : x);
+    if (ax >= 100) {
+      d[len++] = (char)('0' + ax / 100);
+      ax %= 100;
+    }
+    put2(d + len, ax);
+    len += 2;
+  }
+  return len;
 }
 
 /* The most digits after the decimal point of a number without an
@@ -298,33 +718,61 @@ static void c_locale_init(void)
  * by a factor of ten or more). */
 #define FRACTION_DIGITS_MAX 19
 
-/* Shortest of %.15g/%.17g that reads back as v, in the C locale whatever
- * the program's locale is; in exponent form when %g would write more than
- * FRACTION_DIGITS_MAX fraction digits (%.17g of 1e-4 <= |v| < 1e-3 writes
- * 20).  %g never puts more than 17 digits before the point (it switches
- * to an exponent), so the integer part never overflows Perfetto's int64
- * either.  Returns the length written into buf[32]. */
-static int format_double(double v, char *buf)
+/* Shortest of %.15g/%.17g that reads back as v (finite), as the C locale
+ * writes it; in exponent form (%.16e) when %.17g would write more than
+ * FRACTION_DIGITS_MAX fraction digits (for 1e-4 <= |v| < 1e-3).  %g
+ * never puts more than 17 digits before the point (it switches to an
+ * exponent), so the integer part never overflows Perfetto's int64
+ * either.  Returns the length of the text at buf (at most
+ * TW__DOUBLE_TEXT_MAX bytes; buf has TW__DOUBLE_MAX). */
+size_t tw__format_double(double v, char *buf)
 {
-  locale_t old = (locale_t)0;
-  int prec = 15, n;
-  const char *dot;
+  uint64_t bits, n;
+  dsplit sp;
+  int bexp, x, P = 15;
+  size_t len = 0;
 
-  pthread_once(&c_locale_once, c_locale_init);
-  if (c_locale)
-    old = uselocale(c_locale);
-  n = snprintf(buf, 32, "%.*g", prec, v);
-  if (strtod(buf, NULL) != v) {
-    prec = 17;
-    n = snprintf(buf, 32, "%.*g", prec, v);
+  memcpy(&bits, &v, 8);
+  if (bits >> 63)
+    buf[len++] = '-';
+  sp.v = fabs(v);
+  bexp = (int)(bits >> 52 & 0x7ff);
+  sp.m = bits & ((UINT64_C(1) << 52) - 1);
+  if (bexp == 0 && sp.m == 0) {                  /* %g of 0.0 and -0.0 */
+    buf[len++] = '0';
+    return len;
   }
-  if ((dot = strchr(buf, '.')) && !strchr(dot, 'e') &&
-      buf + n - dot - 1 > FRACTION_DIGITS_MAX)
-    n = snprintf(buf, 32, "%.*e", prec - 1, v);
-  if (c_locale)
-    uselocale(old);
-  return n;
+  if (bexp) {
+    sp.m |= UINT64_C(1) << 52;
+    sp.e = bexp - 1075;
+  } else {
+    sp.e = -1074;
+  }
+  sp.lower_closer = sp.m == UINT64_C(1) << 52 && bexp > 1;
+  if (!decimal_digits(&sp, 15, 1, &n, &x)) {
+    P = 17;
+    decimal_digits(&sp, 17, 0, &n, &x);
+    /* %.17g in %f style from 1e-4 on: 16 - x fraction digits, less
+     * trailing zeros. */
+    if (x < 0 && x >= -4) {
+      int k = 17;
+      uint64_t t = n;
+      while (t % 10 == 0) {
+        t /= 10;
+        k--;
+      }
+      if (k - 1 - x > FRACTION_DIGITS_MAX)
+        return len + g_text(buf + len, n, x, P, 1);
+    }
+  }
+  return len + g_text(buf + len, n, x, P, 0);
 }
+
+/* 1 if the double v is written as an integer: a whole number of
+ * magnitude at most 2^53 (the common case for counters; -0.0 is 0). */
+#define WHOLE_DOUBLE(v) ((v) >= -9007199254740992.0 && \
+                         (v) <= 9007199254740992.0 && \
+                         (v) == (double)(int64_t)(v))
 
 /* A double; NaN and infinities become null or TW_ENONFINITE. */
 static int put_double(cursor *o, double v, const tw__fmt_config *cfg)
@@ -337,15 +785,18 @@ static int put_double(cursor *o, double v, const tw__fmt_config *cfg)
     PUTLIT(o, "null");
     return 0;
   }
-  /* Whole numbers (the common case for counters) skip snprintf. */
-  if (v >= -9007199254740992.0 && v <= 9007199254740992.0 &&
-      v == (double)(int64_t)v) {
+  if (WHOLE_DOUBLE(v)) {
     put_i64(o, (int64_t)v);
     return 0;
   }
+  /* The room asked is what it has always been (the bound of ENOROOM). */
   d = room(o, 32);
-  if (d)
-    advance(o, (size_t)format_double(v, d));
+  if (d) {
+    char text[TW__DOUBLE_MAX];
+    size_t n = tw__format_double(v, text);
+    memcpy(d, text, n);
+    advance(o, n);
+  }
   return 0;
 }
 
@@ -455,9 +906,20 @@ static inline uint64_t special8(uint64_t w)
           ((w ^ 0x5c * ONES64) - ONES64)) & (0x80 * ONES64);
 }
 
+/* The index of the first byte of w (as loaded from memory) that special8
+ * flagged, m = special8(w) != 0: the lowest flagged byte is always a
+ * special one (a borrow only runs towards later bytes), on a
+ * little-endian machine the lowest in value. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+# define FIRST_SPECIAL(m) ((size_t)__builtin_ctzll(m) >> 3)
+#else
+# define FIRST_SPECIAL(m) ((size_t)0)    /* byte by byte from there */
+#endif
+
 /* [s, e) escaped at d: the part of escape() from the first chunk that
- * holds a byte to escape or check.  Byte by byte, but plain bytes that
- * start 8 plain ones are copied 8 at a time. */
+ * holds a byte to escape or check.  Plain runs go 8 bytes at a time, to
+ * the first special byte of a chunk; only that byte takes the slow
+ * path. */
 static char *escape_slow(char *d, const unsigned char *s,
                          const unsigned char *e, unsigned flags,
                          int *replaced)
@@ -465,18 +927,35 @@ static char *escape_slow(char *d, const unsigned char *s,
   static const char hex[] = "0123456789abcdef";
 
   while (s < e) {
-    unsigned c = *s;
-    uint64_t w;
-    switch (byte_class[c]) {
-    case 0:
-      if (e - s >= 8 && (memcpy(&w, s, 8), !special8(w))) {
-        memcpy(d, &w, 8);
+    unsigned c;
+    if (e - s >= 8) {
+      uint64_t w, m;
+      size_t k;
+      memcpy(&w, s, 8);
+      m = special8(w);
+      /* The 8 bytes are copied whole: what follows the plain ones is
+       * written over next, and the room (6 bytes per input byte) holds
+       * them, as 8 input bytes are left. */
+      memcpy(d, &w, 8);
+      if (!m) {
         d += 8;
         s += 8;
-      } else {
-        *d++ = (char)c;
-        s++;
+        continue;
       }
+      k = FIRST_SPECIAL(m);
+      d += k;
+      s += k;
+    } else {                          /* the last few: plain ones tightly */
+      while (s < e && byte_class[*s] == 0)
+        *d++ = (char)*s++;
+      if (s == e)
+        break;
+    }
+    c = *s;
+    switch (byte_class[c]) {
+    case 0:
+      *d++ = (char)c;
+      s++;
       break;
     case 1:
       *d++ = '\\';
@@ -499,8 +978,13 @@ static char *escape_slow(char *d, const unsigned char *s,
       break;
     default: {
       int k = utf8_sequence(s, (size_t)(e - s));
-      if (k > 0) {
-        memcpy(d, s, (size_t)k);
+      if (k > 0) {                    /* 2 to 4 bytes, copied as such */
+        d[0] = (char)s[0];
+        d[1] = (char)s[1];
+        if (k > 2)
+          d[2] = (char)s[2];
+        if (k > 3)
+          d[3] = (char)s[3];
         d += k;
         s += k;
       } else {
@@ -977,6 +1461,9 @@ static int put_head(cursor *o, const tw_event *ev, unsigned rules,
   return 0;
 }
 
+/* The fields of the common shapes (format_common). */
+#define COMMON_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID)
+
 /* The most room put_head asks for besides its strings' escaped text
  * (each string asks for 6 bytes per input byte). */
 #define HEAD_MAX (11 + (8 + 2) + (7 + 2) + (6 + US_MAX) + (7 + US_MAX) + \
@@ -988,11 +1475,15 @@ static int put_head(cursor *o, const tw_event *ev, unsigned rules,
  * copied with constant sizes (and may write past the head, within that
  * room).  Returns the end of the head, or NULL for a string refused for
  * its invalid UTF-8. */
-static inline char *head_fast(char *d, const tw_event *ev, unsigned rules,
-                              const tw__fmt_defaults *def, unsigned flags,
-                              size_t nn, size_t cn, tw__fmt_notes *notes)
+HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
+                           const tw__fmt_defaults *def, unsigned flags,
+                           size_t nn, size_t cn, tw__fmt_notes *notes,
+                           int common)
 {
-  unsigned has = ev->has;
+  /* common (a constant where it is inlined): ev has a common shape, so
+   * neither 'M' nor tts or tdur, and those checks go. */
+  unsigned has = common ? ev->has & COMMON_HAS : ev->has;
+  char ph = common ? 'X' : ev->ph;            /* only compared with 'M' */
   int rep_name = 0, rep_cat = 0;
 
   memcpy(d, ",\n{\"ph\":\"?\",\"name\":\"", 20);
@@ -1013,7 +1504,7 @@ static inline char *head_fast(char *d, const tw_event *ev, unsigned rules,
       return NULL;
     *d++ = '"';
   }
-  if (ev->ph != 'M' || (has & TW_HAS_TS)) {
+  if (ph != 'M' || (has & TW_HAS_TS)) {
     memcpy(d, ",\"ts\":", 6);
     d += 6;
     d += us_text(d, (has & TW_HAS_TS) ? ev->ts : def->ts);
@@ -1191,17 +1682,190 @@ static int breaks_catapult(const tw_event *ev)
          (ev->ph == 'f' && !ev->cat && !(ev->flags & TW_EV_BP_ENCLOSING));
 }
 
-int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
-                     const tw__fmt_config *cfg, char *buf, size_t cap,
-                     size_t *len, tw__fmt_notes *notes)
+/* ------------------------------------------------------ the common shapes
+ *
+ * What most events are: a complete, begin, end or instant event, its
+ * head (ph, name, cat, ts, dur, pid, tid, s), at most COMMON_ARGS plain
+ * args (numbers, bools, null, strings), nothing else; every string within
+ * max_string.  format_common writes them straight, with one check of room
+ * per arg and no cursor; anything else (a string to cut, a byte refused, a
+ * NaN, raw JSON, a buffer that may be too small, an error of any kind) it
+ * leaves to the general path, which then formats the event from the start
+ * (the same bytes; the errors, notes and room counted there). */
+
+static int format_general(const tw_event *ev, const tw__fmt_defaults *def,
+                          const tw__fmt_config *cfg, char *buf, size_t cap,
+                          size_t *len, tw__fmt_notes *notes);
+
+/* The phases it takes: X, B, E, i and I, as bits from 'B'. */
+#define COMMON_PHASES ((UINT64_C(1) << ('X' - 'B')) | \
+                       (UINT64_C(1) << ('B' - 'B')) | \
+                       (UINT64_C(1) << ('E' - 'B')) | \
+                       (UINT64_C(1) << ('i' - 'B')) | \
+                       (UINT64_C(1) << ('I' - 'B')))
+#define COMMON_ARGS 16
+
+/* 1 if ev has one of the common shapes (the checks format_common does not
+ * repeat). */
+static inline int common_shape(const tw_event *ev)
 {
-  cursor o = { buf, buf + cap, buf, 0, 0 };
-  unsigned rules = phase_rules(ev->ph);
+  unsigned k = (unsigned)((unsigned char)ev->ph - 'B');
+
+  return k < 64 && (COMMON_PHASES >> k & 1) &&
+         !((ev->has & ~COMMON_HAS) | ev->flags) &&
+         !ev->reserved[0] && !ev->reserved[1] && !ev->id_scope &&
+         !ev->cname && ev->nargs <= COMMON_ARGS && (ev->args || !ev->nargs);
+}
+
+/* "key": of an arg at d (6 kn + 3 bytes of room); NULL if refused. */
+HOT_INLINE char *key_text(char *d, const char *key, size_t kn,
+                          unsigned flags, int *replaced)
+{
+  *d++ = '"';
+  d = escape(d, (const unsigned char *)key, kn, flags, replaced);
+  if (d) {
+    d[0] = '"';
+    d[1] = ':';
+    d += 2;
+  }
+  return d;
+}
+
+/* The room an arg's value may take besides a string's text. */
+#define VALUE_MAX (TW__DOUBLE_MAX > 21 ? TW__DOUBLE_MAX : 21)
+
+/* ev, of a common shape, at buf[0..cap), as tw__format_event; what it
+ * leaves goes to format_general. */
+static __attribute__((noinline)) int
+format_common(const tw_event *ev, const tw__fmt_defaults *def,
+              const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
+              tw__fmt_notes *notes)
+{
+  char ph = ev->ph;
+  int instant = ph == 'i' || ph == 'I';
+  unsigned has = ev->has, flags = cfg->flags;
+  const char *name = ev->name, *cat = ev->cat;
+  size_t max = cfg->max_string, nn, cn, nargs = ev->nargs;
+  uint64_t ts = (has & TW_HAS_TS) ? ev->ts : def->ts, dur = ev->dur;
+  tw__fmt_notes mine = { 0, 0 };
+  char *d = buf, *end = buf + cap;
+  int replaced = 0;
+
+  /* The checks of the general path that these shapes need. */
+  if ((!name && ph != 'E') ||
+      (instant && ev->instant_scope && ev->instant_scope != 'g' &&
+       ev->instant_scope != 'p' && ev->instant_scope != 't') ||
+      ts >= TIME_END || (ph == 'X' && dur >= TIME_END - ts) ||
+      (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) && !numbers_fit(ev, def)))
+    goto general;
+  nn = name ? strlen(name) : 0;
+  cn = cat ? strlen(cat) : 0;
+  /* (Lengths of strings in memory: 6 times them cannot overflow.) */
+  if (nn > max || cn > max || cap < HEAD_MAX + 6 * (nn + cn))
+    goto general;
+
+  if (!(d = head_fast(buf, ev, instant ? INSTANT : 0, def, flags, nn, cn,
+                      &mine, 1)))
+    goto general;
+
+  if (nargs) {
+    /* Room for the opening and closing of args and of the record. */
+    if ((size_t)(end - d) < 11)
+      goto general;
+    memcpy(d, ",\"args\":{", 9);
+    d += 9;
+    for (size_t i = 0; i < nargs; i++) {
+      const tw_arg *a = &ev->args[i];
+      size_t kn, vn;
+      double v;
+
+      if (!a->name || (kn = strlen(a->name)) > max)
+        goto general;
+      /* The key, a comma, the value and the two closing braces. */
+      if ((size_t)(end - d) < 6 * kn + VALUE_MAX + 10)
+        goto general;
+      if (i)
+        *d++ = ',';
+      if (!(d = key_text(d, a->name, kn, flags, &replaced)))
+        goto general;
+      mine.replaced += (unsigned)replaced;    /* one per string */
+      replaced = 0;
+      switch (a->type) {
+      case TW_ARG_INT:
+        d += i64_to_dec(a->v.i, d);
+        break;
+      case TW_ARG_UINT:
+        if (a->v.u > (uint64_t)INT64_MAX) {   /* as put_arg: a double */
+          d += tw__format_double((double)a->v.u, d);
+          break;
+        }
+        d += u64_to_dec(a->v.u, d);
+        break;
+      case TW_ARG_DOUBLE:
+        v = a->v.d;
+        if (WHOLE_DOUBLE(v))
+          d += i64_to_dec((int64_t)v, d);
+        else if (isfinite(v))
+          d += tw__format_double(v, d);
+        else
+          goto general;
+        break;
+      case TW_ARG_BOOL:
+        memcpy(d, a->v.b ? "true" : "false", 5);
+        d += a->v.b ? 4 : 5;
+        break;
+      case TW_ARG_NULL:
+        memcpy(d, "null", 4);
+        d += 4;
+        break;
+      case TW_ARG_STRING:
+        if (!a->v.s) {
+          memcpy(d, "null", 4);
+          d += 4;
+          break;
+        }
+        vn = a->len == TW_NUL_TERMINATED ? strlen(a->v.s) : a->len;
+        if (vn > max || (size_t)(end - d) < 6 * vn + 6)
+          goto general;
+        *d++ = '"';
+        if (!(d = escape(d, (const unsigned char *)a->v.s, vn, flags,
+                         &replaced)))
+          goto general;
+        *d++ = '"';
+        break;
+      default:                                /* raw JSON, or bad */
+        goto general;
+      }
+      mine.replaced += (unsigned)replaced;
+      replaced = 0;
+    }
+    *d++ = '}';
+  }
+  *d++ = '}';
+  *len = (size_t)(d - buf);
+  notes->replaced += mine.replaced;
+  return 0;
+
+general:
+  return format_general(ev, def, cfg, buf, cap, len, notes);
+}
+
+/* Any event, field by field: every check, every error, the room counted
+ * when buf is too small. */
+static __attribute__((noinline)) int
+format_general(const tw_event *ev, const tw__fmt_defaults *def,
+               const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
+               tw__fmt_notes *notes)
+{
+  cursor o;
+  unsigned rules;
   unsigned has = ev->has, flags = ev->flags;
   unsigned id2 = flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL);
   size_t nn, cn;
   int rc;
 
+  o = (cursor){ buf, buf + cap, buf, 0, 0 };
+  rules = phase_rules(ev->ph);
   if (!rules || (has & ~KNOWN_HAS) || (flags & ~KNOWN_FLAGS) ||
       ev->reserved[0] || ev->reserved[1])
     return TW_EEVENT;
@@ -1229,7 +1893,7 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                                 ev->ph == 'e'))) {
     tw_event with_cat = *ev;
     with_cat.cat = TW__ASYNC_DEFAULT_CAT;
-    return tw__format_event(&with_cat, def, cfg, buf, cap, len, notes);
+    return format_general(&with_cat, def, cfg, buf, cap, len, notes);
   }
 
   /* With the lengths of name and cat known, one check of room covers the
@@ -1238,7 +1902,8 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
   cn = ev->cat ? strlen(ev->cat) : 0;
   if (TW__LIKELY(nn <= cfg->max_string && cn <= cfg->max_string &&
                  cap >= HEAD_MAX && (cap - HEAD_MAX) / 6 >= nn + cn)) {
-    if (!(o.p = head_fast(buf, ev, rules, def, cfg->flags, nn, cn, notes)))
+    if (!(o.p = head_fast(buf, ev, rules, def, cfg->flags, nn, cn, notes,
+                          0)))
       return TW_EUTF8;
   } else if ((rc = put_head(&o, ev, rules, def, cfg, notes)) != 0) {
     return rc;
@@ -1256,4 +1921,13 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
 
   *len = o.over ? o.need : (size_t)(o.p - buf);
   return o.over ? TW__ENOROOM : 0;
+}
+
+int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
+                     const tw__fmt_config *cfg, char *buf, size_t cap,
+                     size_t *len, tw__fmt_notes *notes)
+{
+  if (TW__LIKELY(common_shape(ev)))
+    return format_common(ev, def, cfg, buf, cap, len, notes);
+  return format_general(ev, def, cfg, buf, cap, len, notes);
 }

@@ -92,6 +92,16 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                      const tw__fmt_config *cfg, char *buf, size_t cap,
                      size_t *len, tw__fmt_notes *notes);
 
+/* A finite double as the formatter writes it (the shortest of %.15g and
+ * %.17g that reads back as v, in the C locale; %.16e where %.17g would
+ * write more than 19 digits after the point), at buf, which has room for
+ * TW__DOUBLE_MAX bytes, any of which may be written; returns the length
+ * of the text, at most TW__DOUBLE_TEXT_MAX.  No printf, no locale, no
+ * allocation: async-signal-safe. */
+#define TW__DOUBLE_TEXT_MAX 24
+#define TW__DOUBLE_MAX 40
+size_t tw__format_double(double v, char *buf);
+
 /* Check that json[0..len) is one strict RFC 8259 value at most
  * TW_MAX_JSON_DEPTH deep.  Returns 0 or TW_EJSON. */
 int tw__json_validate(const char *json, size_t len);

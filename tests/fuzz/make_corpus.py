@@ -3,7 +3,8 @@
 
     python3 tests/fuzz/make_corpus.py
 
-Rewrites tests/fuzz/corpus/{format,options,json}/ with small, named seeds.
+Rewrites tests/fuzz/corpus/{format,options,json}/ with small, named seeds
+(the inputs kept as found, named in KEPT, stay as they are).
 The format seeds follow the input layout described at the top of
 fuzz_format.c; keep the two in step.
 """
@@ -188,6 +189,53 @@ FORMAT = {
                      event("C", "c", args=[arg_str("s", "x")]),
                      event("X", "noname", args=[arg_int(None, 1)]),
                      event("b", "noid")),
+    # The formatter's common shapes (format_common) and its doubles.
+    "common_args": fmt(event("X", "matmul", HAS_TS | HAS_PID | HAS_TID,
+                             cat="gpu,bench", ts=10**15 + 7, dur=999, pid=1,
+                             tid=2**32 - 1, args=[
+                                 arg_int("neg", -2**63), arg_uint("u", 2**63),
+                                 arg_double("d17", dbl(1 / 7.0)),
+                                 arg_double("whole", dbl(-2.0**53)),
+                                 arg_bool("f", False), arg_null("n"),
+                                 arg_str("esc", "plain text, then \"q\" \\ \t\x01"),
+                                 arg_str("null", None)]),
+                       event("i", "inst", HAS_TS, scope=2, ts=1,
+                             args=[arg_str("u", "gr\u00f6\u00dfe \u6ce8\u610f")]),
+                       event("E", None, args=[arg_double("x", dbl(0.5))])),
+    "common_bad_utf8": fmt(event("B", "b", args=[
+                               arg_str(b"k\xc3", b"12345678\xc3\x28"),
+                               arg_str(b"\xff\xfe", b"\xed\xa0\x80")]),
+                           event("X", "x", args=[arg_str("s", b"ok\xf4\x90")])),
+    "common_utf8_reject": fmt(event("B", "b", args=[
+                                  arg_str("k", b"12345678\xc3\x28")]),
+                              event("X", b"x\xf4\x90"), flags=1),
+    "common_eight_args": fmt(event("X", "eight", args=[
+                                 arg_int("a", -1), arg_uint("b", 2**64 - 1),
+                                 arg_double("c", dbl(2.5)),
+                                 arg_double("d", dbl(1e-7)),
+                                 arg_bool("e", True), arg_null("f"),
+                                 arg_str("g", "tab\there, 8+ bytes"),
+                                 arg_json("h", "[1]")])),
+    "common_small_buffer": fmt(event("X", "n" * 60, cat="c" * 60, args=[
+                                   arg_str("s", "\x01" * 60),
+                                   arg_double("d", dbl(1e-300))]),
+                               buf=0, max_event=0),
+    "doubles_edges": fmt(event("C", "d", args=[
+                             arg_double("sub", dbl_bits(1)),
+                             arg_double("maxsub", dbl_bits(2**52 - 1)),
+                             arg_double("minnorm", dbl_bits(1 << 52)),
+                             arg_double("max", dbl_bits(0x7fefffffffffffff)),
+                             arg_double("negzero", dbl_bits(1 << 63)),
+                             arg_double("e5", dbl(1e-5)),
+                             arg_double("frac20", dbl(0.00012345678901234567)),
+                             arg_double("e22", dbl(1e22))]),
+                         event("C", "d", args=[
+                             arg_double("e23", dbl(1e23)),
+                             arg_double("p53", dbl(2.0**53 + 2)),
+                             arg_double("nines", dbl(9.999999999999999e22)),
+                             arg_double("tiny", dbl(4.9406564584124654e-324)),
+                             arg_double("third", dbl(-1 / 3.0)),
+                             arg_double("big", dbl(1.7976931348623157e308))])),
 }
 
 OPTIONS = {
@@ -226,11 +274,17 @@ JSON = {
 }
 
 
+# Inputs kept as found (regressions, crashes made into seeds): not
+# written here, never removed.
+KEPT = ("regress-", "format-", "options-", "units_any_case")
+
+
 def write(sub, seeds):
     d = os.path.join(HERE, "corpus", sub)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
-        os.unlink(os.path.join(d, f))
+        if not f.startswith(KEPT):
+            os.unlink(os.path.join(d, f))
     for name, data in seeds.items():
         with open(os.path.join(d, name), "wb") as f:
             f.write(data)
