@@ -212,7 +212,8 @@ static int document_write(tw_writer *w, tw__sink *sink, size_t *len)
   if ((rc = tw__layout_clock_record(&w->fmt, w->ts_offset,
                                     w->kineto_base_ns, clock, sizeof clock,
                                     &clock_len)) == 0)
-    tw__meta_remember(w->meta, "clock_sync", w->pid, 0, clock, clock_len);
+    tw__meta_remember(w->meta, TW__LAYOUT_CLOCK_NAME, w->pid, 0, clock,
+                      clock_len);
   doc.iov_base = tw__meta_document_start(w->meta, w->head, w->head_len,
                                          &doc.iov_len);
   if (rc == 0)
@@ -290,7 +291,7 @@ int tw__document_first(tw_writer *w, const char *process_name,
   if ((rc = tw__layout_clock_record(&w->fmt, w->ts_offset, w->kineto_base_ns,
                                     rec, sizeof rec, &len)) != 0)
     return rc;
-  tw__meta_remember(w->meta, "clock_sync", w->pid, 0, rec, len);
+  tw__meta_remember(w->meta, TW__LAYOUT_CLOCK_NAME, w->pid, 0, rec, len);
   if (w->rank >= 0 && (extra = remember_rank(w)) < 0)
     return extra;
   tw__token_take(w, &mask);

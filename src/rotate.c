@@ -27,29 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Where the ".NNNNNN" goes in the base name of path: before ".json.gz",
- * ".json" or ".gz", else before the last extension, else at the end. */
-static size_t number_at(const char *path)
-{
-  static const char *const known[] = { ".json.gz", ".json", ".gz" };
-  const char *base = strrchr(path, '/');
-  size_t n = strlen(path), b;
-  const char *dot;
-
-  b = base ? (size_t)(base - path) + 1 : 0;
-  for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
-    size_t kl = strlen(known[k]);
-    if (n - b > kl && strcmp(path + n - kl, known[k]) == 0)
-      return n - kl;
-  }
-  dot = strrchr(path + b, '.');
-  return dot && dot > path + b ? (size_t)(dot - path) : n;
-}
-
 int tw__rotated_name(char *out, size_t size, const char *path,
                      unsigned long n)
 {
-  size_t at = number_at(path);
+  size_t at = tw__layout_number_at(path);
   int k = snprintf(out, size, "%.*s.%06lu%s", (int)at, path, n, path + at);
 
   return k < 0 || (size_t)k >= size ? -ENAMETOOLONG : 0;

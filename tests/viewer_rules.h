@@ -1,5 +1,5 @@
 /* viewer_rules.h -- the library's refusals for the viewers' sake, as a
- * model for the tests (test_format's fuzz test, tests/fuzz/fuzz_format.c)
+ * model for the tests (test_format_random, tests/fuzz/fuzz_format.c)
  *
  * Written from the viewers' sources apart from src/format.c, so that the
  * tests check the library against the rules instead of repeating it:

@@ -54,7 +54,7 @@
 #define READ_BUF    ((size_t)64 * 1024)  /* input read size */
 #define WS_KEEP     ((size_t)64 * 1024)  /* padding after text kept as is */
 #define TAIL_MAX    ((size_t)4096)       /* longest tail line recognised */
-#define HEAD_MAX    TW__LAYOUT_HEAD_MAX  /* the longest head */
+#define HEAD_MAX    TW__LAYOUT_HEAD_ROOM /* the longest head */
 #define MSG_MAX     (PATH_MAX + 256)
 #define END_OF_DATA (-1)                 /* what ends the last line */
 #define FOLLOW_MAX  16                   /* TWT_READ_FOLLOW's growths */
@@ -157,6 +157,10 @@ struct twt_reader {
   int blank;               /* whitespace or NULs came before any head */
   char head[HEAD_MAX + 1];
   size_t head_len;
+  char ext_tail[HEAD_MAX + 4]; /* a head with members (timebase=kineto,
+                              rank): the tail that keeps them, "]",
+                              members, "}" */
+  size_t ext_tail_len;
   uint64_t line_no;        /* the current line, from 1 */
   uint64_t line_off;       /* offset of its text's first byte */
   char *line;              /* its text, then kept padding */
@@ -556,8 +560,8 @@ static void take_tail(twt_reader *r, int term)
     return;
   }
   memcpy(r->tail, r->line, n);
-  r->info.tail = r->tail;
-  r->info.tail_len = n;
+  r->info.tail = r->ext_tail_len ? r->ext_tail : r->tail;
+  r->info.tail_len = r->ext_tail_len ? r->ext_tail_len : n;
   r->info.had_tail = 1;
   r->tail_last = 1;
   /* Valid as it is: records before it, no comma left over, nothing after
@@ -620,13 +624,50 @@ static int line_begin(twt_reader *r, char c, uint64_t offset)
 
 /* ======================================================== the scanner */
 
-/* 1 if line 1 so far is exactly the head of the form. */
-static int is_head(const twt_reader *r, int object_form)
+/* The length of the head with members that p[0..n) begins with, the
+ * object form's head that the library writes with timebase=kineto or a
+ * rank (tw__layout_build_head): '{', members, then "traceEvents":[ at
+ * the end of the line; 0 if it does not. */
+static size_t members_head_len(const char *p, size_t n)
 {
+  static const char end[] = "\"traceEvents\":[";
+  const size_t el = sizeof end - 1;
+  const char *nl;
   size_t len;
-  const char *head = tw__layout_head(object_form, &len);
 
-  return r->head_len == len && memcmp(r->head, head, len) == 0;
+  if (n < 2 || p[0] != '{' || p[1] != '"' ||
+      !(nl = memchr(p, '\n', n < HEAD_MAX + 1 ? n : HEAD_MAX + 1)))
+    return 0;
+  len = (size_t)(nl - p);
+  return len > el + 2 && memcmp(nl - el, end, el) == 0 ? len : 0;
+}
+
+/* 1 if line 1 so far is the head of the form: exactly the fixed one, or
+ * (object form) one with members, valid JSON, whose members the tail to
+ * write then keeps. */
+static int is_head(twt_reader *r, int object_form)
+{
+  size_t len, el = sizeof "\"traceEvents\":[" - 1;
+  const char *head = tw__layout_head(object_form, &len);
+  char doc[HEAD_MAX + 3];
+
+  if (r->head_len == len && memcmp(r->head, head, len) == 0)
+    return 1;
+  r->head[r->head_len] = '\n';
+  if (!object_form || members_head_len(r->head, r->head_len + 1) == 0)
+    return 0;
+  memcpy(doc, r->head, r->head_len);
+  memcpy(doc + r->head_len, "]}", 2);
+  if (twt_json_check(doc, r->head_len + 2, TWT_RECORD_DEPTH, NULL) != 0)
+    return 0;
+  /* '{', "k":v,..., "traceEvents":[ -> "]", ,"k":v,..., "}" */
+  len = r->head_len - el - 2;
+  r->ext_tail[0] = ']';
+  r->ext_tail[1] = ',';
+  memcpy(r->ext_tail + 2, r->head + 1, len);
+  r->ext_tail[2 + len] = '}';
+  r->ext_tail_len = len + 3;
+  return 1;
 }
 
 /* "not a tracewriter trace: the first line is not '[' or '{...['" */
@@ -667,6 +708,10 @@ static ptrdiff_t scan_head(twt_reader *r, const char *p, size_t n)
         return not_head(r, "the first line is not");
       r->info.tail = twt_read_bracket(r->info.object_form,
                                       &r->info.tail_len);
+      if (r->ext_tail_len) {
+        r->info.tail = r->ext_tail;
+        r->info.tail_len = r->ext_tail_len;
+      }
       r->state = ST_BETWEEN;
       r->line_no = 2;
       break;
@@ -768,9 +813,11 @@ static int sniff_layout(const char *p, size_t n, int at_end)
     const char *head = tw__layout_head(form, &hl);
     const char *q, *nl;
 
-    if (n <= hl)
+    if (form == 1 && (i = members_head_len(p, n)) != 0)
+      hl = i;                       /* the head with members */
+    else if (n <= hl)
       return memcmp(p, head, n) == 0 && (at_end || n < hl);
-    if (memcmp(p, head, hl) != 0 || p[hl] != '\n')
+    else if (memcmp(p, head, hl) != 0 || p[hl] != '\n')
       continue;
     q = p + hl + 1;
     k = n - hl - 1;

@@ -412,7 +412,10 @@ static int meta_is_new(twt_tin *t, const twt_rec *r)
 }
 
 /* If r is a clock record (ph 'c', args.sync_id the library's): 1, with
- * its clocks read into *mono, *real (0 and 0 when they are not there). */
+ * its clocks read into *mono, the trace's clock (the clock of its ts),
+ * and *real (0 and 0 when they are not there).  A timebase=kineto
+ * trace's ts count from args.kineto_base_ns on the wall clock: its trace
+ * clock then reads real less that base. */
 static int is_clock(const twt_rec *r, int64_t *mono, int64_t *real)
 {
   const char *args = r->text + r->args.off;
@@ -428,8 +431,13 @@ static int is_clock(const twt_rec *r, int64_t *mono, int64_t *real)
   v = twt_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_MONO);
   if (v.len && twt_rec_int(args + v.off, v.len, mono) == 0) {
     v = twt_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_REAL);
-    if (v.len && twt_rec_int(args + v.off, v.len, real) == 0)
+    if (v.len && twt_rec_int(args + v.off, v.len, real) == 0) {
+      int64_t base;
+      v = twt_rec_member(args, r->args.len, TW__LAYOUT_CLOCK_KEY_BASE);
+      if (v.len && twt_rec_int(args + v.off, v.len, &base) == 0)
+        *mono = *real - base;
       return 1;
+    }
   }
   *mono = *real = 0;
   return 1;
