@@ -1040,7 +1040,7 @@ static void test_stream_no_tail_with_program_handler(void **state)
  * (without a writer, or with one of its own) never commits the parent's
  * writer into the parent's file; the parent goes on and closes.  The
  * parent is itself a child of the test, with default actions. */
-static void test_fork(void **state)
+static void test_crash_in_forked_child_commits_nothing(void **state)
 {
   char *ppath = tu_tmppath(".json");
   char *cpath = tu_tmppath(".json");
@@ -1192,7 +1192,7 @@ int main(void)
     cmocka_unit_test(test_survive),
     cmocka_unit_test(test_streams),
     cmocka_unit_test(test_stream_no_tail_with_program_handler),
-    cmocka_unit_test(test_fork),
+    cmocka_unit_test(test_crash_in_forked_child_commits_nothing),
     cmocka_unit_test(test_registry_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

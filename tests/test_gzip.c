@@ -948,7 +948,7 @@ static void test_failed_commit_rollback(void **state)
 
 /* After fork the child's writer refuses (TW_EFORKED) and writes nothing;
  * the parent goes on. */
-static void test_fork(void **state)
+static void test_forked_child_refused_member_untouched(void **state)
 {
   char *path = tu_tmppath(".json.gz");
   tw_options o = gz_opts(4096, TW_COMMIT_AUTO, 1);   /* background */
@@ -1014,7 +1014,7 @@ int main(void)
     cmocka_unit_test(test_fd_offset),
     cmocka_unit_test(test_dev_full),
     cmocka_unit_test(test_failed_commit_rollback),
-    cmocka_unit_test(test_fork),
+    cmocka_unit_test(test_forked_child_refused_member_untouched),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -711,7 +711,7 @@ static void test_rlimit_fsize(void **state)
 
 /* A child gets TW_EFORKED, and tw_close there (abandon) leaves the parent's
  * file byte for byte as it was; the parent goes on. */
-static void test_fork(void **state)
+static void test_forked_child_refused_mapping_untouched(void **state)
 {
   char *path = tu_tmppath(".json");
   tw_options o;
@@ -943,7 +943,7 @@ int main(void)
     cmocka_unit_test(test_threads),
     cmocka_unit_test_teardown(test_enospc, enospc_teardown),
     cmocka_unit_test(test_rlimit_fsize),
-    cmocka_unit_test(test_fork),
+    cmocka_unit_test(test_forked_child_refused_mapping_untouched),
     cmocka_unit_test(test_sigkill),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1724,7 +1724,11 @@ static void fork_run(int use_fd, int commit)
   tu_cleanup(path);
 }
 
-static void test_fork(void **state)
+/* After fork the child's writer refuses every call (TW_EFORKED) and its
+ * tw_close writes nothing, not even what the parent had buffered: the
+ * parent's file is byte for byte as before, and the parent goes on.  For
+ * tw_open and tw_open_fd, inline and background commits. */
+static void test_forked_child_refused_file_untouched(void **state)
 {
   (void)state;
   fork_run(0, TW_COMMIT_INLINE);
@@ -1781,7 +1785,7 @@ int main(void)
     cmocka_unit_test(test_other_sinks),
     cmocka_unit_test(test_stats),
     cmocka_unit_test(test_strerror),
-    cmocka_unit_test(test_fork),
+    cmocka_unit_test(test_forked_child_refused_file_untouched),
     cmocka_unit_test(test_null_writer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
