@@ -47,8 +47,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "gunzip.h"
 #include "jsoncheck.h"
 #include "repair.h"
 #include "rotate.h"
@@ -180,41 +180,6 @@ static void child_main(const char *path, const sink_case *c, int object)
   _exit(0);
 }
 
-/* Inflate a whole gzip file.  Returns 1 if it is one complete member
- * ending exactly at the end of the file, with *out the JSON. */
-static int gunzip_complete(const char *buf, size_t len, char **out,
-                           size_t *outlen)
-{
-  z_stream z;
-  size_t cap = len * 8 + 65536, n = 0;
-  char *o = malloc(cap);
-  int rc;
-
-  memset(&z, 0, sizeof z);
-  if (inflateInit2(&z, 16 + 15) != Z_OK)
-    return 0;
-  z.next_in = (Bytef *)buf;
-  z.avail_in = (uInt)len;
-  do {
-    if (n == cap) {
-      cap *= 2;
-      o = realloc(o, cap);
-    }
-    z.next_out = (Bytef *)o + n;
-    z.avail_out = (uInt)(cap - n);
-    rc = inflate(&z, Z_NO_FLUSH);
-    n = cap - z.avail_out;
-  } while (rc == Z_OK);
-  inflateEnd(&z);
-  if (rc != Z_STREAM_END || z.avail_in != 0) {
-    free(o);
-    return 0;
-  }
-  *out = o;
-  *outlen = n;
-  return 1;
-}
-
 static char *read_all(const char *path, size_t *len)
 {
   FILE *f = fopen(path, "rb");
@@ -342,7 +307,7 @@ static const char *check_file(const sink_case *c, const char *path,
   if (!buf)
     return "cannot be read";
   if (c->gzip)
-    why = gunzip_complete(buf, len, &json, &jlen)
+    why = (json = tu_gunzip(buf, len, &jlen)) != NULL
             ? check_text(json, jlen, committed, last, final)
             : "incomplete gzip member";
   else

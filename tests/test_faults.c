@@ -25,6 +25,7 @@
 #define _GNU_SOURCE 1 /* fallocate, mremap */
 #endif
 #include "testutil.h"
+#include "gunzip.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -870,71 +871,11 @@ static int check_events(const jc_doc *d)
  * (fails the test otherwise).  Returns the bytes (free them). */
 static char *gunzip_exact(const char *buf, size_t len, size_t *outlen)
 {
-  z_stream z;
-  size_t cap = len * 4 + 65536, n = 0;
-  char *out = malloc(cap);
-  int zr;
+  char why[256];
+  char *out = tu_gunzip_why(buf, len, outlen, why, sizeof why);
 
-  assert_non_null(out);
-  memset(&z, 0, sizeof z);
-  assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
-  z.next_in = (Bytef *)(uintptr_t)buf;
-  z.avail_in = (uInt)len;
-  for (;;) {
-    if (cap - n < 65536) {
-      cap *= 2;
-      out = realloc(out, cap);
-      assert_non_null(out);
-    }
-    z.next_out = (Bytef *)out + n;
-    z.avail_out = (uInt)(cap - n);
-    zr = inflate(&z, Z_NO_FLUSH);
-    n = (size_t)((char *)z.next_out - out);
-    if (zr == Z_STREAM_END)
-      break;
-    if (zr != Z_OK) {
-      inflateEnd(&z);
-      free(out);
-      fail_msg("%s: not a complete gzip member: inflate %d after %zu of %zu "
-               "bytes", ctx, zr, len - z.avail_in, len);
-    }
-  }
-  inflateEnd(&z);
-  if (z.avail_in != 0) {
-    free(out);
-    fail_msg("%s: %u bytes after the gzip member", ctx, z.avail_in);
-  }
-  *outlen = n;
-  return out;
-}
-
-/* Inflate as much of buf as decodes (a cut stream).  Returns the bytes
- * (free them). */
-static char *gunzip_prefix(const char *buf, size_t len, size_t *outlen)
-{
-  z_stream z;
-  size_t cap = len * 8 + 65536, n = 0;
-  char *out = malloc(cap);
-  int zr;
-
-  assert_non_null(out);
-  memset(&z, 0, sizeof z);
-  assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
-  z.next_in = (Bytef *)(uintptr_t)buf;
-  z.avail_in = (uInt)len;
-  do {
-    if (cap - n < 65536) {
-      cap *= 2;
-      out = realloc(out, cap);
-      assert_non_null(out);
-    }
-    z.next_out = (Bytef *)out + n;
-    z.avail_out = (uInt)(cap - n);
-    zr = inflate(&z, Z_SYNC_FLUSH);
-    n = (size_t)((char *)z.next_out - out);
-  } while (zr == Z_OK && z.avail_in > 0);
-  inflateEnd(&z);
-  *outlen = n;
+  if (!out)
+    fail_msg("%s: %s", ctx, why);
   return out;
 }
 
@@ -1977,7 +1918,9 @@ static void restore_fails_cut(const cfg *c)
 
     raw = t_bytes(&t, &len);
     if (c->sink == TW_SINK_GZIP) {
-      json = gunzip_prefix(raw, len, &jn);
+      /* As much as decodes: the failed commit may have cut it. */
+      json = tu_gunzip_prefix(raw, len, &jn, NULL);
+      assert_non_null(json);
       free(raw);
     } else {
       json = raw;

@@ -11,6 +11,7 @@
 #endif
 
 #include "testutil.h"
+#include "gunzip.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,77 +37,32 @@ static const char *const names[NNAMES] = {
 /* ----------------------------------------------------------- helpers */
 
 /* Inflate the gzip data buf[0..len): it must be exactly one complete
- * member (Z_STREAM_END, so CRC and ISIZE match) with no byte after it.
- * Returns the bytes, NUL-terminated (free them), and their count. */
+ * member (Z_STREAM_END, so CRC and ISIZE match) with no byte after it,
+ * or the test fails.  Returns the bytes, NUL-terminated (free them), and
+ * their count. */
 static char *gunzip_mem(const unsigned char *buf, size_t len, size_t *outlen)
 {
-  z_stream z;
-  size_t cap = len * 4 + 4096, n = 0;
-  char *out = malloc(cap);
-  int zr;
+  char why[256];
+  char *out = tu_gunzip_why(buf, len, outlen, why, sizeof why);
 
-  assert_non_null(out);
-  memset(&z, 0, sizeof z);
-  assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
-  z.next_in = (Bytef *)(uintptr_t)buf;
-  z.avail_in = (uInt)len;
-  for (;;) {
-    if (cap - n < 65536) {
-      cap *= 2;
-      out = realloc(out, cap);
-      assert_non_null(out);
-    }
-    z.next_out = (Bytef *)out + n;
-    z.avail_out = (uInt)(cap - n - 1);
-    zr = inflate(&z, Z_NO_FLUSH);
-    n = (size_t)((char *)z.next_out - out);
-    if (zr == Z_STREAM_END)
-      break;
-    if (zr != Z_OK)
-      fail_msg("not a complete gzip member: inflate %d (%s) after %zu of "
-               "%zu bytes", zr, z.msg ? z.msg : "", len - z.avail_in, len);
-  }
-  if (z.avail_in != 0)
-    fail_msg("%u bytes after the end of the gzip member", z.avail_in);
-  inflateEnd(&z);
-  out[n] = '\0';
-  *outlen = n;
+  if (!out)
+    fail_msg("%s", why);
   return out;
 }
 
-/* Inflate what a gzip stream holds so far (it need not be finished).
- * Returns the bytes, NUL-terminated, and their count; *complete says
- * whether the stream ended. */
+/* Inflate what a gzip stream holds so far (it need not be finished; the
+ * test fails if it is corrupt).  Returns the bytes, NUL-terminated, and
+ * their count; *complete says whether the stream ended. */
 static char *gunzip_partial(const unsigned char *buf, size_t len,
                             size_t *outlen, int *complete)
 {
-  z_stream z;
-  size_t cap = len * 8 + 65536, n = 0;
-  char *out = malloc(cap);
-  int zr;
+  enum tu_gz_end end;
+  char *out = tu_gunzip_prefix(buf, len, outlen, &end);
 
   assert_non_null(out);
-  memset(&z, 0, sizeof z);
-  assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
-  z.next_in = (Bytef *)(uintptr_t)buf;
-  z.avail_in = (uInt)len;
-  do {
-    if (cap - n < 65536) {
-      cap *= 2;
-      out = realloc(out, cap);
-      assert_non_null(out);
-    }
-    z.next_out = (Bytef *)out + n;
-    z.avail_out = (uInt)(cap - n - 1);
-    zr = inflate(&z, Z_SYNC_FLUSH);
-    n = (size_t)((char *)z.next_out - out);
-  } while (zr == Z_OK && z.avail_in > 0);
-  if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
-    fail_msg("corrupt gzip stream: inflate %d (%s)", zr, z.msg ? z.msg : "");
-  *complete = zr == Z_STREAM_END;
-  inflateEnd(&z);
-  out[n] = '\0';
-  *outlen = n;
+  if (end == TU_GZ_CORRUPT)
+    fail_msg("corrupt gzip stream after %zu bytes of output", *outlen);
+  *complete = end == TU_GZ_COMPLETE;
   return out;
 }
 
