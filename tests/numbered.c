@@ -57,6 +57,15 @@ int tu_emit(const tu_family *f, tw_writer *w, int i)
   return tu_emit_pad(f, w, i, f->pad_of ? f->pad_of(i) : 0);
 }
 
+int tu_emit_range(const tu_family *f, tw_writer *w, int from, int to)
+{
+  int rc = 0;
+
+  for (int i = from; i < to && rc == 0; i++)
+    rc = tu_emit(f, w, i);
+  return rc;
+}
+
 /* The family's pid and tid, -1 for unchecked. */
 static int64_t want_pid(const tu_family *f)
 {
@@ -79,7 +88,9 @@ void tu_check_pname(const tu_family *f, const jc_doc *d, jc_val e)
   tu_assert_str(d, e, "name", "process_name");
   if (want_pid(f) >= 0)
     tu_assert_int(d, e, "pid", want_pid(f));
-  if (want_tid(f) >= 0)
+  if (f->pname_tid > 0)
+    tu_assert_int(d, e, "tid", f->pname_tid);
+  else if (f->pname_tid == 0 && want_tid(f) >= 0)
     tu_assert_int(d, e, "tid", want_tid(f));
   tu_assert_absent(d, e, "ts");
   args = jc_get(d, e, "args");

@@ -34,6 +34,9 @@ typedef struct tu_family {
   size_t (*pad_of)(int i);  /* the pad of event i; NULL: no "pad" arg */
   int64_t pid, tid;         /* the pid and tid of every record: 0 the
                                calling process / thread, -1 unchecked */
+  int64_t pname_tid;        /* the process_name record's tid, when the
+                               thread that opened is not the one that
+                               emits: 0 as tid, -1 unchecked */
 } tu_family;
 
 /* "abc...zabc...", TU_PAD_MAX characters: a pad of n is its first n. */
@@ -46,6 +49,9 @@ extern const char *const tu_pad;
  * may call them as it may call tw_complete. */
 int tu_emit(const tu_family *f, tw_writer *w, int i);
 int tu_emit_pad(const tu_family *f, tw_writer *w, int i, size_t padlen);
+/* Emit events from..to-1 with tu_emit, stopping at the first that
+ * fails: returns 0, or what that one returned. */
+int tu_emit_range(const tu_family *f, tw_writer *w, int from, int to);
 
 /* Record e must be the process_name record of family f: ph "M", the
  * family's pid and tid, no ts, args exactly {"name": f->pname}. */

@@ -77,7 +77,7 @@ static size_t pad_of(int i)
  * process pid (any when pid is 0). */
 static tu_family events_of(pid_t pid)
 {
-  tu_family f = { "crash", "crashhook", pad_of, -1, -1 };
+  tu_family f = { "crash", "crashhook", pad_of, -1, -1, 0 };
 
   if (pid)
     f.pid = f.tid = pid;
@@ -89,8 +89,7 @@ static void emit_range(tw_writer *w, unsigned from, unsigned to)
 {
   const tu_family f = events_of(0);
 
-  for (unsigned i = from; i < to; i++)
-    CHILD_CHECK(tu_emit(&f, w, (int)i) == 0);
+  CHILD_CHECK(tu_emit_range(&f, w, (int)from, (int)to) == 0);
 }
 
 /* Put the default action back on the hooked signals, and no core dumps

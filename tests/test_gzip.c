@@ -103,7 +103,7 @@ static tw_options gz_opts(size_t buffer_size, int commit, int level)
 }
 
 /* The events of these tests (numbered.h), without a pad. */
-static const tu_family G = { "test", "test_gzip", NULL, 0, 0 };
+static const tu_family G = { "test", "test_gzip", NULL, 0, 0, 0 };
 
 /* ------------------------------------------------------------- tests */
 

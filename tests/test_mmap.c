@@ -29,7 +29,7 @@ static size_t pad_of(int i)
 }
 
 /* The events of these tests (numbered.h). */
-static const tu_family M = { "test", "test_mmap", pad_of, 0, 0 };
+static const tu_family M = { "test", "test_mmap", pad_of, 0, 0, 0 };
 
 /* The events of process pid's main thread, which wrote the file. */
 static tu_family by_process(pid_t pid)

@@ -41,7 +41,7 @@ static size_t pad_of(int i)
 
 /* The events of these tests (numbered.h).  A test whose events come from
  * another process sets W.pid and W.tid. */
-static tu_family W = { "test", PNAME, pad_of, 0, 0 };
+static tu_family W = { "test", PNAME, pad_of, 0, 0, 0 };
 
 /* Every test starts here: it also resets what an earlier, failed test
  * may have left set. */
