@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <unistd.h>
 
+const char *tu_numbered_ctx = "";
+
 static char pad_text[TU_PAD_MAX + 1];
 const char *const tu_pad = pad_text;
 
@@ -82,7 +84,7 @@ void tu_check_pname(const tu_family *f, const jc_doc *d, jc_val e)
   jc_val args;
 
   if (e < 0)
-    fail_msg("no process_name record");
+    fail_msg("%s: no process_name record", tu_numbered_ctx);
   assert_int_equal(jc_type(d, e), JC_OBJECT);
   tu_assert_str(d, e, "ph", "M");
   tu_assert_str(d, e, "name", "process_name");
@@ -109,12 +111,12 @@ void tu_check_event_pad(const tu_family *f, const jc_doc *d, jc_val e,
   size_t n;
 
   if (e < 0)
-    fail_msg("event %d is missing", i);
+    fail_msg("%s: event %d is missing", tu_numbered_ctx, i);
   event_name(name, i);
   assert_int_equal(jc_type(d, e), JC_OBJECT);
   if (!jc_streq(d, jc_get(d, e, "name"), name))
-    fail_msg("record %d is not named %s: lost, repeated or out of order",
-             i, name);
+    fail_msg("%s: record %d is not named %s: lost, repeated or out of "
+             "order", tu_numbered_ctx, i, name);
   assert_int_equal(jc_len(d, e), 8);
   tu_assert_str(d, e, "ph", "X");
   tu_assert_str(d, e, "name", name);
@@ -138,7 +140,8 @@ void tu_check_event_pad(const tu_family *f, const jc_doc *d, jc_val e,
     return;
   s = jc_str(d, jc_get(d, args, "pad"), &n);
   if (!s || n != padlen || memcmp(s, pad_text, n) != 0)
-    fail_msg("event %d: wrong pad (%zu bytes, expected %zu)", i, n, padlen);
+    fail_msg("%s: event %d: wrong pad (%zu bytes, expected %zu)",
+             tu_numbered_ctx, i, n, padlen);
   assert_int_equal(jc_count_key(d, args, "pad"), 1);
 }
 
@@ -163,7 +166,8 @@ void tu_check_trace(const tu_family *f, const jc_doc *d, int n)
   int m = tu_check_prefix(f, d);
 
   if (m != n)
-    fail_msg("%d events in the trace, %d emitted", m, n);
+    fail_msg("%s: %d events in the trace, %d emitted", tu_numbered_ctx, m,
+             n);
 }
 
 jc_doc *tu_load_trace(const char *buf, size_t len, int gz, int object_form)
@@ -176,13 +180,13 @@ jc_doc *tu_load_trace(const char *buf, size_t len, int gz, int object_form)
 
   if (gz) {
     if (!(json = tu_gunzip_why(buf, len, &len, why, sizeof why)))
-      fail_msg("%s", why);
+      fail_msg("%s: %s", tu_numbered_ctx, why);
     buf = json;
   }
   if (len < tl || memcmp(buf + len - tl, tail, tl) != 0) {
     free(json);
-    fail_msg("the trace (%zu bytes) does not end with exactly its tail",
-             len);
+    fail_msg("%s: the trace (%zu bytes) does not end with exactly its "
+             "tail", tu_numbered_ctx, len);
   }
   d = tu_load_mem(buf, len);
   free(json);

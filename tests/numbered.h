@@ -39,6 +39,11 @@ typedef struct tu_family {
                                emits: 0 as tid, -1 unchecked */
 } tu_family;
 
+/* What the test is doing, prefixed to the checkers' own failure
+ * messages: a test that loops over cases points it at its description
+ * ("" by default). */
+extern const char *tu_numbered_ctx;
+
 /* "abc...zabc...", TU_PAD_MAX characters: a pad of n is its first n. */
 extern const char *const tu_pad;
 

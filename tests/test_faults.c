@@ -24,7 +24,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* fallocate, mremap */
 #endif
-#include "testutil.h"
+#include "numbered.h"
 #include "gunzip.h"
 
 #include <dirent.h>
@@ -748,6 +748,7 @@ static int setup(void **state)
   started_ns = tw_now_ns();
   fault_reset();
   ctx[0] = '\0';
+  tu_numbered_ctx = ctx;
   live_at_start = live_count();
   fds_at_start = count_fds();
   return 0;
@@ -783,11 +784,6 @@ static int teardown(void **state)
 #define FLUSH_EVERY 9      /* a workload's tw_flush period */
 #define BIG_PAD 600        /* larger than a 512-byte buffer */
 
-static char pad_all[16384];
-
-static uint64_t ts_of(int i) { return 1000000u + (uint64_t)i * 1001u; }
-static uint64_t dur_of(int i) { return 7u + (uint64_t)i; }
-
 /* The pad of event i in a workload: varied, and every 16th record larger
  * than a whole buffer. */
 static size_t pad_of(int i)
@@ -795,75 +791,9 @@ static size_t pad_of(int i)
   return i % 16 == 7 ? BIG_PAD : (size_t)(i * 37) % 120;
 }
 
-/* Event i: 'X', name "ev<i>", cat "fault", args {"i": i, "pad": ...}. */
-static int emit_pad(tw_writer *w, int i, size_t padlen)
-{
-  char name[32];
-  tw_arg args[2];
-
-  snprintf(name, sizeof name, "ev%d", i);
-  args[0] = tw_arg_int("i", i);
-  args[1] = tw_arg_strn("pad", pad_all, padlen);
-  return tw_complete(w, "fault", name, ts_of(i), dur_of(i), args, 2);
-}
-
-static int emit_i(tw_writer *w, int i)
-{
-  return emit_pad(w, i, pad_of(i));
-}
-
-static void check_pname(const jc_doc *d, jc_val e)
-{
-  jc_val args;
-
-  EXPECT(jc_type(d, e) == JC_OBJECT);
-  tu_assert_str(d, e, "ph", "M");
-  tu_assert_str(d, e, "name", "process_name");
-  tu_assert_int(d, e, "pid", getpid());
-  args = jc_get(d, e, "args");
-  EXPECT(jc_type(d, args) == JC_OBJECT && jc_len(d, args) == 1);
-  tu_assert_str(d, args, "name", PNAME);
-}
-
-/* Event e is event i as emit_pad wrote it with padlen. */
-static void check_ev(const jc_doc *d, jc_val e, int i, size_t padlen)
-{
-  char name[32];
-  jc_val args;
-  const char *s;
-  size_t n;
-
-  snprintf(name, sizeof name, "ev%d", i);
-  EXPECT(jc_type(d, e) == JC_OBJECT);
-  if (!jc_streq(d, jc_get(d, e, "name"), name))
-    fail_msg("%s: event %d is not named %s", ctx, i, name);
-  tu_assert_str(d, e, "ph", "X");
-  tu_assert_str(d, e, "cat", "fault");
-  tu_assert_us(d, e, "ts", ts_of(i));
-  tu_assert_us(d, e, "dur", dur_of(i));
-  tu_assert_int(d, e, "pid", getpid());
-  args = jc_get(d, e, "args");
-  EXPECT(jc_type(d, args) == JC_OBJECT && jc_len(d, args) == 2);
-  tu_assert_int(d, args, "i", i);
-  s = jc_str(d, jc_get(d, args, "pad"), &n);
-  if (!s || n != padlen || memcmp(s, pad_all, n) != 0)
-    fail_msg("%s: event %d: wrong pad (%zu bytes, expected %zu)", ctx, i,
-             n, padlen);
-}
-
-/* The trace holds the process_name record, then workload events 0..m-1
- * in order, each field as emitted.  Returns m. */
-static int check_events(const jc_doc *d)
-{
-  jc_val e = jc_first(d, tu_events(d));
-  int i = 0;
-
-  EXPECT(e >= 0);
-  check_pname(d, e);
-  for (e = jc_next(d, e); e >= 0; e = jc_next(d, e), i++)
-    check_ev(d, e, i, pad_of(i));
-  return i;
-}
+/* The events of these tests (numbered.h): by this process, from any
+ * thread. */
+static const tu_family F = { "fault", PNAME, pad_of, 0, -1, 0 };
 
 /* ------------------------------------------------------------------ gzip */
 
@@ -951,43 +881,12 @@ static tw_options opts_of(const cfg *c)
   return o;
 }
 
-/* A pipe's reader thread. */
-typedef struct reader {
-  int fd;
-  char *buf;
-  size_t len, cap;
-} reader;
-
-static void *reader_main(void *arg)
-{
-  reader *r = arg;
-
-  for (;;) {
-    ssize_t k;
-    if (r->cap - r->len < 65536) {
-      char *p = realloc(r->buf, r->cap * 2);
-      if (!p)
-        break;
-      r->buf = p;
-      r->cap *= 2;
-    }
-    k = read(r->fd, r->buf + r->len, r->cap - r->len);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      break;
-    r->len += (size_t)k;
-  }
-  return NULL;
-}
-
 typedef struct target {
   const cfg *c;
   char *path;              /* the file (PATH, APPEND) */
   int fd;                  /* given to tw_open_fd (APPEND, PIPE), or -1 */
   int reading;             /* PIPE: the reader thread runs */
-  pthread_t th;
-  reader rd;
+  tu_pipe_reader rd;
   tw_writer *w;
 } target;
 
@@ -1004,11 +903,7 @@ static void t_init(target *t, const cfg *c)
     /* The pipe and its reader exist before any fault is programmed. */
     assert_int_equal(pipe(p), 0);
     t->fd = p[1];
-    t->rd.fd = p[0];
-    t->rd.cap = 1u << 20;
-    t->rd.buf = malloc(t->rd.cap);
-    assert_non_null(t->rd.buf);
-    assert_int_equal(pthread_create(&t->th, NULL, reader_main, &t->rd), 0);
+    tu_pipe_reader_start(&t->rd, p[0]);
     t->reading = 1;
   }
 }
@@ -1047,7 +942,7 @@ static void t_finish(target *t)
     t->fd = -1;
   }
   if (t->reading) {
-    assert_int_equal(pthread_join(t->th, NULL), 0);
+    (void)tu_pipe_reader_join(&t->rd, NULL);
     t->reading = 0;
     close(t->rd.fd);
     t->rd.fd = -1;
@@ -1154,7 +1049,7 @@ static void workload(tw_writer *w, run *r)
 {
   memset(r, 0, sizeof *r);
   for (int i = 0; i < NEV; i++) {
-    note(r, emit_i(w, i), "emit", i);
+    note(r, tu_emit(&F, w, i), "emit", i);
     if (!r->err)
       r->ok = i + 1;
     if ((i + 1) % FLUSH_EVERY == 0 || i + 1 == NEV) {
@@ -1191,7 +1086,7 @@ static unsigned long count_calls(const cfg *c, enum fk k,
     print_message("%s: %lu %s calls, %lu of them in tw_open\n", c->name, n,
                   fk_names[k], at_open ? *at_open : 0);
   d = t_load(&t);
-  EXPECT(check_events(d) == NEV);
+  EXPECT(tu_check_prefix(&F, d) == NEV);
   jc_free(d);
   t_cleanup(&t);
   return n;
@@ -1285,7 +1180,7 @@ static unsigned long open_fail_each(const cfg *c, enum fk k, int err,
       char why[96];
       jc_doc *d = tu_parse_trace(json, jn, why, sizeof why);
       if (d) {
-        EXPECT(check_events(d) == 0);
+        EXPECT(tu_check_prefix(&F, d) == 0);
         jc_free(d);
       } else {
         size_t bl = 0;
@@ -1398,22 +1293,22 @@ static void *big_main(void *arg)
   big_arg *b = arg;
   tw_writer *w = b->w;
 
-  b->rc[0] = emit_pad(w, 0, big_pads[0]);
+  b->rc[0] = tu_emit_pad(&F, w, 0, big_pads[0]);
   fault_fail(FK_ALLOC, fault_calls(FK_ALLOC) + 1, 1, ENOMEM);
-  b->rc[1] = emit_pad(w, 1, big_pads[1]);         /* -ENOMEM */
+  b->rc[1] = tu_emit_pad(&F, w, 1, big_pads[1]);         /* -ENOMEM */
   b->injected = fault_injected(FK_ALLOC);
   b->rc[2] = tw_errcode(w);                       /* not sticky */
-  b->rc[3] = emit_pad(w, 1, big_pads[1]);         /* again: works */
-  b->rc[4] = emit_pad(w, 2, big_pads[2]);
+  b->rc[3] = tu_emit_pad(&F, w, 1, big_pads[1]);         /* again: works */
+  b->rc[4] = tu_emit_pad(&F, w, 2, big_pads[2]);
   b->rc[5] = tw_flush(w);
   fault_reset();
   fault_fail(FK_ALLOC, 1, FOREVER, ENOMEM);
-  b->rc[6] = emit_pad(w, 3, big_pads[3]);         /* must grow: -ENOMEM */
-  b->rc[7] = emit_pad(w, 3, big_pads[3]);
+  b->rc[6] = tu_emit_pad(&F, w, 3, big_pads[3]);         /* must grow: -ENOMEM */
+  b->rc[7] = tu_emit_pad(&F, w, 3, big_pads[3]);
   b->rc[8] = tw_errcode(w);
   fault_reset();
-  b->rc[9] = emit_pad(w, 3, big_pads[3]);
-  b->rc[10] = emit_pad(w, 4, big_pads[4]);
+  b->rc[9] = tu_emit_pad(&F, w, 3, big_pads[3]);
+  b->rc[10] = tu_emit_pad(&F, w, 4, big_pads[4]);
   return NULL;
 }
 
@@ -1424,7 +1319,7 @@ static void *small_main(void *arg)
 {
   big_arg *b = arg;
 
-  b->rc[0] = emit_pad(b->w, 5, SMALL_PAD);
+  b->rc[0] = tu_emit_pad(&F, b->w, 5, SMALL_PAD);
   return NULL;
 }
 
@@ -1484,15 +1379,15 @@ static void test_emit_big_alloc_fails(void **state)
     EXPECT_RC(t_close(&t), 0);
     d = t_load(&t);
     e = jc_first(d, tu_events(d));
-    check_pname(d, e);
+    tu_check_pname(&F, d, e);
     for (int k = 0; k < 5; k++) {
       e = jc_next(d, e);
       EXPECT(e >= 0);
-      check_ev(d, e, k, big_pads[k]);
+      tu_check_event_pad(&F, d, e, k, big_pads[k]);
     }
     e = jc_next(d, e);
     EXPECT(e >= 0);
-    check_ev(d, e, 5, SMALL_PAD);
+    tu_check_event_pad(&F, d, e, 5, SMALL_PAD);
     EXPECT(jc_next(d, e) < 0);
     jc_free(d);
     t_cleanup(&t);
@@ -1525,7 +1420,7 @@ static void eintr_each(const cfg *c, enum fk k)
     EXPECT_RC(t_close(&t), 0);
     EXPECT(fault_injected(k) == 1);
     d = t_load(&t);
-    EXPECT(check_events(d) == NEV);
+    EXPECT(tu_check_prefix(&F, d) == NEV);
     jc_free(d);
     t_cleanup(&t);
   }
@@ -1578,7 +1473,7 @@ static void test_eintr_close(void **state)
     EXPECT(fault_injected(FK_CLOSE) == 1);
     EXPECT(count_fds() == fds0);
     d = t_load(&t);
-    EXPECT(check_events(d) == NEV);
+    EXPECT(tu_check_prefix(&F, d) == NEV);
     jc_free(d);
     t_cleanup(&t);
   }
@@ -1611,7 +1506,7 @@ static void short_writes(const cfg *c, enum fk k, size_t cap)
   EXPECT(fault_calls(k) > 0);
   fault_reset();
   d = t_load(&t);
-  EXPECT(check_events(d) == NEV);
+  EXPECT(tu_check_prefix(&F, d) == NEV);
   jc_free(d);
   t_cleanup(&t);
 }
@@ -1673,7 +1568,7 @@ static unsigned long fail_each(const cfg *c, enum fk k, int err, int want,
       /* Already now, before tw_close (a process killed here keeps this
        * file): the last commit, strictly valid. */
       d = t_load(&t);
-      m = check_events(d);
+      m = tu_check_prefix(&F, d);
       jc_free(d);
       if (m < r.flushed || m > r.ok + (k == FK_FDATASYNC || k == FK_MSYNC))
         fail_msg("%s: before tw_close, %d events in the file; %d were "
@@ -1691,7 +1586,7 @@ static unsigned long fail_each(const cfg *c, enum fk k, int err, int want,
     EXPECT_RC(e, want);
     EXPECT_RC(rc, e);
     d = t_load(&t);
-    m = check_events(d);
+    m = tu_check_prefix(&F, d);
     jc_free(d);
     /* A failed sync comes after the write: the record of the emit that
      * met it may be in the file (one larger than a buffer is written by
@@ -1772,7 +1667,7 @@ static void test_fallocate_unsupported_mmap(void **state)
   EXPECT_RC(t_close(&t), 0);
   EXPECT(fault_injected(FK_FALLOC) >= 2);
   d = t_load(&t);
-  EXPECT(check_events(d) == NEV);
+  EXPECT(tu_check_prefix(&F, d) == NEV);
   jc_free(d);
   t_cleanup(&t);
 }
@@ -1828,7 +1723,7 @@ static void restore_fails_nothing_written(const cfg *c)
     EXPECT_RC(r.err ? r.err : rc, -EIO);
     EXPECT_RC(rc, -EIO);
     d = t_load(&t);
-    m = check_events(d);
+    m = tu_check_prefix(&F, d);
     jc_free(d);
     EXPECT(m >= r.flushed && m <= r.ok);
     raw = t_bytes(&t, &len);
@@ -1910,7 +1805,7 @@ static void restore_fails_cut(const cfg *c)
     memcpy(sjson, snap, snap_len);
     sjson = json_of(c, sjson, snap_len, &sn);
     d = tu_load_mem(sjson, sn);
-    committed = check_events(d);
+    committed = tu_check_prefix(&F, d);
     jc_free(d);
     EXPECT(committed >= r.flushed && committed <= r.ok);
     EXPECT(has_tail(sjson, sn));
@@ -1931,7 +1826,7 @@ static void restore_fails_cut(const cfg *c)
                "file (%zu bytes)", ctx, sn, jn);
     if (c->sink != TW_SINK_GZIP) {
       d = repaired(json, jn);
-      m = check_events(d);
+      m = tu_check_prefix(&F, d);
       jc_free(d);
       EXPECT(m >= committed && m <= r.ok);
     }
@@ -1988,7 +1883,7 @@ static void test_close_fails(void **state)
     fault_reset();
     EXPECT(count_fds() == fds0);
     d = t_load(&t);
-    EXPECT(check_events(d) == NEV);
+    EXPECT(tu_check_prefix(&F, d) == NEV);
     jc_free(d);
     t_cleanup(&t);
   }
@@ -2010,7 +1905,7 @@ static void test_close_fails(void **state)
     fault_reset();
     t_finish(&t);
     d = t_load(&t);
-    EXPECT(check_events(d) == NEV);
+    EXPECT(tu_check_prefix(&F, d) == NEV);
     jc_free(d);
     t_cleanup(&t);
   }
@@ -2088,14 +1983,14 @@ static int rot_file_events(const rot_dir *r, const char *name, int *first,
   free(json);
   e = jc_first(d, tu_events(d));
   EXPECT(e >= 0);
-  check_pname(d, e);
+  tu_check_pname(&F, d, e);
   for (e = jc_next(d, e); e >= 0; e = jc_next(d, e), n++) {
     int64_t i;
     if (n == 0) {
       EXPECT(jc_int64(d, jc_get(d, jc_get(d, e, "args"), "i"), &i) == 0);
       *first = (int)i;
     }
-    check_ev(d, e, *first + n, pad_of(*first + n));
+    tu_check_event_pad(&F, d, e, *first + n, pad_of(*first + n));
   }
   jc_free(d);
   return n;
@@ -2269,13 +2164,13 @@ static void test_rotate_step_fails(void **state)
         memset(&rr, 0, sizeof rr);
         /* The thread's first event allocates its staging: before the
          * faults, which are for the rotating flush. */
-        note(&rr, emit_i(w, 0), "emit", 0);
+        note(&rr, tu_emit(&F, w, 0), "emit", 0);
         rr.ok = 1;
         fault_reset();
         if (n > 0)
           fault_fail(ks[j].k, n, 1, ks[j].err);
         for (int e = 1; e < K; e++) {
-          note(&rr, emit_i(w, e), "emit", e);
+          note(&rr, tu_emit(&F, w, e), "emit", e);
           if (!rr.err)
             rr.ok = e + 1;
         }
@@ -2330,7 +2225,7 @@ static void test_rotate_without_links(void **state)
         fault_fail(FK_RENAMEAT, 2, 1, EIO);
       memset(&rr, 0, sizeof rr);
       for (int e = 0; e < 3; e++) {
-        note(&rr, emit_i(w, e), "emit", e);
+        note(&rr, tu_emit(&F, w, e), "emit", e);
         if (!rr.err)
           rr.ok = e + 1;
       }
@@ -2400,8 +2295,6 @@ int main(void)
     T(test_rotate_without_links),
   };
 #undef T
-  for (size_t k = 0; k < sizeof pad_all; k++)
-    pad_all[k] = (char)('a' + k % 26);
   /* Some 2000 files are written and removed: on a disk file system the
    * unlinks alone can take seconds, so prefer tmpfs unless TMPDIR says
    * where to go. */
