@@ -1025,6 +1025,31 @@ unsigned long count_calls(const cfg *c, enum fk k,
   return n;
 }
 
+void close_fails_once(const cfg *c, int err, int want)
+{
+  target t;
+  run r;
+  jc_doc *d;
+  int rc, fds0 = count_fds();
+
+  snprintf(ctx, sizeof ctx, "%s: close(2) fails with %s", c->name,
+           tw_err_name(-err));
+  t_init(&t, c);
+  EXPECT(t_open(&t, &rc) != NULL);
+  workload(t.w, &r);
+  EXPECT_RC(r.err, 0);
+  fault_reset();
+  fault_fail(FK_CLOSE, 1, 1, err);
+  EXPECT_RC(t_close(&t), want);
+  EXPECT(fault_calls(FK_CLOSE) == 1 && fault_injected(FK_CLOSE) == 1);
+  fault_reset();
+  EXPECT(count_fds() == fds0);
+  d = t_load(&t);
+  EXPECT(tu_check_prefix(&F, d) == NEV);
+  jc_free(d);
+  t_cleanup(&t);
+}
+
 /* ------------------------------------------------------------ snapshots */
 
 /* The file as it was just before the first injected fault: the last

@@ -195,6 +195,11 @@ void workload(tw_writer *w, run *r);
  * the calls of kind k, in all and (*at_open) during tw_open. */
 unsigned long count_calls(const cfg *c, enum fk k, unsigned long *at_open);
 
+/* Run the workload on c (no error), then tw_close with close(2) failing
+ * once with err: tw_close returns want, close(2) is called exactly once,
+ * no descriptor is left open, and the file holds every event. */
+void close_fails_once(const cfg *c, int err, int want);
+
 /* ---------------------------------------------------------- snapshots */
 
 /* Take a copy of the file at path just before the next injected fault:

@@ -482,28 +482,8 @@ static void test_close_fails(void **state)
                                    &MMAP_IN, &FILE_SYNC, &MMAP_SYNC };
   (void)state;
 
-  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-    target t;
-    run r;
-    jc_doc *d;
-    int err, fds0 = count_fds();
-
-    snprintf(ctx, sizeof ctx, "%s: close(2) fails with EIO", cs[i]->name);
-    t_init(&t, cs[i]);
-    EXPECT(t_open(&t, &err) != NULL);
-    workload(t.w, &r);
-    EXPECT_RC(r.err, 0);
-    fault_reset();
-    fault_fail(FK_CLOSE, 1, 1, EIO);
-    EXPECT_RC(t_close(&t), -EIO);
-    EXPECT(fault_calls(FK_CLOSE) == 1);
-    fault_reset();
-    EXPECT(count_fds() == fds0);
-    d = t_load(&t);
-    EXPECT(tu_check_prefix(&F, d) == NEV);
-    jc_free(d);
-    t_cleanup(&t);
-  }
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+    close_fails_once(cs[i], EIO, -EIO);
   {
     target t;
     run r;
