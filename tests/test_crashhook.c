@@ -122,7 +122,7 @@ static tw_writer *child_open(const char *path, const char *opts)
 /* The trace in the file at path (gzip: one complete member; the array
  * form) must hold exactly events 0..n-1, by process pid (any when pid is
  * 0). */
-static void check_file(const char *path, int gz, unsigned n, pid_t pid)
+static void check_saved_by(const char *path, int gz, unsigned n, pid_t pid)
 {
   const tu_family f = events_of(pid);
 
@@ -380,7 +380,7 @@ static void test_closed_writer(void **state)
   assert_int_equal(read_byte(fds[0]), 'R');
   close(fds[0]);
   expect_death(pid, SIGABRT);
-  check_file(path, 0, N_EVENTS, pid);
+  check_saved_by(path, 0, N_EVENTS, pid);
   tu_cleanup(path);
 }
 
@@ -394,7 +394,7 @@ static void run_busy(const char *opts, int gz, int how, unsigned n)
   char *path = tu_tmppath(gz ? ".json.gz" : ".json");
   pid_t pid = child_dies(path, opts, n, how);
 
-  check_file(path, gz, n, pid);
+  check_saved_by(path, gz, n, pid);
   tu_cleanup(path);
 }
 
@@ -689,7 +689,7 @@ static void test_program_term_handler(void **state)
     expect_death(pid, SIGTERM);
     assert_int_equal(read_byte(fds[0]), 'H');
     close(fds[0]);
-    check_file(path, cfg[c].gz, N_EVENTS, pid);
+    check_saved_by(path, cfg[c].gz, N_EVENTS, pid);
     tu_cleanup(path);
   }
 }
@@ -737,7 +737,7 @@ static void test_program_segv_handler(void **state)
   close(fds[0]);
   assert_ptr_equal(seen.addr, page);
   assert_int_equal(seen.code, SEGV_ACCERR);
-  check_file(path, 0, N_EVENTS, pid);
+  check_saved_by(path, 0, N_EVENTS, pid);
   tu_cleanup(path);
 }
 
@@ -778,12 +778,12 @@ static void run_survive(const char *opts, int gz)
   assert_int_equal(read_byte(up[0]), 'R');
   assert_int_equal(kill(pid, SIGTERM), 0);
   assert_int_equal(read_byte(up[0]), 'C');
-  check_file(path, gz, N_EVENTS, pid);        /* the hook's commit */
+  check_saved_by(path, gz, N_EVENTS, pid);        /* the hook's commit */
   write_byte(down[1], 'G');
   expect_death(pid, 0);
   close(up[0]);
   close(down[1]);
-  check_file(path, gz, 2 * N_EVENTS, pid);
+  check_saved_by(path, gz, 2 * N_EVENTS, pid);
   tu_cleanup(path);
 }
 
@@ -987,8 +987,8 @@ static void test_crash_in_forked_child_commits_nothing(void **state)
     _exit(0);
   }
   expect_death(parent, 0);
-  check_file(ppath, 0, 2 * N_EVENTS, parent);
-  check_file(cpath, 0, N_EVENTS, 0);
+  check_saved_by(ppath, 0, 2 * N_EVENTS, parent);
+  check_saved_by(cpath, 0, N_EVENTS, 0);
   tu_cleanup(ppath);
   tu_cleanup(cpath);
 }
@@ -1039,7 +1039,7 @@ static void test_registry_limit(void **state)
     unsigned n = k == 3 ? 0 : k < TW_CRASH_MAX_WRITERS ? 10 : 0;
     if (k == TW_CRASH_MAX_WRITERS + 2)
       n = 10;
-    check_file(paths[k], 0, n, pid);
+    check_saved_by(paths[k], 0, n, pid);
     tu_cleanup(paths[k]);
   }
 }

@@ -118,7 +118,8 @@ static int emit_n(tw_writer *w, int n)
  * pid holding the process_name record then exactly the n events of
  * emit_n, emitted by its main thread (tid = pid); opened by any of its
  * threads (the first to call tw_global()). */
-static void check_file(const char *path, int object_form, pid_t pid, int n)
+static void check_global_trace(const char *path, int object_form, pid_t pid,
+                               int n)
 {
   tu_family f = events();
 
@@ -221,7 +222,7 @@ static void test_pid_path_atexit(void **state)
   (void)state;
   pid = run_child(child_emit, &sc, 1);
   path = pid_path(dir, "g-", pid, ".json");
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   assert_int_equal(rmdir(dir), 0);            /* nothing else was made */
@@ -239,7 +240,7 @@ static void test_percent_percent(void **state)
   (void)state;
   pid = run_child(child_emit, &sc, 1);
   path = pid_path(dir, "g-%-", pid, "-%p.json");
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   assert_int_equal(rmdir(dir), 0);
@@ -278,7 +279,7 @@ static void test_time_path(void **state)
   }
   closedir(d);
   assert_non_null(path);
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   assert_int_equal(rmdir(dir), 0);
@@ -295,7 +296,7 @@ static void test_plain_path(void **state)
 
   (void)state;
   pid = run_child(child_emit, &sc, 1);
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
@@ -312,7 +313,7 @@ static void test_options_applied(void **state)
 
   (void)state;
   pid = run_child(child_emit, &sc, 1);
-  check_file(path, 1, pid, sc.n);
+  check_global_trace(path, 1, pid, sc.n);
   tu_cleanup(path);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
@@ -550,7 +551,7 @@ static void test_stderr_silent_otherwise(void **state)
   text = child_stderr(child_speak, &on, &pid);
   assert_string_equal(text, "");
   free(text);
-  check_file(path, 0, pid, 0);                    /* committed at exit */
+  check_global_trace(path, 0, pid, 0);             /* committed at exit */
   tu_cleanup(path);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
@@ -690,7 +691,7 @@ static void test_first_call_race(void **state)
   (void)state;
   pid = run_child(child_threads, &sc, 1);
   path = pid_path(dir, "race-", pid, ".json");
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   assert_int_equal(rmdir(dir), 0);
@@ -762,7 +763,7 @@ static void test_fork_after_global(void **state)
   (void)state;
   pid = run_child(child_fork, &sc, 1);
   path = pid_path(dir, "fork-", pid, ".json");
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   /* The grandchild's own file: its pid, its one event. */
@@ -812,7 +813,7 @@ static void test_fork_without_pid(void **state)
 
   (void)state;
   pid = run_child(child_fork, &sc, 1);
-  check_file(out, 0, pid, sc.n);
+  check_global_trace(out, 0, pid, sc.n);
   tu_cleanup(out);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
