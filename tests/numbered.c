@@ -11,8 +11,8 @@
 
 const char *tu_numbered_ctx = "";
 
+/* "abc...zabc...": a pad of n is its first n characters. */
 static char pad_text[TU_PAD_MAX + 1];
-const char *const tu_pad = pad_text;
 
 /* Before main(), so that a forked child has it too. */
 __attribute__((constructor)) static void fill_pad(void)

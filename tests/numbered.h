@@ -44,9 +44,6 @@ typedef struct tu_family {
  * ("" by default). */
 extern const char *tu_numbered_ctx;
 
-/* "abc...zabc...", TU_PAD_MAX characters: a pad of n is its first n. */
-extern const char *const tu_pad;
-
 /* Emit event i of family f on w (tw_complete: the pid and tid are the
  * caller's), with its pad f->pad_of(i), or with padlen characters (at
  * most TU_PAD_MAX, else -EINVAL).  Return what tw_complete returns.  No
