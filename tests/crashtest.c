@@ -47,8 +47,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "gunzip.h"
 #include "jsoncheck.h"
 #include "repair.h"
 #include "rotate.h"
@@ -180,41 +180,6 @@ static void child_main(const char *path, const sink_case *c, int object)
   _exit(0);
 }
 
-/* Inflate a whole gzip file.  Returns 1 if it is one complete member
- * ending exactly at the end of the file, with *out the JSON. */
-static int gunzip_complete(const char *buf, size_t len, char **out,
-                           size_t *outlen)
-{
-  z_stream z;
-  size_t cap = len * 8 + 65536, n = 0;
-  char *o = malloc(cap);
-  int rc;
-
-  memset(&z, 0, sizeof z);
-  if (inflateInit2(&z, 16 + 15) != Z_OK)
-    return 0;
-  z.next_in = (Bytef *)buf;
-  z.avail_in = (uInt)len;
-  do {
-    if (n == cap) {
-      cap *= 2;
-      o = realloc(o, cap);
-    }
-    z.next_out = (Bytef *)o + n;
-    z.avail_out = (uInt)(cap - n);
-    rc = inflate(&z, Z_NO_FLUSH);
-    n = cap - z.avail_out;
-  } while (rc == Z_OK);
-  inflateEnd(&z);
-  if (rc != Z_STREAM_END || z.avail_in != 0) {
-    free(o);
-    return 0;
-  }
-  *out = o;
-  *outlen = n;
-  return 1;
-}
-
 static char *read_all(const char *path, size_t *len)
 {
   FILE *f = fopen(path, "rb");
@@ -330,8 +295,11 @@ static const char *check_text(const char *text, size_t len,
   return why;
 }
 
-/* Check a whole file (a gzip file: one complete member) as one part. */
-static const char *check_file(const sink_case *c, const char *path,
+/* Check a whole file (a gzip file: one complete member) as one part.
+ * Not numbered.h's checker: the events here are numbered per thread,
+ * and a kill's outcome is tallied with its reason, not failed at once
+ * (crashtest runs thousands of kills, outside cmocka). */
+static const char *check_part_file(const sink_case *c, const char *path,
                               const uint64_t *committed, uint64_t *last,
                               int final)
 {
@@ -342,7 +310,7 @@ static const char *check_file(const sink_case *c, const char *path,
   if (!buf)
     return "cannot be read";
   if (c->gzip)
-    why = gunzip_complete(buf, len, &json, &jlen)
+    why = (json = tu_gunzip(buf, len, &jlen)) != NULL
             ? check_text(json, jlen, committed, last, final)
             : "incomplete gzip member";
   else
@@ -439,7 +407,7 @@ static int one_run(const sink_case *c, const char *dir, unsigned run,
          ps.st_dev == ls.st_dev))
       break;
     parts++;
-    if ((why = check_file(c, part, committed, last, 0)) != NULL) {
+    if ((why = check_part_file(c, part, committed, last, 0)) != NULL) {
       fprintf(stderr, "crashtest: %s run %u: part %s: %s\n", c->name, run,
               part, why);
       tl->failed++;
@@ -450,7 +418,7 @@ static int one_run(const sink_case *c, const char *dir, unsigned run,
    * strict trace of metadata only. */
   if (exists(next)) {
     uint64_t none[THREADS] = { 0 }, seen[THREADS] = { 0 };
-    if ((why = check_file(c, next, none, seen, 0)) != NULL ||
+    if ((why = check_part_file(c, next, none, seen, 0)) != NULL ||
         memcmp(seen, none, sizeof seen) != 0) {
       fprintf(stderr, "crashtest: %s run %u: %s: %s\n", c->name, run, next,
               why ? why : "holds events");
@@ -472,11 +440,11 @@ static int one_run(const sink_case *c, const char *dir, unsigned run,
     tl->failed++;
     return -1;
   }
-  if ((why = check_file(c, live, committed, last, 1)) != NULL) {
+  if ((why = check_part_file(c, live, committed, last, 1)) != NULL) {
     /* Cut inside a commit: repair must give every committed event. */
-    struct tw_repair_report rep;
+    struct twt_repair_report rep;
     char err[300];
-    int rc = tw_repair_file(live, fixed, &rep, err, sizeof err);
+    int rc = twt_repair_file(live, fixed, &rep, err, sizeof err);
     if (verbose)
       fprintf(stderr, "crashtest: %s run %u: %s; repairing\n", c->name, run,
               why);
@@ -486,7 +454,7 @@ static int one_run(const sink_case *c, const char *dir, unsigned run,
       tl->failed++;
       return -1;
     }
-    if ((why = check_file(c, fixed, committed, last, 1)) != NULL) {
+    if ((why = check_part_file(c, fixed, committed, last, 1)) != NULL) {
       fprintf(stderr, "crashtest: %s run %u: after repair: %s (kept file "
               "%s)\n", c->name, run, why, live);
       tl->failed++;

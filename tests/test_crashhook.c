@@ -28,7 +28,7 @@
 #define _GNU_SOURCE /* pipe, fork, mkstemp, ... */
 #endif
 
-#include "testutil.h"
+#include "numbered.h"
 #include "gunzip.h"
 
 #include <errno.h>
@@ -42,17 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NNAMES 8
-static const char *const names[NNAMES] = {
-  "rms_norm", "matmul", "softmax", "attention", "rope", "silu", "add",
-  "embedding"
-};
-
 #define N_EVENTS 300u
-#define TS0 1000000000ull
-#define TS(i) (TS0 + (uint64_t)(i) * 1733u)
-#define DUR(i) (100u + (uint64_t)(i) % 977u)
-#define SLEN(i) ((size_t)((i) * 7u % 90u))
 
 static const int hooked[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
                               SIGTERM };
@@ -77,30 +67,29 @@ static unsigned scale(void)
     }                                                                      \
   } while (0)
 
-/* The string argument of event i: SLEN(i) letters. */
-static void fill_s(char *s, unsigned i)
+/* The pad of event i: 0 to 89 letters. */
+static size_t pad_of(int i)
 {
-  for (size_t k = 0; k < SLEN(i); k++)
-    s[k] = (char)('a' + (i + k) % 26);
-  s[SLEN(i)] = '\0';
+  return (size_t)i * 7u % 90u;
 }
 
-static int emit_i(tw_writer *w, unsigned i)
+/* The events of these tests (numbered.h), emitted by the main thread of
+ * process pid (any when pid is 0). */
+static tu_family events_of(pid_t pid)
 {
-  char s[100];
-  tw_arg args[2];
+  tu_family f = { "crash", "crashhook", pad_of, -1, -1, 0 };
 
-  fill_s(s, i);
-  args[0] = tw_arg_uint("i", i);
-  args[1] = tw_arg_str("s", s);
-  return tw_complete(w, "crash", names[i % NNAMES], TS(i), DUR(i), args, 2);
+  if (pid)
+    f.pid = f.tid = pid;
+  return f;
 }
 
 /* Emit events from..to-1; in a child. */
 static void emit_range(tw_writer *w, unsigned from, unsigned to)
 {
-  for (unsigned i = from; i < to; i++)
-    CHILD_CHECK(emit_i(w, i) == 0);
+  const tu_family f = events_of(0);
+
+  CHILD_CHECK(tu_emit_range(&f, w, (int)from, (int)to) == 0);
 }
 
 /* Put the default action back on the hooked signals, and no core dumps
@@ -130,77 +119,14 @@ static tw_writer *child_open(const char *path, const char *opts)
   return w;
 }
 
-/* A trace (gzip: one complete member first) from bytes, strictly. */
-static jc_doc *load_bytes(const char *buf, size_t len, int gz)
+/* The trace in the file at path (gzip: one complete member; the array
+ * form) must hold exactly events 0..n-1, by process pid (any when pid is
+ * 0). */
+static void check_saved_by(const char *path, int gz, unsigned n, pid_t pid)
 {
-  jc_doc *d;
+  const tu_family f = events_of(pid);
 
-  if (gz) {
-    size_t jlen = 0;
-    char *json = tu_gunzip(buf, len, &jlen);
-    if (!json)
-      fail_msg("not one complete gzip member (%zu bytes)", len);
-    d = tu_load_mem(json, jlen);
-    free(json);
-  } else {
-    d = tu_load_mem(buf, len);
-  }
-  return d;
-}
-
-static jc_doc *load_path(const char *path, int gz)
-{
-  size_t len;
-  char *buf = tu_read_file(path, &len);
-  jc_doc *d = load_bytes(buf, len, gz);
-
-  free(buf);
-  return d;
-}
-
-/* The trace must be the process_name record, then events 0..n-1 exactly,
- * field by field; written by process pid (and its main thread) unless
- * pid is 0. */
-static void check_trace(const jc_doc *d, unsigned n, pid_t pid)
-{
-  jc_val events = tu_events(d), e, args;
-  char s[100];
-  unsigned i = 0;
-
-  e = jc_first(d, events);
-  assert_true(e >= 0);
-  tu_assert_str(d, e, "ph", "M");
-  tu_assert_str(d, e, "name", "process_name");
-  tu_assert_str(d, jc_get(d, e, "args"), "name", "crashhook");
-  for (e = jc_next(d, e); e >= 0; e = jc_next(d, e), i++) {
-    if (i >= n)
-      fail_msg("more events than the %u emitted", n);
-    tu_assert_str(d, e, "ph", "X");
-    tu_assert_str(d, e, "cat", "crash");
-    tu_assert_str(d, e, "name", names[i % NNAMES]);
-    tu_assert_us(d, e, "ts", TS(i));
-    tu_assert_us(d, e, "dur", DUR(i));
-    if (pid) {
-      tu_assert_int(d, e, "pid", pid);
-      tu_assert_int(d, e, "tid", pid);
-    }
-    args = jc_get(d, e, "args");
-    assert_int_equal(jc_len(d, args), 2);
-    tu_assert_int(d, args, "i", (int64_t)i);
-    fill_s(s, i);
-    tu_assert_str(d, args, "s", s);
-  }
-  if (i != n)
-    fail_msg("%u events in the file, %u emitted", i, n);
-}
-
-/* Check the file at path: n events by pid. */
-static void check_file(const char *path, int gz, unsigned n, pid_t pid)
-{
-  jc_doc *d = load_path(path, gz);
-
-  check_trace(d, n, pid);
-  jc_free(d);
+  tu_check_file(&f, path, gz, 0, (int)n);
 }
 
 /* Read exactly one byte from fd (-1 at EOF or on error). */
@@ -222,32 +148,6 @@ static void write_byte(int fd, char c)
   do
     k = write(fd, &c, 1);
   while (k < 0 && errno == EINTR);
-}
-
-/* Read fd to EOF (malloc'ed, *len bytes). */
-static char *read_to_eof(int fd, size_t *len)
-{
-  size_t cap = 65536, n = 0;
-  char *buf = malloc(cap);
-  ssize_t k;
-
-  assert_non_null(buf);
-  for (;;) {
-    if (n == cap) {
-      cap *= 2;
-      buf = realloc(buf, cap);
-      assert_non_null(buf);
-    }
-    k = read(fd, buf + n, cap - n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    assert_true(k >= 0);
-    if (k == 0)
-      break;
-    n += (size_t)k;
-  }
-  *len = n;
-  return buf;
 }
 
 /* Wait for pid; it must have died by sig (0: exited with status 0). */
@@ -371,11 +271,12 @@ static void run_death_n(const char *opts, int gz, int how, int hook,
 {
   char *path = tu_tmppath(gz ? ".json.gz" : ".json");
   char full[256];
-  pid_t pid;
+  tu_family ev;
 
   snprintf(full, sizeof full, "%s,crash=%s", opts, hook ? "commit" : "off");
-  pid = child_dies(path, full, N_EVENTS, how);
-  check_file(path, gz, expect, pid);
+  ev = events_of(child_dies(path, full, N_EVENTS, how));
+  tu_check_file(&ev, path, gz, strstr(opts, "format=object") != NULL,
+                (int)expect);
   tu_cleanup(path);
 }
 
@@ -479,7 +380,7 @@ static void test_closed_writer(void **state)
   assert_int_equal(read_byte(fds[0]), 'R');
   close(fds[0]);
   expect_death(pid, SIGABRT);
-  check_file(path, 0, N_EVENTS, pid);
+  check_saved_by(path, 0, N_EVENTS, pid);
   tu_cleanup(path);
 }
 
@@ -493,7 +394,7 @@ static void run_busy(const char *opts, int gz, int how, unsigned n)
   char *path = tu_tmppath(gz ? ".json.gz" : ".json");
   pid_t pid = child_dies(path, opts, n, how);
 
-  check_file(path, gz, n, pid);
+  check_saved_by(path, gz, n, pid);
   tu_cleanup(path);
 }
 
@@ -788,7 +689,7 @@ static void test_program_term_handler(void **state)
     expect_death(pid, SIGTERM);
     assert_int_equal(read_byte(fds[0]), 'H');
     close(fds[0]);
-    check_file(path, cfg[c].gz, N_EVENTS, pid);
+    check_saved_by(path, cfg[c].gz, N_EVENTS, pid);
     tu_cleanup(path);
   }
 }
@@ -836,7 +737,7 @@ static void test_program_segv_handler(void **state)
   close(fds[0]);
   assert_ptr_equal(seen.addr, page);
   assert_int_equal(seen.code, SEGV_ACCERR);
-  check_file(path, 0, N_EVENTS, pid);
+  check_saved_by(path, 0, N_EVENTS, pid);
   tu_cleanup(path);
 }
 
@@ -877,12 +778,12 @@ static void run_survive(const char *opts, int gz)
   assert_int_equal(read_byte(up[0]), 'R');
   assert_int_equal(kill(pid, SIGTERM), 0);
   assert_int_equal(read_byte(up[0]), 'C');
-  check_file(path, gz, N_EVENTS, pid);        /* the hook's commit */
+  check_saved_by(path, gz, N_EVENTS, pid);        /* the hook's commit */
   write_byte(down[1], 'G');
   expect_death(pid, 0);
   close(up[0]);
   close(down[1]);
-  check_file(path, gz, 2 * N_EVENTS, pid);
+  check_saved_by(path, gz, 2 * N_EVENTS, pid);
   tu_cleanup(path);
 }
 
@@ -908,10 +809,10 @@ static void run_stream(int kind, int how, int survive)
 {
   int data[2], up[2];
   unsigned n = survive ? 2 * N_EVENTS : N_EVENTS;
+  tu_family ev;
   size_t len;
   char *buf;
   pid_t pid;
-  jc_doc *d;
 
   assert_int_equal(pipe(data), 0);
   assert_int_equal(pipe(up), 0);
@@ -957,13 +858,12 @@ static void run_stream(int kind, int how, int survive)
   assert_int_equal(read_byte(up[0]), 'R');
   if (how == D_TERM || survive)
     assert_int_equal(kill(pid, SIGTERM), 0);
-  buf = read_to_eof(data[0], &len);
+  buf = tu_read_fd(data[0], &len);
   expect_death(pid, survive ? 0 : death_sig[how]);
   close(data[0]);
   close(up[0]);
-  d = load_bytes(buf, len, kind == S_GZIP);
-  check_trace(d, n, pid);
-  jc_free(d);
+  ev = events_of(pid);
+  tu_check_mem(&ev, buf, len, kind == S_GZIP, 0, (int)n);
   free(buf);
 }
 
@@ -1016,7 +916,7 @@ static void test_stream_no_tail_with_program_handler(void **state)
   close(up[1]);
   assert_int_equal(read_byte(up[0]), 'R');
   assert_int_equal(kill(pid, SIGTERM), 0);
-  buf = read_to_eof(data[0], &len);
+  buf = tu_read_fd(data[0], &len);
   expect_death(pid, SIGTERM);
   assert_int_equal(read_byte(up[0]), 'H');
   close(data[0]);
@@ -1027,9 +927,8 @@ static void test_stream_no_tail_with_program_handler(void **state)
   assert_non_null(buf);
   memcpy(buf + len, TU_TAIL(0), strlen(TU_TAIL(0)));
   {
-    jc_doc *d = load_bytes(buf, len + strlen(TU_TAIL(0)), 0);
-    check_trace(d, N_EVENTS, pid);
-    jc_free(d);
+    const tu_family f = events_of(pid);
+    tu_check_mem(&f, buf, len + strlen(TU_TAIL(0)), 0, 0, N_EVENTS);
   }
   free(buf);
 }
@@ -1040,7 +939,7 @@ static void test_stream_no_tail_with_program_handler(void **state)
  * (without a writer, or with one of its own) never commits the parent's
  * writer into the parent's file; the parent goes on and closes.  The
  * parent is itself a child of the test, with default actions. */
-static void test_fork(void **state)
+static void test_crash_in_forked_child_commits_nothing(void **state)
 {
   char *ppath = tu_tmppath(".json");
   char *cpath = tu_tmppath(".json");
@@ -1069,7 +968,8 @@ static void test_fork(void **state)
           tw_writer *w2 = child_open(cpath, "crash=commit," BIG);
           emit_range(w2, 0, N_EVENTS);
         }
-        CHILD_CHECK(emit_i(w, 0) == TW_EFORKED);
+        const tu_family f = events_of(0);
+        CHILD_CHECK(tu_emit(&f, w, 0) == TW_EFORKED);
         *no_access_page() = 1;
         _exit(99);
       }
@@ -1087,8 +987,8 @@ static void test_fork(void **state)
     _exit(0);
   }
   expect_death(parent, 0);
-  check_file(ppath, 0, 2 * N_EVENTS, parent);
-  check_file(cpath, 0, N_EVENTS, 0);
+  check_saved_by(ppath, 0, 2 * N_EVENTS, parent);
+  check_saved_by(cpath, 0, N_EVENTS, 0);
   tu_cleanup(ppath);
   tu_cleanup(cpath);
 }
@@ -1139,7 +1039,7 @@ static void test_registry_limit(void **state)
     unsigned n = k == 3 ? 0 : k < TW_CRASH_MAX_WRITERS ? 10 : 0;
     if (k == TW_CRASH_MAX_WRITERS + 2)
       n = 10;
-    check_file(paths[k], 0, n, pid);
+    check_saved_by(paths[k], 0, n, pid);
     tu_cleanup(paths[k]);
   }
 }
@@ -1192,7 +1092,7 @@ int main(void)
     cmocka_unit_test(test_survive),
     cmocka_unit_test(test_streams),
     cmocka_unit_test(test_stream_no_tail_with_program_handler),
-    cmocka_unit_test(test_fork),
+    cmocka_unit_test(test_crash_in_forked_child_commits_nothing),
     cmocka_unit_test(test_registry_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,9 +9,9 @@
  * back with the strict checker.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1 /* gettid */
+#define _GNU_SOURCE 1 /* gettid, program_invocation_short_name */
 #endif
-#include "testutil.h"
+#include "numbered.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -97,55 +97,35 @@ static pid_t run_child(child_fn fn, void *arg, int exit_normally)
   return pid;
 }
 
-/* Emit n events "g<i>" with args {"i": i} on w; returns how many calls
- * failed. */
+/* The events of these tests (numbered.h), in a process named as the
+ * program: its global writer takes that name. */
+static tu_family events(void)
+{
+  tu_family f = { "global", program_invocation_short_name, NULL, 0, 0,
+                  0 };
+  return f;
+}
+
+/* Emit events 0..n-1 on w; nonzero if one failed. */
 static int emit_n(tw_writer *w, int n)
 {
-  int failed = 0;
-  for (int i = 0; i < n; i++) {
-    char name[32];
-    tw_arg a = tw_arg_int("i", i);
-    snprintf(name, sizeof name, "g%d", i);
-    failed += tw_complete(w, "global", name, 5000u + (uint64_t)i * 10u, 3,
-                          &a, 1) != 0;
-  }
-  return failed;
+  const tu_family f = events();
+
+  return tu_emit_range(&f, w, 0, n);
 }
 
 /* The file at path must be a strict trace (object_form or not) by process
- * pid (single-threaded: tid = pid) holding the process_name record then
- * exactly the n events of emit_n. */
-static void check_file(const char *path, int object_form, pid_t pid, int n)
+ * pid holding the process_name record then exactly the n events of
+ * emit_n, emitted by its main thread (tid = pid); opened by any of its
+ * threads (the first to call tw_global()). */
+static void check_global_trace(const char *path, int object_form, pid_t pid,
+                               int n)
 {
-  jc_doc *d;
-  jc_val root, ev, e;
+  tu_family f = events();
 
-  tu_assert_tail(path, object_form);
-  d = tu_load(path);
-  root = jc_root(d);
-  assert_int_equal(jc_type(d, root), object_form ? JC_OBJECT : JC_ARRAY);
-  ev = tu_events(d);
-  assert_int_equal(jc_len(d, ev), (size_t)n + 1);
-  e = jc_first(d, ev);
-  tu_assert_str(d, e, "ph", "M");
-  tu_assert_str(d, e, "name", "process_name");
-  tu_assert_int(d, e, "pid", pid);
-  for (int i = 0; i < n; i++) {
-    char name[32];
-    snprintf(name, sizeof name, "g%d", i);
-    e = jc_next(d, e);
-    assert_true(e >= 0);
-    tu_assert_str(d, e, "ph", "X");
-    tu_assert_str(d, e, "name", name);
-    tu_assert_str(d, e, "cat", "global");
-    tu_assert_us(d, e, "ts", 5000u + (uint64_t)i * 10u);
-    tu_assert_us(d, e, "dur", 3);
-    tu_assert_int(d, e, "pid", pid);
-    tu_assert_int(d, e, "tid", pid);
-    tu_assert_int(d, jc_get(d, e, "args"), "i", i);
-  }
-  assert_int_equal(jc_next(d, e), -1);
-  jc_free(d);
+  f.pid = f.tid = pid;
+  f.pname_tid = -1;
+  tu_check_file(&f, path, 0, object_form, n);
 }
 
 /* ------------------------------------------------------- tracing is off */
@@ -242,7 +222,7 @@ static void test_pid_path_atexit(void **state)
   (void)state;
   pid = run_child(child_emit, &sc, 1);
   path = pid_path(dir, "g-", pid, ".json");
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   assert_int_equal(rmdir(dir), 0);            /* nothing else was made */
@@ -260,7 +240,7 @@ static void test_percent_percent(void **state)
   (void)state;
   pid = run_child(child_emit, &sc, 1);
   path = pid_path(dir, "g-%-", pid, "-%p.json");
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   assert_int_equal(rmdir(dir), 0);
@@ -299,7 +279,7 @@ static void test_time_path(void **state)
   }
   closedir(d);
   assert_non_null(path);
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   assert_int_equal(rmdir(dir), 0);
@@ -316,7 +296,7 @@ static void test_plain_path(void **state)
 
   (void)state;
   pid = run_child(child_emit, &sc, 1);
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
@@ -333,7 +313,7 @@ static void test_options_applied(void **state)
 
   (void)state;
   pid = run_child(child_emit, &sc, 1);
-  check_file(path, 1, pid, sc.n);
+  check_global_trace(path, 1, pid, sc.n);
   tu_cleanup(path);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
@@ -571,7 +551,7 @@ static void test_stderr_silent_otherwise(void **state)
   text = child_stderr(child_speak, &on, &pid);
   assert_string_equal(text, "");
   free(text);
-  check_file(path, 0, pid, 0);                    /* committed at exit */
+  check_global_trace(path, 0, pid, 0);             /* committed at exit */
   tu_cleanup(path);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
@@ -711,7 +691,7 @@ static void test_first_call_race(void **state)
   (void)state;
   pid = run_child(child_threads, &sc, 1);
   path = pid_path(dir, "race-", pid, ".json");
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   assert_int_equal(rmdir(dir), 0);
@@ -764,11 +744,9 @@ static int child_fork(void *arg)
       WEXITSTATUS(status) != 0)
     return 5;
   /* Go on: the rest of the events, emit_n's numbering continued. */
-  for (int i = sc->n / 2; i < sc->n; i++) {
-    char name[32];
-    tw_arg a = tw_arg_int("i", i);
-    snprintf(name, sizeof name, "g%d", i);
-    if (tw_complete(w, "global", name, 5000u + (uint64_t)i * 10u, 3, &a, 1))
+  {
+    const tu_family f = events();
+    if (tu_emit_range(&f, w, sc->n / 2, sc->n) != 0)
       return 6;
   }
   return 0;
@@ -785,7 +763,7 @@ static void test_fork_after_global(void **state)
   (void)state;
   pid = run_child(child_fork, &sc, 1);
   path = pid_path(dir, "fork-", pid, ".json");
-  check_file(path, 0, pid, sc.n);
+  check_global_trace(path, 0, pid, sc.n);
   tu_cleanup(path);
   free(pattern);
   /* The grandchild's own file: its pid, its one event. */
@@ -835,7 +813,7 @@ static void test_fork_without_pid(void **state)
 
   (void)state;
   pid = run_child(child_fork, &sc, 1);
-  check_file(out, 0, pid, sc.n);
+  check_global_trace(out, 0, pid, sc.n);
   tu_cleanup(out);
   assert_int_equal(rmdir(dir), 0);
   free(dir);

@@ -6,7 +6,7 @@
  * carry the metadata emitted before it, and together, in order, the files
  * must hold every event exactly once.
  */
-#include "testutil.h"
+#include "numbered.h"
 #include "gunzip.h"
 #include "document.h"
 #include "rotate.h"
@@ -66,25 +66,14 @@ static void place_remove(place *p, unsigned long last)
   assert_int_equal(rmdir(p->dir), 0);
 }
 
-/* Parse a trace file strictly; gz: it must be one complete gzip member. */
+/* The events of these tests (numbered.h), from any thread. */
+static const tu_family R = { "t", "rotating", NULL, 0, -1, 0 };
+
+/* Parse a trace file strictly (the array form, ending exactly with its
+ * tail); gz: it must be one complete gzip member. */
 static jc_doc *load(const char *path, int gz)
 {
-  size_t len, jlen;
-  char *bytes = tu_read_file(path, &len), *json;
-  jc_doc *d;
-
-  if (!gz) {
-    d = tu_load_mem(bytes, len);
-    free(bytes);
-    return d;
-  }
-  json = tu_gunzip(bytes, len, &jlen);
-  if (!json)
-    fail_msg("%s: not one complete gzip member", path);
-  d = tu_load_mem(json, jlen);
-  free(json);
-  free(bytes);
-  return d;
+  return tu_load_trace_file(path, gz, 0);
 }
 
 /* Checks the first records of a file: the process name first, then
@@ -109,7 +98,8 @@ static void assert_begins_complete(const jc_doc *d, const char *process,
 }
 
 /* Append the "i" arg of every X event of thread tid in d to seen[], in
- * file order; *n counts them.  (tid < 0: every thread.) */
+ * file order, each checked field by field as event i of R; *n counts
+ * them.  (tid < 0: every thread.) */
 static void collect(const jc_doc *d, int64_t tid, int64_t *seen, size_t cap,
                     size_t *n)
 {
@@ -122,6 +112,7 @@ static void collect(const jc_doc *d, int64_t tid, int64_t *seen, size_t cap,
       continue;
     assert_int_equal(jc_int64(d, jc_get(d, jc_get(d, ev, "args"), "i"), &i),
                      0);
+    tu_check_event(&R, d, ev, (int)i);
     assert_true(*n < cap);
     seen[(*n)++] = i;
   }
@@ -141,13 +132,6 @@ static tw_writer *open_with(const char *path, const char *options)
   if (!w)
     fail_msg("tw_open %s with %s: %s", path, options, tw_strerror(rc));
   return w;
-}
-
-static void emit_i(tw_writer *w, int64_t i)
-{
-  tw_arg a = tw_arg_int("i", i);
-  assert_int_equal(tw_complete(w, "t", "e", (uint64_t)i * 1000 + 1, 500,
-                               &a, 1), 0);
 }
 
 /* Name thread tid (0: the calling thread). */
@@ -280,8 +264,8 @@ static void rotate_by_size(const char *name, const char *options, int gz)
   place_new(&p, name);
   w = open_with(p.path, options);
   name_thread(w, "main-t");
-  for (int64_t i = 0; i < N; i++)
-    emit_i(w, i);
+  for (int i = 0; i < N; i++)
+    assert_int_equal(tu_emit(&R, w, i), 0);
   assert_int_equal(tw_flush(w), 0);
   assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(tw_close(w), 0);
@@ -381,8 +365,8 @@ static void test_last_byte_is_bracket(void **state)
       w = open_with(p.path, options);
       assert_int_equal(assert_files_end_at_bracket(&p, object_form,
                                                    sinks[k].gz), 1);
-      for (int64_t i = 0; i < 3000; i++) {
-        emit_i(w, i);
+      for (int i = 0; i < 3000; i++) {
+        assert_int_equal(tu_emit(&R, w, i), 0);
         if (i % 97 == 0) {
           assert_int_equal(tw_flush(w), 0);
           assert_files_end_at_bracket(&p, object_form, sinks[k].gz);
@@ -436,8 +420,8 @@ static void test_every(void **state)
   place_new(&p, "every.json");
   w = open_with(p.path, "rotate_every=1ns");
   name_thread(w, "main-t");
-  for (int64_t i = 0; i < K; i++) {
-    emit_i(w, i);
+  for (int i = 0; i < K; i++) {
+    assert_int_equal(tu_emit(&R, w, i), 0);
     assert_int_equal(tw_flush(w), 0);
   }
   assert_int_equal(tw_get_stats(w, &st), 0);
@@ -473,8 +457,8 @@ static void test_keep(void **state)
 
   place_new(&p, "keep.json.gz");
   w = open_with(p.path, "rotate_every=1ns,keep=2");
-  for (int64_t i = 0; i < K; i++) {
-    emit_i(w, i);
+  for (int i = 0; i < K; i++) {
+    assert_int_equal(tu_emit(&R, w, i), 0);
     assert_int_equal(tw_flush(w), 0);
   }
   assert_int_equal(tw_close(w), 0);
@@ -571,7 +555,7 @@ static void test_open_fails(void **state)
 
   place_new(&p, "fail.json");
   w = open_with(p.path, "rotate_every=1ns");
-  emit_i(w, 0);
+  assert_int_equal(tu_emit(&R, w, 0), 0);
   assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
   fd = dup(0);
   assert_true(fd >= 0);
@@ -609,11 +593,9 @@ static void *worker_main(void *arg)
 {
   struct worker *k = arg;
   k->tid = (int64_t)syscall(SYS_gettid);
-  for (int64_t i = 0; i < PER_THREAD; i++) {
-    tw_arg a = tw_arg_int("i", i);
-    if (tw_complete(k->w, "t", "e", tw_now_ns(), 100, &a, 1) != 0)
+  for (int i = 0; i < PER_THREAD; i++)
+    if (tu_emit(&R, k->w, i) != 0)
       break;
-  }
   return NULL;
 }
 
@@ -794,7 +776,7 @@ static void test_idle_no_rotation(void **state)
 
   place_new(&p, "idle.json");
   w = open_with(p.path, "rotate_every=1ns,keep=1");
-  emit_i(w, 0);
+  assert_int_equal(tu_emit(&R, w, 0), 0);
   assert_int_equal(tw_flush(w), 0);           /* rotates: 1 finished */
   for (int i = 0; i < 5; i++)
     assert_int_equal(tw_flush(w), 0);         /* nothing new: no rotation */
@@ -834,8 +816,8 @@ static void test_size_after_metadata(void **state)
     snprintf(tname, sizeof tname, "a worker thread with a long name %d", i);
     name_thread_of(w, 100000 + i, tname);
   }
-  for (int64_t i = 0; i < N; i++)
-    emit_i(w, i);
+  for (int i = 0; i < N; i++)
+    assert_int_equal(tu_emit(&R, w, i), 0);
   assert_int_equal(tw_get_stats(w, &st), 0);
   json_bytes = st.bytes;
   assert_int_equal(tw_close(w), 0);
@@ -876,7 +858,7 @@ static void test_process_renamed(void **state)
     snprintf(tname, sizeof tname, "worker-%d", i);
     name_thread_of(w, 100000 + i, tname);
   }
-  emit_i(w, 0);
+  assert_int_equal(tu_emit(&R, w, 0), 0);
   assert_int_equal(tw_flush(w), 0);
   assert_int_equal(tw_close(w), 0);
   /* The finished file, begun before the renaming, and the live one. */
@@ -908,8 +890,8 @@ static void test_relative_path_chdir(void **state)
   assert_int_equal(chdir(p.dir), 0);
   w = open_with("rel.json", "rotate_every=1ns");
   assert_int_equal(chdir("/"), 0);
-  for (int64_t i = 0; i < 3; i++) {
-    emit_i(w, i);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(tu_emit(&R, w, i), 0);
     assert_int_equal(tw_flush(w), 0);
   }
   assert_int_equal(tw_get_stats(w, &st), 0);
@@ -947,9 +929,9 @@ static void test_symlink_path(void **state)
   snprintf(link_path, sizeof link_path, "%s/link.json", p.dir);
   assert_int_equal(symlink("target.json", link_path), 0);
   w = open_with(link_path, "rotate_every=1ns");
-  emit_i(w, 0);
+  assert_int_equal(tu_emit(&R, w, 0), 0);
   assert_int_equal(tw_flush(w), 0);
-  emit_i(w, 1);
+  assert_int_equal(tu_emit(&R, w, 1), 0);
   assert_int_equal(tw_close(w), 0);
   assert_int_equal(lstat(link_path, &sb), 0);
   assert_true(S_ISLNK(sb.st_mode));
@@ -1019,9 +1001,9 @@ static void test_clock_record(void **state)
   w = open_with(p.path, "rotate_every=1ns");
   ma = tw_now_ns();
   after = realtime_ns();
-  emit_i(w, 0);
+  assert_int_equal(tu_emit(&R, w, 0), 0);
   assert_int_equal(tw_flush(w), 0);             /* rotates */
-  emit_i(w, 1);
+  assert_int_equal(tu_emit(&R, w, 1), 0);
   assert_int_equal(tw_get_stats(w, &st), 0);
   assert_int_equal(tw_close(w), 0);
   assert_true(st.rotations >= 1);

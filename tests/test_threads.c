@@ -16,7 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* gettid */
 #endif
-#include "testutil.h"
+#include "numbered.h"
 #include "gunzip.h"
 
 #include <errno.h>
@@ -129,30 +129,12 @@ static void *flusher_main(void *arg)
   return NULL;
 }
 
-/* The file's JSON text (inflated for gzip: one complete member), which
- * must end with exactly the tail.  Free it. */
-static char *file_json(const char *path, int gz, int object_form,
-                       size_t *len)
-{
-  const char *tail = TU_TAIL(object_form);
-  size_t tl = strlen(tail), n;
-  char *buf = tu_read_file(path, &n), *json = buf;
-
-  if (gz) {
-    if (!(json = tu_gunzip(buf, n, &n)))
-      fail_msg("%s: not one complete gzip member", path);
-    free(buf);
-  }
-  if (n < tl || memcmp(json + n - tl, tail, tl) != 0)
-    fail_msg("%s: does not end with the tail", path);
-  *len = n;
-  return json;
-}
-
 /* Check the file: the process_name record, then every (t, i) exactly
  * once, each thread's i in increasing order (no gap, no repeat), each
- * with its thread's tid, intact big strings.  Walks the array once. */
-static void check_file(const char *path, int gz, int object_form,
+ * with its thread's tid, intact big strings.  Walks the array once.
+ * Events numbered per thread and interleaved: not numbered.h's single
+ * sequence, which the tests of one thread use. */
+static void check_threads_file(const char *path, int gz, int object_form,
                        producer *ps, int nthreads)
 {
   int next[MAX_THREADS] = { 0 };
@@ -172,12 +154,7 @@ static void check_file(const char *path, int gz, int object_form,
     big = malloc(big_cap);
     assert_non_null(big);
   }
-  {
-    size_t len;
-    char *json = file_json(path, gz, object_form, &len);
-    d = tu_load_mem(json, len);
-    free(json);
-  }
+  d = tu_load_trace_file(path, gz, object_form);
   ev = tu_events(d);
   assert_int_equal(jc_len(d, ev), total);
   e = jc_first(d, ev);
@@ -289,7 +266,7 @@ static void run(const tw_options *base, int nthreads, int n, int big_every,
   assert_int_equal(s.rejected, 0);
   assert_int_equal(s.error, 0);
   assert_int_equal(tw_close(w), 0);
-  check_file(path, gz, o.format == TW_FORMAT_OBJECT, ps, nthreads);
+  check_threads_file(path, gz, o.format == TW_FORMAT_OBJECT, ps, nthreads);
   tu_cleanup(path);
 }
 
@@ -432,12 +409,7 @@ static void count_in(jc_doc *d, const char *path, int nthreads, int *count)
 
 static void count_events(const char *path, int gz, int nthreads, int *count)
 {
-  size_t len;
-  char *json = file_json(path, gz, 0, &len);
-  jc_doc *d = tu_load_mem(json, len);
-
-  free(json);
-  count_in(d, path, nthreads, count);
+  count_in(tu_load_trace_file(path, gz, 0), path, nthreads, count);
 }
 
 /* count_events of a file that a writer may be committing to: a read that
@@ -836,8 +808,6 @@ static void test_truncated_under_writer(void **state)
     int last[N], named[N];
     tw_writer *w;
     tw_stats st;
-    size_t len;
-    char *json;
     jc_doc *d;
     jc_val e;
     int err = 0;
@@ -875,9 +845,7 @@ static void test_truncated_under_writer(void **state)
                   (unsigned long long)st.restarts, K);
     assert_true(st.restarts >= 1 && st.restarts <= K + 1);
 
-    json = file_json(path, gz, 0, &len);
-    d = tu_load_mem(json, len);
-    free(json);
+    d = tu_load_trace_file(path, gz, 0);
     for (int t = 0; t < N; t++)
       last[t] = -1, named[t] = 0;
     e = jc_first(d, tu_events(d));

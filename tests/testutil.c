@@ -137,6 +137,75 @@ char *tu_read_file(const char *path, size_t *len)
   return buf;
 }
 
+/* Read fd to its end into *buf (grown from *cap bytes, *len of them
+ * used).  Returns 0, or the errno of a failed read (ENOMEM if memory
+ * runs out).  No cmocka call: a reader thread runs it. */
+static int read_to_end(int fd, char **buf, size_t *len, size_t *cap)
+{
+  for (;;) {
+    ssize_t k;
+    if (*cap - *len < 65536) {
+      size_t bigger = *cap * 2 + 65536;
+      char *p = realloc(*buf, bigger);
+      if (!p)
+        return ENOMEM;
+      *buf = p;
+      *cap = bigger;
+    }
+    k = read(fd, *buf + *len, *cap - *len - 1);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0)
+      return errno;
+    if (k == 0)
+      break;
+    *len += (size_t)k;
+  }
+  (*buf)[*len] = '\0';
+  return 0;
+}
+
+char *tu_read_fd(int fd, size_t *len)
+{
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  int err = read_to_end(fd, &buf, &n, &cap);
+
+  if (err)
+    fail_msg("read: %s", strerror(err));
+  if (len)
+    *len = n;
+  return buf;
+}
+
+static void *pipe_reader_main(void *arg)
+{
+  tu_pipe_reader *r = arg;
+
+  r->err = read_to_end(r->fd, &r->buf, &r->len, &r->cap);
+  return NULL;
+}
+
+void tu_pipe_reader_start(tu_pipe_reader *r, int fd)
+{
+  memset(r, 0, sizeof *r);
+  r->fd = fd;
+  r->cap = 1u << 20;
+  r->buf = malloc(r->cap);
+  assert_non_null(r->buf);
+  assert_int_equal(pthread_create(&r->th, NULL, pipe_reader_main, r), 0);
+}
+
+char *tu_pipe_reader_join(tu_pipe_reader *r, size_t *len)
+{
+  assert_int_equal(pthread_join(r->th, NULL), 0);
+  if (r->err)
+    fail_msg("the pipe's reader: %s", strerror(r->err));
+  if (len)
+    *len = r->len;
+  return r->buf;
+}
+
 /* The clock record the library writes after the first record of every
  * document (layout.h), as it begins. */
 #define CLOCK_RECORD ",\n{\"ph\":\"c\",\"name\":\"clock_sync\","

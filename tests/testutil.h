@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,27 @@ void tu_cleanup(char *path);
 /* The whole content of a file, NUL-terminated (malloc'ed; *len may be
  * NULL).  Fails the test if it cannot be read. */
 char *tu_read_file(const char *path, size_t *len);
+
+/* Read fd to its end (EOF), retrying EINTR: every byte, NUL-terminated
+ * (malloc'ed; *len may be NULL).  Fails the test on a read error. */
+char *tu_read_fd(int fd, size_t *len);
+
+/* A thread reading a pipe to its end, so that a writer never blocks on a
+ * full pipe: start it before the writer writes, join it once every
+ * write end is closed.  It allocates 1 MiB at start and more only past
+ * that (for the fault injection tests, which count allocations). */
+typedef struct tu_pipe_reader {
+  int fd;                  /* the read end (the caller closes it) */
+  char *buf;               /* what was read (NUL-terminated after join) */
+  size_t len, cap;
+  int err;                 /* errno of a failed read, or ENOMEM */
+  pthread_t th;
+} tu_pipe_reader;
+
+void tu_pipe_reader_start(tu_pipe_reader *r, int fd);
+/* Wait for the reader's EOF; fails the test if a read failed.  Returns
+ * the bytes (r->buf: free them) and their count in *len (may be NULL). */
+char *tu_pipe_reader_join(tu_pipe_reader *r, size_t *len);
 
 /* Check buf[0..len) whole with the strict checker (jc_parse), then
  * return it parsed without the clock record that the library writes

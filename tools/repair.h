@@ -153,9 +153,5 @@ int twt_tool_repair_main(int argc, char **argv);
 }
 #endif
 
-/* The names tests/crashtest.c still uses, from before the tools had a
- * prefix of their own (twt_): to go once it uses these. */
-#define tw_repair_file twt_repair_file
-#define tw_repair_report twt_repair_report
 
 #endif /* TWT_TOOLS_REPAIR_H */
