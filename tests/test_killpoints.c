@@ -49,13 +49,14 @@ static const char *const syscalls[] = {
  * killed at least once, or the test would pass with no kill at all if
  * the library's calls changed (a list to update, deliberately, with the
  * library).  Every scenario opens the file and writes the first document
- * under a temporary name (openat, pwritev), then gives it the path
- * (renameat); a rotation gives the finished file its numbered name
- * (linkat).  The mmap sink reserves blocks (fallocate) and cuts the file
+ * without a name (openat, pwritev), then links it to the path, which a
+ * link never replaces (linkat); a rotation also gives the finished file
+ * its numbered name (linkat) and renames the new one over the path
+ * (renameat).  The mmap sink reserves blocks (fallocate) and cuts the file
  * to its length at close (ftruncate); sync makes the data (fdatasync)
  * and the directory (fsync) durable. */
-#define OPEN_CALLS "openat pwritev renameat"
-#define ROTATE_CALLS OPEN_CALLS " linkat"
+#define OPEN_CALLS "openat pwritev linkat"
+#define ROTATE_CALLS OPEN_CALLS " renameat"
 #define MMAP_CALLS " fallocate ftruncate"
 #define SYNC_CALLS " fdatasync fsync"
 
