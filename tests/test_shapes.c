@@ -839,8 +839,9 @@ static int64_t ts_of(const char *path, const char *name)
   return (int64_t)ns;
 }
 
-/* A tracewriter trace (monotonic ts and its clock record) and a PyTorch
- * profiler trace written here from the same wall-clock instant -- with
+/* A tracewriter trace (monotonic ts, or timebase=kineto, and its clock
+ * record) and a PyTorch profiler trace written here from the same
+ * wall-clock instant -- with
  * baseTimeNanoseconds (ts relative to it) and without (epoch ts) --
  * land within 1 ms of each other after merge, in either order, and
  * --explain says which rule placed each. */
@@ -857,7 +858,11 @@ static void test_merge_kineto(void **state)
   int rc = 0;
   (void)state;
 
+  /* The engine's trace on the monotonic clock, then on the profiler's
+   * timebase (timebase=kineto: its clock record says the base). */
+  for (int tb = 0; tb < 2; tb++) {
   tw_options_init(&o);
+  o.timebase = tb ? TW_TIMEBASE_KINETO : TW_TIMEBASE_MONOTONIC;
   w = tw_open(eng, &o, &rc);
   assert_non_null(w);
   mono = (int64_t)tw_now_ns();
@@ -902,8 +907,9 @@ static void test_merge_kineto(void **state)
       a = ts_of(out, "engine.step");
       b = ts_of(out, "gemm");
       if (llabs(a - b) > 1000000)
-        fail_msg("base %d order %d: %" PRId64 " and %" PRId64 " are %"
-                 PRId64 " ns apart", with_base, order, a, b, a - b);
+        fail_msg("timebase %d base %d order %d: %" PRId64 " and %" PRId64
+                 " are %" PRId64 " ns apart", tb, with_base, order, a, b,
+                 a - b);
       msg = tu_read_file(err, NULL);
       assert_non_null(strstr(msg, with_base ? "baseTimeNanoseconds " :
                              "since the epoch"));
@@ -911,6 +917,7 @@ static void test_merge_kineto(void **state)
       assert_non_null(strstr(msg, "the reference"));
       free(msg);
     }
+  }
   }
   free(eng);
   free(kin);
