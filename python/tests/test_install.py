@@ -66,6 +66,10 @@ class TestInstall(TraceTest):
         import json
         e = install_env()
         e.update(env)
+        # The probe loads the library: with a sanitizer build, its
+        # runtime preloaded as for the tests themselves.
+        if os.environ.get("LD_PRELOAD"):
+            e["LD_PRELOAD"] = os.environ["LD_PRELOAD"]
         out = self.path("installed.json")
         r = subprocess.run([python, "-B", "-c", PROBE, out], cwd=self.dir,
                            capture_output=True, text=True, timeout=120,
