@@ -1,8 +1,9 @@
 /* deflate_pool.h -- parallel deflate for the gzip sink, the way pigz does
  *
  * A commit's input is cut into blocks; each block is deflated by an
- * independent raw-deflate stream primed with the 32 KiB of input that
- * precede it (deflateSetDictionary) and ended with Z_SYNC_FLUSH, so it
+ * independent raw-deflate stream primed with the input that precedes it
+ * (deflateSetDictionary: 32 KiB, or 16 KiB before a block under 64 KiB,
+ * deflate_pool.c) and ended with Z_SYNC_FLUSH, so it
  * ends byte-aligned and not final.  Joined in order, the blocks are one
  * valid deflate stream, as good as one stream but for a block header and
  * a sync marker per block; the CRC-32 of the input is the blocks' CRCs
