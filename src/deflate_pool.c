@@ -31,7 +31,7 @@ typedef struct dp_ctx {
   tw__dpool *pool;         /* the pool it belongs to */
   z_stream zs;             /* raw deflate (windowBits -15) */
   int zs_ok;               /* zs was initialised */
-  unsigned char *dict;     /* TW__DEFLATE_WINDOW bytes: a block's history */
+  unsigned char *dict;     /* TW__DEFLATE_PRIME bytes: a block's history */
 } dp_ctx;
 
 /* A block's result. */
@@ -72,19 +72,6 @@ struct tw__dpool {
   unsigned busy;           /* blocks claimed and not done */
   int failed;              /* an error: claim no more blocks */
 };
-
-/* How much history primes a block of block bytes: the whole window
- * (32 KiB) for a block of 64 KiB or more, else 16 KiB.  Priming costs
- * the hash insertion of every byte, and a dictionary and block that
- * overflow zlib's 64 KiB buffer cost a window slide on top: with 32 KiB
- * before a 32 KiB block, priming took longer than deflating the block
- * (zlib 1.2.13, level 1), while 16 KiB gave the same size to 0.1%.  A
- * large block slides anyway, and amortises the whole window. */
-static size_t dict_len(size_t block)
-{
-  return block >= 2 * TW__DEFLATE_WINDOW ? TW__DEFLATE_WINDOW
-                                         : TW__DEFLATE_WINDOW / 2;
-}
 
 /* Copy the run's logical input [from, from + len) into dst: offsets
  * below 0 are in hist (which ends at offset 0), the rest in iov. */
@@ -141,8 +128,8 @@ static int dp_block(tw__dpool *p, dp_ctx *c, size_t j, dp_job *job)
   size_t off = start, left = end - start;
   int rc = 0;
 
-  if (dlen > dict_len(p->block))
-    dlen = dict_len(p->block);
+  if (dlen > TW__DEFLATE_PRIME)
+    dlen = TW__DEFLATE_PRIME;
   job->out_len = 0;
   job->len = left;
   job->crc = crc32(0L, Z_NULL, 0);
@@ -356,7 +343,7 @@ int tw__dpool_new(tw__dpool **out, int level, unsigned workers)
   }
   p->out_cap = deflateBound(&p->ctx[0].zs, TW__DEFLATE_BLOCK_MAX) +
                DP_FLUSH_SLACK;
-  per = TW__DEFLATE_WINDOW;
+  per = TW__DEFLATE_PRIME;
   if (!(p->mem = malloc((workers + 1) * per + p->ring * p->out_cap))) {
     dp_release(p);
     return -ENOMEM;

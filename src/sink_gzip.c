@@ -27,7 +27,7 @@
  * Parallel deflate (deflate_pool.h): a large commit, when deflate is
  * what bounds the writer, is cut into blocks that worker threads and the
  * committing thread deflate at once, each primed with the input before
- * it (up to 32 KiB: deflate_pool.c) and sync-flushed; joined in order they are the same kind of
+ * it (16 KiB: deflate_pool.h) and sync-flushed; joined in order they are the same kind of
  * output as one stream's (byte-aligned, not final), so the rest of the
  * commit -- the stored final block, the trailer, the one pwritev -- is
  * unchanged, and the commit returns only once every block is written.
