@@ -247,6 +247,13 @@ typedef struct tw_options {
                              form) and as the process's label and sort
                              index; TW_RANK_AUTO (the default): the RANK
                              environment variable if set, else none */
+  unsigned gzip_threads;  /* the gzip sink: the most threads deflating one
+                             commit, the committing thread and workers
+                             (1..17; 1: no worker thread).  0 (the
+                             default): one per CPU, the workers started
+                             only once commits take half the writer's
+                             time, and a commit split only while they
+                             take a quarter of it */
 } tw_options;
 
 /* The clock of the "ts" fields.  MONOTONIC: CLOCK_MONOTONIC, tw_now_ns,
@@ -293,6 +300,7 @@ TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
  *   sink=auto|file|mmap|gzip      sink; default auto
  *   mmap                          sink=mmap
  *   gzip, gzip=LEVEL              gzip_level, 1 to 9, and sink=gzip; default 1
+ *   gzip_threads=N|auto           gzip_threads, 1 to 17; default auto
  *   chunk=SIZE                    mmap_chunk, 4KiB to 1GiB; default 1MiB
  *   utf8=replace|reject           TW_OPT_REJECT_INVALID_UTF8; default replace
  *   nonfinite=null|reject         TW_OPT_REJECT_NONFINITE; default null

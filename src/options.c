@@ -48,6 +48,7 @@ static const tw__key_word nonfinite_words[] = {
 static const tw__key_word timebase_words[] = {
   { "monotonic", TW_TIMEBASE_MONOTONIC }, { "kineto", TW_TIMEBASE_KINETO },
   { NULL, 0 } };
+static const tw__key_word auto_words[] = { { "auto", 0 }, { NULL, 0 } };
 static const tw__key_word rank_words[] = {
   { "auto", TW_RANK_AUTO }, { NULL, 0 } };
 static const tw__key_word long_words[] = {
@@ -128,6 +129,12 @@ const tw__option_key tw__option_keys[] = {
     .bare = "sink=gzip", .also = "sink=gzip",
     .doc = "the gzip sink at this compression level, 1 the fastest, 9 the "
            "smallest" },
+  { .name = "gzip_threads", .kind = TW__KEY_NUMBER, .arg = "N",
+    FIELD(gzip_threads, TW__FIELD_UNSIGNED),
+    .min = 1, .max = 17, .def = 0, .words = auto_words,
+    .doc = "the most threads deflating one gzip commit (1: no worker "
+           "threads); auto: one per CPU, workers started only when "
+           "compression bounds the writer" },
   { .name = "chunk", .kind = TW__KEY_SIZE, .arg = "SIZE",
     FIELD(mmap_chunk, TW__FIELD_SIZE),
     .min = MIN_MMAP_CHUNK, .max = MAX_SIZE_OPTION,

@@ -19,7 +19,8 @@ int tw__sink_open(int fd, int own_fd, const tw_options *o, tw__sink **out)
     rc = tw__sink_mmap_open(out, fd, own_fd, tail, tail_len, o->mmap_chunk);
     break;
   case TW_SINK_GZIP:
-    rc = tw__sink_gzip_open(out, fd, own_fd, tail, tail_len, o->gzip_level);
+    rc = tw__sink_gzip_open(out, fd, own_fd, tail, tail_len, o->gzip_level,
+                            o->gzip_threads);
     break;
   default:
     rc = tw__sink_file_open(out, fd, own_fd, tail, tail_len);

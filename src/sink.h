@@ -177,9 +177,10 @@ int tw__sink_mmap_open(tw__sink **out, int fd, int own_fd,
 
 /* gzip sink on fd: one gzip member, valid after every commit on a
  * seekable regular file; a plain gzip stream finished at close on
- * anything else.  level 1..9. */
+ * anything else.  level 1..9; threads: gzip_threads (tw_options). */
 int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
-                       const char *tail, size_t tail_len, int level);
+                       const char *tail, size_t tail_len, int level,
+                       unsigned threads);
 
 /* The factory (sink.c): the sink o->sink names (resolved: not
  * TW_SINK_AUTO) on fd, with the tail of o's format.  Takes fd when

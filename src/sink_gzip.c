@@ -24,13 +24,27 @@
  * once, so a reader gets the records promptly; close deflates the tail
  * with Z_FINISH and writes the trailer.
  *
+ * Parallel deflate (deflate_pool.h): a large commit, when deflate is
+ * what bounds the writer, is cut into blocks that worker threads and the
+ * committing thread deflate at once, each primed with the input before
+ * it (16 KiB: deflate_pool.h) and sync-flushed; joined in order they are the same kind of
+ * output as one stream's (byte-aligned, not final), so the rest of the
+ * commit -- the stored final block, the trailer, the one pwritev -- is
+ * unchanged, and the commit returns only once every block is written.
+ * The workers start only when needed (gzip_threads, below: par_threads);
+ * hist keeps the last 32 KiB of input, which primes the first block of a
+ * parallel commit and, after one, the serial stream (zs_stale).
+ *
  * The crash hook (gzip_crash_commit, from a signal handler) commits the
- * same way without allocating: when out is full it writes what out holds
- * (in place: from pos on, over the old end, which the final pwritev
- * replaces) and goes on deflating.  deflate is computation on this
- * stream only; the writer's commit token keeps every other call off it.
+ * same way without allocating, on the serial stream only (never the
+ * workers): when out is full it writes what out holds (in place: from pos
+ * on, over the old end, which the final pwritev replaces) and goes on
+ * deflating.  deflate is computation on this stream only; the writer's
+ * commit token keeps every other call off it, and a parallel commit
+ * holds the token until its blocks are all written.
  */
 #include "internal.h"
+#include "deflate_pool.h"
 #include "fdio.h"
 #include "layout.h"       /* tw__layout_gzip_end */
 #include "sink.h"
@@ -42,6 +56,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -55,6 +70,18 @@
 #define GZ_OUT_INITIAL (TW_DEFAULT_BUFFER_SIZE + TW_DEFAULT_BUFFER_SIZE / 8)
 /* Room for a sync flush marker and pending bits, on top of deflateBound. */
 #define GZ_FLUSH_SLACK 64
+/* Commits smaller than this are deflated by one thread: split, their
+ * blocks would cost more in size and hand-over than they save.  (A
+ * default 64 KiB buffer makes commits just under 64 KiB.) */
+#define GZ_PAR_MIN (48u * 1024u)
+/* The smallest block a commit is cut into: a commit is split among at
+ * most its size / GZ_BLOCK_MIN threads. */
+#define GZ_BLOCK_MIN (GZ_PAR_MIN / 2)
+/* gzip_threads=0 (auto) starts the workers when the writer spends at
+ * least this share of its time in commits, and keeps splitting commits
+ * while the share stays above GZ_DUTY_OFF. */
+#define GZ_DUTY_ON 0.5
+#define GZ_DUTY_OFF 0.25
 
 typedef struct gzip_sink {
   tw__sink base;
@@ -77,6 +104,19 @@ typedef struct gzip_sink {
   unsigned char *end;      /* the stored block and trailer now at pos */
   unsigned char *next_end; /* the ones the commit in progress writes */
   size_t end_len;          /* GZ_STORED_HDR + tail_len + GZ_TRAILER_LEN */
+  /* Parallel deflate: */
+  unsigned max_threads;    /* the most threads deflating a commit (1: the
+                              committing thread alone) */
+  int adaptive;            /* gzip_threads=0: split only when busy */
+  tw__dpool *pool;         /* the workers, once started (else NULL) */
+  int pool_failed;         /* they could not start: one thread from now */
+  unsigned char *hist;     /* the last TW__DEFLATE_WINDOW bytes of input */
+  size_t hist_len;         /* how many (fewer at the start) */
+  int zs_stale;            /* a parallel commit came after zs's input:
+                              reset and prime it from hist before use */
+  double duty;             /* share of time in commits, smoothed */
+  uint64_t last_start;     /* when the last commit began (ns), 0: none */
+  uint64_t last_busy;      /* how long it took (ns) */
 } gzip_sink;
 
 static void put_le32(unsigned char *p, uint32_t v)
@@ -226,6 +266,139 @@ static int deflate_data(gzip_sink *g, const char *data, size_t len, int flush,
   return 0;
 }
 
+/* Deflate iov[0..n) without flushing.  Returns 0 or an error. */
+static int deflate_segments(gzip_sink *g, const struct iovec *iov, int n,
+                            off_t *at)
+{
+  int rc = 0;
+
+  for (int i = 0; i < n && rc == 0; i++)
+    if (iov[i].iov_len)
+      rc = deflate_data(g, iov[i].iov_base, iov[i].iov_len, Z_NO_FLUSH, at);
+  return rc;
+}
+
+static size_t segments_len(const struct iovec *iov, int n)
+{
+  size_t total = 0;
+
+  for (int i = 0; i < n; i++)
+    total += iov[i].iov_len;
+  return total;
+}
+
+/* Make zs ready to go on after the input so far: after a parallel
+ * commit, reset it and prime it with the last 32 KiB of input.
+ * Computation only (no allocation): safe in the crash hook.  Returns 0
+ * or TW_EZLIB. */
+static int serial_ready(gzip_sink *g)
+{
+  if (!g->zs_stale)
+    return 0;
+  if (deflateReset(&g->zs) != Z_OK ||
+      (g->hist_len &&
+       deflateSetDictionary(&g->zs, g->hist, (uInt)g->hist_len) != Z_OK))
+    return TW_EZLIB;
+  g->zs_stale = 0;
+  return 0;
+}
+
+/* Keep the last TW__DEFLATE_WINDOW bytes of the input so far, iov[0..n)
+ * (total bytes) being the newest.  memcpy only: safe in the crash hook. */
+static void hist_update(gzip_sink *g, const struct iovec *iov, int n,
+                        size_t total)
+{
+  size_t add = total < TW__DEFLATE_WINDOW ? total : TW__DEFLATE_WINDOW;
+  size_t keep = TW__DEFLATE_WINDOW - add;
+  size_t skip = total - add;          /* input bytes older than kept */
+  unsigned char *dst;
+
+  if (keep > g->hist_len)
+    keep = g->hist_len;
+  memmove(g->hist, g->hist + g->hist_len - keep, keep);
+  dst = g->hist + keep;
+  for (int i = 0; i < n; i++) {
+    size_t len = iov[i].iov_len;
+    const char *p = iov[i].iov_base;
+
+    if (skip >= len) {
+      skip -= len;
+      continue;
+    }
+    memcpy(dst, p + skip, len - skip);
+    dst += len - skip;
+    skip = 0;
+  }
+  g->hist_len = keep + add;
+}
+
+static uint64_t now_ns(void)
+{
+  struct timespec t;
+
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* How many threads deflate a commit of total bytes beginning at now.
+ * Workers only where there is work: a commit below GZ_PAR_MIN gets one;
+ * with gzip_threads=0 the workers start once the writer spends
+ * GZ_DUTY_ON of its time in commits (deflate bounds it), and commits are
+ * split while it spends GZ_DUTY_OFF; with gzip_threads=N they start at
+ * the first commit big enough to split.  Failing to start them is no
+ * error: the commit is deflated by one thread, as are all later ones. */
+static unsigned par_threads(gzip_sink *g, size_t total, uint64_t now)
+{
+  if (g->last_start && now > g->last_start) {
+    double d = (double)g->last_busy / (double)(now - g->last_start);
+
+    g->duty = (3 * g->duty + (d > 1 ? 1 : d)) / 4;
+  }
+  if (g->max_threads <= 1 || total < GZ_PAR_MIN || g->pool_failed)
+    return 1;
+  if (g->adaptive && g->duty < (g->pool ? GZ_DUTY_OFF : GZ_DUTY_ON))
+    return 1;
+  if (!g->pool && tw__dpool_new(&g->pool, g->level, g->max_threads - 1)) {
+    g->pool = NULL;
+    g->pool_failed = 1;
+    return 1;
+  }
+  return tw__dpool_threads(g->pool);
+}
+
+/* Deflate a commit's iov[0..n) and sync-flush, appending to out: by
+ * several threads when par_threads says so, else on zs.  Returns 0 or
+ * an error (the caller makes it sticky). */
+static int deflate_commit(gzip_sink *g, const struct iovec *iov, int n)
+{
+  size_t total = segments_len(iov, n);
+  uint64_t start = now_ns();
+  unsigned threads = par_threads(g, total, start);
+  int rc;
+
+  if (threads > total / GZ_BLOCK_MIN)
+    threads = (unsigned)(total / GZ_BLOCK_MIN);
+  if (threads > 1) {
+    size_t block = (total + threads - 1) / threads;
+
+    rc = tw__dpool_deflate(g->pool, iov, n, total, block, g->hist,
+                           g->hist_len, &g->out, &g->out_len, &g->out_cap,
+                           &g->crc);
+    if (rc == 0) {
+      g->isize += (uint32_t)total;
+      g->zs_stale = 1;
+    }
+  } else if ((rc = serial_ready(g)) == 0 &&
+             (rc = deflate_segments(g, iov, n, NULL)) == 0) {
+    rc = deflate_data(g, NULL, 0, Z_SYNC_FLUSH, NULL);
+  }
+  if (rc == 0)
+    hist_update(g, iov, n, total);
+  g->last_start = start;
+  g->last_busy = now_ns() - start;
+  return rc;
+}
+
 /* ------------------------------------------------------------- in place */
 
 /* After a failed commit: put the last commit's end back at pos
@@ -274,35 +447,13 @@ static int finish_inplace(gzip_sink *g, off_t at)
   return 0;
 }
 
-/* Deflate iov[0..n) without flushing.  Returns 0 or an error. */
-static int deflate_segments(gzip_sink *g, const struct iovec *iov, int n,
-                            off_t *at)
-{
-  int rc = 0;
-
-  for (int i = 0; i < n && rc == 0; i++)
-    if (iov[i].iov_len)
-      rc = deflate_data(g, iov[i].iov_base, iov[i].iov_len, Z_NO_FLUSH, at);
-  return rc;
-}
-
-static size_t segments_len(const struct iovec *iov, int n)
-{
-  size_t total = 0;
-
-  for (int i = 0; i < n; i++)
-    total += iov[i].iov_len;
-  return total;
-}
-
 static int gzip_commit_inplace(gzip_sink *g, const struct iovec *iov, int n)
 {
   int rc;
 
   if (segments_len(iov, n) == 0 && g->committed)
     return 0;                         /* the file is complete already */
-  if ((rc = deflate_segments(g, iov, n, NULL)) != 0 ||
-      (rc = deflate_data(g, NULL, 0, Z_SYNC_FLUSH, NULL)) != 0)
+  if ((rc = deflate_commit(g, iov, n)) != 0)
     return tw__sink_fail(&g->base, rc);
   return finish_inplace(g, g->pos);
 }
@@ -326,9 +477,7 @@ static int gzip_commit_stream(gzip_sink *g, const struct iovec *iov, int n)
   int rc;
 
   /* An empty commit writes nothing (but the header, the first time). */
-  if (segments_len(iov, n) &&
-      ((rc = deflate_segments(g, iov, n, NULL)) != 0 ||
-       (rc = deflate_data(g, NULL, 0, Z_SYNC_FLUSH, NULL)) != 0))
+  if (segments_len(iov, n) && (rc = deflate_commit(g, iov, n)) != 0)
     return tw__sink_fail(&g->base, rc);
   if ((rc = flush_out(g)) != 0)
     return tw__sink_fail(&g->base, rc);
@@ -340,7 +489,8 @@ static int finish_stream(gzip_sink *g)
 {
   int rc;
 
-  if ((rc = deflate_data(g, g->base.tail, g->base.tail_len, Z_FINISH,
+  if ((rc = serial_ready(g)) != 0 ||
+      (rc = deflate_data(g, g->base.tail, g->base.tail_len, Z_FINISH,
                          NULL)) != 0 ||
       (rc = out_reserve(g, GZ_TRAILER_LEN)) != 0)
     return rc;
@@ -367,7 +517,9 @@ static int gzip_crash_commit(tw__sink *s, const struct iovec *iov, int n,
     return s->err;
   if (!streaming && segments_len(iov, n) == 0 && g->committed)
     return 0;                         /* the file is complete already */
-  rc = deflate_segments(g, iov, n, &at);
+  if ((rc = serial_ready(g)) == 0 &&
+      (rc = deflate_segments(g, iov, n, &at)) == 0)
+    hist_update(g, iov, n, segments_len(iov, n));
   if (streaming) {
     if (rc == 0 && final) {
       rc = deflate_data(g, s->tail, s->tail_len, Z_FINISH, &at);
@@ -425,12 +577,18 @@ static int gzip_commit(tw__sink *s, const struct iovec *iov, int n)
   return gzip_commit_stream(g, iov, n);
 }
 
-/* Free everything but the fd. */
-static void gzip_free(gzip_sink *g)
+/* Free everything but the fd; the workers stopped and joined, or (after
+ * fork, when they are the parent's) only forgotten. */
+static void gzip_free(gzip_sink *g, int join)
 {
+  if (join)
+    tw__dpool_free(g->pool);
+  else
+    tw__dpool_abandon(g->pool);
   (void)deflateEnd(&g->zs);
   free(g->out);
   free(g->ends);
+  free(g->hist);
   free(g);
 }
 
@@ -445,7 +603,7 @@ static int gzip_close(tw__sink *s)
     tw__sink_fail(s, rc);
   if (g->own_fd && close(g->fd) != 0 && !rc && errno != EINTR)
     rc = -errno;
-  gzip_free(g);
+  gzip_free(g, 1);
   return rc;
 }
 
@@ -455,7 +613,7 @@ static void gzip_abandon(tw__sink *s)
 
   if (g->own_fd)
     close(g->fd);
-  gzip_free(g);
+  gzip_free(g, 0);
 }
 
 static int gzip_sync(tw__sink *s)
@@ -480,6 +638,8 @@ static int gzip_restart(tw__sink *s)
     return tw__sink_fail(s, zlib_error(zr));
   g->pos = g->start;
   g->committed = 0;
+  g->hist_len = 0;
+  g->zs_stale = 0;
   put_header(g);
   return 0;
 }
@@ -490,8 +650,22 @@ static const tw__sink_ops gzip_ops = {
   .sync = gzip_sync
 };
 
+/* The most threads deflating a commit for gzip_threads=threads. */
+static unsigned threads_for(unsigned threads)
+{
+  long cpus;
+
+  if (threads == 0) {
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cpus > 0 ? (unsigned)(cpus < INT_MAX ? cpus : INT_MAX) : 1;
+  }
+  return threads < TW__DEFLATE_WORKERS_MAX + 1
+         ? threads : TW__DEFLATE_WORKERS_MAX + 1;
+}
+
 int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
-                       const char *tail, size_t tail_len, int level)
+                       const char *tail, size_t tail_len, int level,
+                       unsigned threads)
 {
   tw__fd_info info;
   gzip_sink *g;
@@ -509,8 +683,10 @@ int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
   g->end_len = GZ_STORED_HDR + tail_len + GZ_TRAILER_LEN;
   g->out_cap = GZ_OUT_INITIAL;
   if (!(g->out = malloc(g->out_cap)) ||
-      !(g->ends = malloc(2 * g->end_len))) {
+      !(g->ends = malloc(2 * g->end_len)) ||
+      !(g->hist = malloc(TW__DEFLATE_WINDOW))) {
     free(g->out);
+    free(g->ends);
     free(g);
     return -ENOMEM;
   }
@@ -520,16 +696,19 @@ int tw__sink_gzip_open(tw__sink **out, int fd, int own_fd,
   if (zr != Z_OK) {
     free(g->out);
     free(g->ends);
+    free(g->hist);
     free(g);
     return zlib_error(zr);
   }
   /* Nothing may follow the member: drop what the file held past here.
    * Last, so that a failed open leaves the file alone. */
   if ((rc = tw__fd_cut(fd, &info)) != 0) {
-    gzip_free(g);
+    gzip_free(g, 1);
     return rc;
   }
   g->level = level;
+  g->max_threads = threads_for(threads);
+  g->adaptive = threads == 0;
   put_header(g);                  /* written with the first commit */
   g->base.ops = &gzip_ops;
   g->base.tail = tail;

@@ -40,6 +40,7 @@ int main(void)
   FIELD(tw_options, rotate_keep);
   FIELD(tw_options, timebase);
   FIELD(tw_options, rank);
+  FIELD(tw_options, gzip_threads);
 
   STRUCT(tw_arg);
   FIELD(tw_arg, name);

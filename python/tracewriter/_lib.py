@@ -46,6 +46,7 @@ class Options(ctypes.Structure):
         ("rotate_keep", ctypes.c_uint),
         ("timebase", ctypes.c_int),
         ("rank", ctypes.c_int),
+        ("gzip_threads", ctypes.c_uint),
     ]
 
 

@@ -42,6 +42,7 @@ pub struct tw_options {
     pub rotate_keep: c_uint,
     pub timebase: c_int,
     pub rank: c_int,
+    pub gzip_threads: c_uint,
 }
 
 /// `tw_stats`.
