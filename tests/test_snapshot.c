@@ -30,6 +30,7 @@
 
 #include "gunzip.h"
 #include "output.h"
+#include "repair.h"
 #include "snapshot.h"
 
 /* Snapshot in to out, failing with the message if it fails. */
@@ -723,10 +724,72 @@ static void test_live_gzip(void **state)
   check_live(&sink);
 }
 
+/* ======================================= a head with members */
+
+/* The object form's head with members (timebase=kineto, a rank) is the
+ * library's own layout: a snapshot, and the repair of a cut copy, read
+ * it and keep its members (after the array), as strict JSON. */
+static void check_members_kept(const char *path, size_t events)
+{
+  jc_doc *d = tt_load_file(path);
+  jc_val root = jc_root(d), info = jc_get(d, root, "distributedInfo");
+  int64_t v = -1;
+
+  assert_int_equal(jc_int64(d, jc_get(d, info, "rank"), &v), 0);
+  assert_int_equal(v, 4);
+  assert_int_equal(jc_int64(d, jc_get(d, root, "schemaVersion"), &v), 0);
+  assert_int_equal(v, 1);
+  assert_true(jc_int64(d, jc_get(d, root, "baseTimeNanoseconds"), &v) == 0 &&
+              v > 0);
+  assert_int_equal(jc_len(d, jc_trace_events(d)), events);
+  jc_free(d);
+}
+
+static void test_head_with_members(void **state)
+{
+  char *dir = tt_make_dir(), *src = tt_in_dir(dir, "src.json");
+  char *copy = tt_in_dir(dir, "copy.json"), *cut = tt_in_dir(dir, "cut.json");
+  char *fixed = tt_in_dir(dir, "fixed.json"), err[512];
+  struct twt_snapshot_report rep;
+  struct twt_repair_report rrep;
+  tw_options o;
+  tw_writer *w;
+  size_t len;
+  char *text;
+  int rc;
+  (void)state;
+
+  tw_options_init(&o);
+  assert_int_equal(tw_options_parse(&o, "timebase=kineto,rank=4,"
+                                    "format=object", NULL, 0), 0);
+  assert_non_null(w = tw_open(src, &o, &rc));
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(tw_instant(w, "c", "tick", 't', NULL, 0), 0);
+  assert_int_equal(tw_close(w), 0);
+  /* 10 events, the process name, the clock record, the rank's label and
+   * sort index. */
+  snapshot_ok(src, copy, 0, &rep);
+  check_members_kept(copy, 14);
+  /* Cut inside its last record: repaired, the members kept. */
+  text = tu_read_file(src, &len);
+  tt_write_bytes(cut, text, len - 20);
+  free(text);
+  rc = twt_repair_file(cut, fixed, &rrep, err, sizeof err);
+  if (rc != 0)
+    fail_msg("repair: %s", err);
+  check_members_kept(fixed, 13);
+  free(src);
+  free(copy);
+  free(cut);
+  free(fixed);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_copy_array),
+    cmocka_unit_test(test_head_with_members),
     cmocka_unit_test(test_copy_object),
     cmocka_unit_test(test_cuts_array),
     cmocka_unit_test(test_cuts_object),
