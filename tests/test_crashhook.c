@@ -56,17 +56,6 @@ static unsigned scale(void)
   return v > 0 ? (unsigned)v : 1;
 }
 
-/* In a child: report a failed check and exit (the parent asserts the
- * exit status). */
-#define CHILD_CHECK(cond)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "%s:%d: child check failed: %s\n", __FILE__,         \
-              __LINE__, #cond);                                            \
-      _exit(70);                                                           \
-    }                                                                      \
-  } while (0)
-
 /* The pad of event i: 0 to 89 letters. */
 static size_t pad_of(int i)
 {

@@ -37,17 +37,6 @@ static const char *const layers[4] = { "attn", "mlp", "norm", "embed" };
 #define TS(i) (TS0 + (uint64_t)(i) * 1733u)
 #define DUR(i) (100u + (uint64_t)(i) % 977u)
 
-/* In a child: report a failed check and exit (the parent asserts the
- * exit status). */
-#define CHILD_CHECK(cond)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "%s:%d: child check failed: %s\n", __FILE__,         \
-              __LINE__, #cond);                                            \
-      _exit(70);                                                           \
-    }                                                                      \
-  } while (0)
-
 static int emit_i(tw_writer *w, unsigned i)
 {
   tw_arg args[2];

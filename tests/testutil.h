@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jsoncheck.h"
 #include "tracewriter.h"
@@ -103,5 +104,16 @@ void tu_assert_absent(const jc_doc *d, jc_val obj, const char *key);
 /* The file's bytes must end with exactly TU_TAIL(object_form) and have
  * nothing after it: its last byte is ']' (or '}'). */
 void tu_assert_tail(const char *path, int object_form);
+
+/* In a forked child, where cmocka's asserts cannot report: say which
+ * check failed and exit 70 (the parent asserts the child's status). */
+#define CHILD_CHECK(cond)                                                  \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "%s:%d: child check failed: %s\n", __FILE__,         \
+              __LINE__, #cond);                                            \
+      _exit(70);                                                           \
+    }                                                                      \
+  } while (0)
 
 #endif
