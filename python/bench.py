@@ -13,6 +13,10 @@ repetitions:
   list+dump           the events kept in a list and json.dump'ed at exit,
                       as most tracers do (all of it lost on a crash; the
                       memory grows with every event)
+  floor: with         the same loop around `with` on a C-implemented
+                      context manager (a threading.Lock) that writes
+                      nothing: what the interpreter alone costs a span
+  floor: call         the same loop calling an empty function
 
 Each time is the whole run -- the spans, then closing the writer,
 flushing the file or dumping the list -- divided by the number of spans.
@@ -75,6 +79,23 @@ def tracewriter_deco(path, with_args):
     w.close()
 
 
+def floor_with(path, with_args):
+    """The interpreter's share of `with w.span()`: the same loop and
+    `with` on a context manager written in C that does nothing."""
+    lock = threading.Lock()
+    for i in range(N):
+        with lock:
+            pass
+
+
+def floor_call(path, with_args):
+    """The interpreter's share of a decorated call: an empty call."""
+    def step():
+        pass
+    for i in range(N):
+        step()
+
+
 def _event(t0, t1, i, with_args):
     ev = {"ph": "X", "name": "step", "cat": "bench", "ts": t0 / 1000,
           "dur": (t1 - t0) / 1000, "pid": PID, "tid": TID}
@@ -110,7 +131,10 @@ def list_dump(path, with_args):
 METHODS = [("tracewriter with", tracewriter_with),
            ("tracewriter deco", tracewriter_deco),
            ("dumps+write", dumps_write),
-           ("list+dump", list_dump)]
+           ("list+dump", list_dump),
+           ("floor: with", floor_with),
+           ("floor: call", floor_call)]
+FLOORS = {"tracewriter with": "floor: with", "tracewriter deco": "floor: call"}
 
 
 def check(path, with_args):
@@ -146,6 +170,8 @@ def main():
                 t0 = time.perf_counter_ns()
                 fn(path, with_args)
                 times[name].append((time.perf_counter_ns() - t0) / N)
+                if name.startswith("floor"):
+                    continue
                 if rep == 0:
                     check(path, with_args)
                 os.unlink(path)
@@ -161,12 +187,14 @@ def main():
                   % (name, med, min(t), max(t), med / base))
 
     print()
-    print("targets (median ns per span):")
+    print("targets (median ns per span; beside it, the same run's median "
+          "less its floor):")
     for (name, with_args), target in TARGETS.items():
         med = medians[(name, with_args)]
-        print("  %-17s %-10s %6.0f <= %4d  %s" % (
+        print("  %-17s %-10s %6.0f <= %4d  %s   (%.0f above %s)" % (
             name, "2 args" if with_args else "no args", med, target,
-            "PASS" if med <= target else "MISS"))
+            "PASS" if med <= target else "MISS",
+            med - medians[(FLOORS[name], with_args)], FLOORS[name]))
 
 
 if __name__ == "__main__":
