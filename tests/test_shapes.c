@@ -31,6 +31,7 @@
 #include "command.h"
 #include "jsonscan.h"
 #include "reader.h"
+#include "records.h"
 
 typedef int (*main_fn)(int, char **);
 
@@ -637,6 +638,187 @@ static void test_depth_limit(void **state)
   }
 }
 
+
+/* 1 if a and b found the same members (the same values). */
+static int same_members(const twt_rec *a, const twt_rec *b)
+{
+  const twt_rec_span *x[] = { &a->ph_v, &a->name, &a->cat, &a->ts_v,
+    &a->dur_v, &a->pid_v, &a->tid_v, &a->id, &a->id2, &a->scope,
+    &a->args };
+  const twt_rec_span *y[] = { &b->ph_v, &b->name, &b->cat, &b->ts_v,
+    &b->dur_v, &b->pid_v, &b->tid_v, &b->id, &b->id2, &b->scope,
+    &b->args };
+
+  for (size_t i = 0; i < sizeof x / sizeof *x; i++)
+    if (x[i]->len != y[i]->len ||
+        (x[i]->len && memcmp(a->text + x[i]->off, b->text + y[i]->off,
+                             x[i]->len) != 0))
+      return 0;
+  return 1;
+}
+
+static int is_space_(char c)
+{
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* The record t as the scanner must yield it: without the whitespace
+ * between its tokens when a newline, CR or tab is among it. */
+static void expected_text(const text *t, text *want)
+{
+  int str = 0, esc = 0, nl = 0;
+  size_t b = 0, e = t->len;
+
+  /* Whitespace around the record is not part of it. */
+  while (b < e && is_space_(t->p[b]))
+    b++;
+  while (e > b && is_space_(t->p[e - 1]))
+    e--;
+  for (size_t i = b; i < e; i++) {
+    char c = t->p[i];
+    if (str) {
+      if (esc)
+        esc = 0;
+      else if (c == '\\')
+        esc = 1;
+      else if (c == '"')
+        str = 0;
+    } else if (c == '"') {
+      str = 1;
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      nl = 1;
+    }
+  }
+  want->len = 0;
+  if (!nl) {
+    put(want, t->p + b, e - b);
+    return;
+  }
+  want->len = twt_json_compact(want->p, t->p + b, e - b);
+}
+
+/* Variants of the records -- mutated bytes, whitespace between tokens,
+ * cut -- must be accepted by the tools' one-pass checker exactly when
+ * the test's strict checker accepts them; the scanner, fed the variant
+ * as an array's element in chunks of every size, must yield a valid
+ * one as the text expected (compacted where it spread over lines) with
+ * the members found while it was checked where twt_rec_parse finds
+ * them in that text, and never yield an invalid one. */
+static void test_checker_matches(void **state)
+{
+  static const char pool[] = "\"\\{}[],:0123456789.eE+-tfnul \n\r\t\x01"
+                             "\x80\xc3\xa9\xff ";
+  text t = { 0 }, doc = { 0 }, want = { 0 };
+  unsigned seed = tt_seed();
+  (void)state;
+
+  srand(seed);
+  want.cap = 1;
+  for (int iter = 0; iter < 20000; iter++) {
+    const char *rec = RECS[(size_t)rand() % NRECS];
+    int muts = rand() % 4, ok;
+    jc_doc *d;
+
+    t.len = 0;
+    if (rand() % 3 == 0)
+      pretty(&t, rec, 2, rand() % 2 ? "\n" : "\r\n");
+    else if (rand() % 2)
+      spaced(&t, rec);
+    else
+      puts_(&t, rec);
+    for (int m = 0; m < muts && t.len > 1; m++) {
+      size_t at = (size_t)rand() % t.len;
+      char c = pool[(size_t)rand() % (sizeof pool - 1)];
+      switch (rand() % 4) {
+      case 0:
+        t.p[at] = c;
+        break;
+      case 1:
+        put(&t, " ", 1);
+        memmove(t.p + at + 1, t.p + at, t.len - at - 1);
+        t.p[at] = c;
+        break;
+      case 2:
+        memmove(t.p + at, t.p + at + 1, t.len - at - 1);
+        t.len--;
+        break;
+      default:
+        t.len = at + 1;
+        break;
+      }
+    }
+    d = jc_parse(t.p, t.len, NULL, 0);
+    ok = d != NULL && jc_type(d, jc_root(d)) == JC_OBJECT;
+    if ((twt_json_check(t.p, t.len, TWT_RECORD_DEPTH, NULL) == 0) !=
+        (d != NULL))
+      fail_msg("seed %u: checker %s %.*s", seed, d ? "refused" : "accepted",
+               (int)t.len, t.p);
+    jc_free(d);
+
+    /* Through the scanner, in chunks of k bytes. */
+    doc.len = 0;
+    puts_(&doc, "[");
+    put(&doc, t.p, t.len);
+    puts_(&doc, "]");
+    if (want.cap < t.len + 1) {
+      want.p = realloc(want.p, t.len + 1);
+      want.cap = t.len + 1;
+    }
+    if (ok)
+      expected_text(&t, &want);
+    {
+      size_t k = 1 + (size_t)rand() % (doc.len + 16), pos = 0;
+      twt_rec got;
+      twt_scan *sc = twt_scan_new(1 << 20, 1 << 20);
+      int yielded = 0;
+      assert_non_null(sc);
+      twt_scan_on_member(sc, twt_rec_take, &got);
+      while (pos < doc.len) {
+        size_t n = doc.len - pos < k ? doc.len - pos : k, off = 0;
+        while (off < n) {
+          twt_scan_rec r;
+          int ready;
+          ptrdiff_t used = twt_scan_feed(sc, doc.p + pos + off, n - off,
+                                         &r, &ready);
+          if (used < 0)
+            break;
+          off += (size_t)used;
+          if (ready && !r.dropped) {
+            twt_rec ref;
+            jc_doc *rd = jc_parse(r.text, r.len, NULL, 0);
+            if (!rd)
+              fail_msg("seed %u: yielded an invalid %.*s from %.*s", seed,
+                       (int)r.len, r.text, (int)t.len, t.p);
+            jc_free(rd);
+            /* (An invalid variant may hold a valid record before what
+             * is wrong, "{...},junk": any record yielded is valid.) */
+            if (ok && (r.len != want.len ||
+                       memcmp(r.text, want.p, r.len) != 0))
+              fail_msg("seed %u: yielded %.*s from %.*s", seed,
+                       (int)r.len, r.text, (int)t.len, t.p);
+            twt_rec_finish(&got, r.text, r.len);
+            assert_int_equal(twt_rec_parse(&ref, r.text, r.len), 0);
+            if (!same_members(&got, &ref))
+              fail_msg("seed %u: the members of %.*s, read from %.*s",
+                       seed, (int)r.len, r.text, (int)t.len, t.p);
+            yielded++;
+          }
+          if (used == 0 && !ready)
+            break;
+        }
+        pos += n;
+      }
+      (void)twt_scan_end(sc);
+      if (ok && t.p[0] == '{' && yielded != 1)
+        fail_msg("seed %u: %d records from %.*s", seed, yielded,
+                 (int)t.len, t.p);
+      twt_scan_free(sc);
+    }
+  }
+  free(t.p);
+  free(doc.p);
+  free(want.p);
+}
 
 /* ======================================================= exact values */
 
@@ -1332,6 +1514,7 @@ int main(void)
     cmocka_unit_test(test_not_traces),
     cmocka_unit_test(test_hostile),
     cmocka_unit_test(test_depth_limit),
+    cmocka_unit_test(test_checker_matches),
     cmocka_unit_test(test_exact_arithmetic),
     cmocka_unit_test(test_exact_merge),
     cmocka_unit_test(test_exact_slice),

@@ -202,6 +202,8 @@ int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,
 
 void twt_cmd_progress(twt_progress *p, const twt_tin *in)
 {
+  if (!p->enabled)                /* per record: nothing to do, fast */
+    return;
   twt_progress_update(p, twt_tin_done_bytes(in), twt_tin_total_bytes(in),
                       twt_tin_stats(in)->json_bytes);
 }

@@ -26,7 +26,8 @@
  *    general reader (jsonscan.c), which is fed the same chunks.
  *  - twt_reader_next feeds the current chunk to the scanner until a line
  *    ends with an item to yield, so records come one at a time, and the
- *    record's text is the scanner's line buffer.
+ *    record's text is the chunk itself when the line lies whole in it
+ *    (r->view: most lines, no copy), else the scanner's line buffer.
  */
 #include "internal.h"     /* config.h first */
 #include "layout.h"       /* tw__layout_head, tw__layout_tail */
@@ -164,6 +165,8 @@ struct twt_reader {
   uint64_t line_no;        /* the current line, from 1 */
   uint64_t line_off;       /* offset of its text's first byte */
   char *line;              /* its text, then kept padding */
+  const char *view;        /* or, for a record line that lies whole in
+                              the chunk, its text there (not copied) */
   size_t len, cap, content;
   run run;
   int junk_record;         /* a junk line that began with "{" */
@@ -488,7 +491,7 @@ static int line_add(twt_reader *r, const char *p, size_t n)
  * *glued if the old tail follows it. */
 static int record_complete(const twt_reader *r, size_t *len, int *glued)
 {
-  const char *t = r->line;
+  const char *t = r->view ? r->view : r->line;
   size_t q = r->content;
 
   *glued = 0;
@@ -522,7 +525,7 @@ static int record_complete(const twt_reader *r, size_t *len, int *glued)
 /* A record line ended: yield it if its text is one JSON object. */
 static int take_record(twt_reader *r, int terminated)
 {
-  const char *t = r->line;
+  const char *t = r->view ? r->view : r->line;
   size_t q;
   int glued, ok = record_complete(r, &q, &glued);
 
@@ -600,6 +603,7 @@ static int line_begin(twt_reader *r, char c, uint64_t offset)
   if (r->after_tail)
     r->strict = 0;                  /* a line after the tail */
   r->len = r->content = 0;
+  r->view = NULL;
   memset(&r->run, 0, sizeof r->run);
   r->junk_record = 0;
   r->junk_content = r->junk_pad = 0;
@@ -780,7 +784,21 @@ static ptrdiff_t scan_line(twt_reader *r, const char *p, size_t n)
     seg = (size_t)(nul - p);
     end = nul;
   }
-  if (seg > 0) {
+  if (seg > 0 && end && r->state == ST_RECORD && r->len == 0 &&
+      r->run.len == 0) {
+    /* A record line that lies whole in the chunk (most of them): used
+     * where it is, as line_add would have kept it. */
+    uint64_t commas = 0;
+    size_t k = trim_end(p, seg, &commas, NULL);
+    if (k > 0 && k <= r->max_record && seg - k <= WS_KEEP) {
+      r->view = p;
+      r->content = k;
+      r->len = seg;
+      r->run.len = seg - k;
+      r->run.commas = commas;
+    }
+  }
+  if (seg > 0 && !r->view) {
     if (r->state == ST_JUNK)
       junk_add(r, p, seg);
     else if ((rc = line_add(r, p, seg)) != 0)
