@@ -409,6 +409,59 @@ static void test_every_shape(void **state)
   tt_remove_dir(dir);
 }
 
+/* A trace in the library's layout (the head, one record a line) where
+ * some records are spread over lines, pretty-printed (LF and CRLF), and
+ * one is cut (a crash) among them: the crash-layout reader reads the
+ * spread ones whole, on one line, and drops only the cut one; cat and
+ * stats give every record. */
+static void test_layout_spread(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "spread.json");
+  static const char *const eols[] = { "\n", "\r\n" };
+  (void)state;
+
+  for (size_t k = 0; k < 2; k++) {
+    text t = { 0 };
+    size_t spread = 0;
+    twt_reader *r;
+    twt_read_item it;
+    char err[256];
+    int rc;
+
+    puts_(&t, "[\n");
+    puts_(&t, RECS[0]);
+    for (size_t i = 1; i < NRECS; i++) {
+      puts_(&t, ",\n");
+      if (i == 3)                   /* a record cut by a crash */
+        puts_(&t, "{\"ph\":\"X\",\"name\":\"cut\",\"ts\":12,\"pid\":1,\n");
+      if (i % 3 == 1) {
+        pretty(&t, RECS[i], 0, eols[k]);
+        spread++;
+      } else {
+        puts_(&t, RECS[i]);
+      }
+    }
+    puts_(&t, "\n]");
+    tt_write_bytes(in, t.p, t.len);
+
+    assert_int_equal(twt_reader_open(&r, in, NULL, err, sizeof err), 0);
+    while ((rc = twt_reader_next(r, &it)) > 0)
+      continue;
+    assert_int_equal(rc, 0);
+    assert_int_equal(twt_reader_info(r)->general, 0);
+    assert_int_equal(twt_reader_info(r)->joined_records, spread);
+    assert_int_equal(twt_reader_info(r)->records, NRECS);
+    assert_int_equal(twt_reader_info(r)->dropped_records, 1);
+    twt_reader_close(r);
+
+    assert_cat(dir, in, ONE_LINE);
+    assert_stats_counts(dir, in);
+    free(t.p);
+  }
+  free(in);
+  tt_remove_dir(dir);
+}
+
 /* gzip in several members, cut anywhere between them: read as one text,
  * as gzip -d does. */
 static void test_gzip_members(void **state)
@@ -1509,6 +1562,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_shape),
+    cmocka_unit_test(test_layout_spread),
     cmocka_unit_test(test_gzip_members),
     cmocka_unit_test(test_cut_anywhere),
     cmocka_unit_test(test_not_traces),
