@@ -1074,6 +1074,105 @@ static int64_t ts_of(const char *path, const char *name)
   return (int64_t)ns;
 }
 
+/* merge keeps apart the processes of different inputs that share a pid,
+ * integer or string ("Spans", ""): every (input, pid) pair is one
+ * output pid, the first input keeps its own, the same pair is written
+ * the same everywhere (metadata included), and --explain (even with -q)
+ * names what it rewrote. */
+static void test_merge_pids(void **state)
+{
+  /* The pids of each input, as JSON tokens; "Spans #2" is what input
+   * 2's "Spans" would become: taken already, it must not merge. */
+  static const char *const pids[3][4] = {
+    { "\"Spans\"", "7", "\"\"", NULL },
+    { "\"Spans\"", "\"Spans #2\"", "7", "\"\"" },
+    { "7", "\"Spans\"", "8", NULL },
+  };
+  char *dir = tt_make_dir(), *out = tt_in_dir(dir, "out.json");
+  char *err = tt_in_dir(dir, "err"), *in[3];
+  const char *seen[3][4] = { { NULL } };
+  jc_doc *d;
+  jc_val v;
+  char *msg;
+  (void)state;
+
+  for (int i = 0; i < 3; i++) {
+    text t = { 0 };
+    char name[16], rec[160];
+    snprintf(name, sizeof name, "in%d.json", i);
+    in[i] = tt_in_dir(dir, name);
+    puts_(&t, "[");
+    for (int k = 0, first = 1; k < 4 && pids[i][k]; k++) {
+      for (int rep = 0; rep < 2; rep++) {
+        if (rep == 0)
+          snprintf(rec, sizeof rec, "%s{\"ph\":\"M\",\"name\":"
+                   "\"process_name\",\"pid\":%s,\"tid\":1,\"args\":"
+                   "{\"name\":\"p%d_%d\"}}", first ? "" : ",", pids[i][k],
+                   i, k);
+        else
+          snprintf(rec, sizeof rec, ",{\"ph\":\"X\",\"name\":\"p%d_%d\","
+                   "\"pid\":%s,\"tid\":1,\"ts\":%d,\"dur\":1}", i, k,
+                   pids[i][k], 10 * k + i);
+        puts_(&t, rec);
+        first = 0;
+      }
+    }
+    puts_(&t, "]");
+    tt_write_bytes(in[i], t.p, t.len);
+    free(t.p);
+  }
+  {
+    char *argv[] = { "merge", "-q", "--explain", "-o", out, in[0], in[1],
+                     in[2], NULL };
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
+  }
+  d = tt_load_file(out);
+  for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
+    jc_val nm = jc_get(d, v, "name");
+    size_t len, plen;
+    const char *s;
+    const char *p = jc_raw(d, jc_get(d, v, "pid"), &plen);
+    int i, k;
+    if (jc_streq(d, nm, "process_name"))
+      nm = jc_get(d, jc_get(d, v, "args"), "name");
+    s = jc_str(d, nm, &len);
+    assert_true(s && sscanf(s, "p%d_%d", &i, &k) == 2);
+    assert_true(i >= 0 && i < 3 && k >= 0 && k < 4);
+    if (!seen[i][k]) {
+      seen[i][k] = p;
+      /* Not the pid of any other (input, pid). */
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 4; b++)
+          if ((a != i || b != k) && seen[a][b] &&
+              strncmp(seen[a][b], p, plen) == 0 &&
+              (seen[a][b][plen] == ',' || seen[a][b][plen] == '}'))
+            fail_msg("input %d's %s and input %d's %s both written as "
+                     "%.*s", i, pids[i][k], a, pids[a][b], (int)plen, p);
+    } else if (strncmp(seen[i][k], p, plen) != 0) {
+      fail_msg("input %d's %s written two ways", i, pids[i][k]);
+    }
+  }
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 4 && pids[i][k]; k++) {
+      assert_non_null(seen[i][k]);
+      if (i == 0)                   /* the first input keeps its pids */
+        assert_memory_equal(seen[i][k], pids[i][k], strlen(pids[i][k]));
+    }
+  jc_free(d);
+  msg = tu_read_file(err, NULL);
+  if (!strstr(msg, "\"Spans\" -> \"Spans #2\"") ||
+      !strstr(msg, "7 -> 4194304") || !strstr(msg, "\"\" -> \" #2\"") ||
+      !strstr(msg, "\"Spans\" -> \"Spans #3\"") ||
+      strstr(msg, "in0.json: 1 pid") || strstr(msg, "in0.json: 2 pids"))
+    fail_msg("--explain says:\n%s", msg);
+  free(msg);
+  for (int i = 0; i < 3; i++)
+    free(in[i]);
+  free(out);
+  free(err);
+  tt_remove_dir(dir);
+}
+
 /* A tracewriter trace (monotonic ts, or timebase=kineto, and its clock
  * record) and a PyTorch profiler trace written here from the same
  * wall-clock instant -- with
@@ -1573,6 +1672,7 @@ int main(void)
     cmocka_unit_test(test_exact_merge),
     cmocka_unit_test(test_exact_slice),
     cmocka_unit_test(test_merge_kineto),
+    cmocka_unit_test(test_merge_pids),
     cmocka_unit_test(test_ndjson),
     cmocka_unit_test(test_slice_clip),
     cmocka_unit_test(test_split),

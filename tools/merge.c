@@ -34,8 +34,12 @@
  * that no input has used so far (2^22 is above Linux's PID_MAX_LIMIT,
  * so no real pid of a Linux process is ever taken), everywhere in that
  * input, metadata records included: every (input, pid) pair gets an
- * output pid of its own.  Inputs are begun in the order given, so the
- * first input keeps its pids.
+ * output pid of its own.  A string pid ("Spans", "" ...: the format
+ * allows them) met in another input too is written with " #N" before
+ * its closing quote, N the input's number from 1 in the order given
+ * (" #N.K" with K from 2 if that is taken too).  Inputs are begun in
+ * the order given, so the first input keeps its pids; --explain lists
+ * the pids each input had rewritten.
  *
  * Order.  Records are merged by their moved ts with a min-heap.  Each
  * input is read ahead into a window: its records are held until those
@@ -70,6 +74,8 @@
 #define REMAP_BASE ((int64_t)1 << 22)    /* above PID_MAX_LIMIT */
 #define TW_MERGE_PIDS_MAX 65536u
 #define PID_SLOTS (2 * TW_MERGE_PIDS_MAX)  /* a power of two */
+#define NOTES_MAX 4              /* remapped pids named per input */
+#define NOTE_LEN 72
 
 /* A record held in an input's window. */
 struct entry {
@@ -101,6 +107,8 @@ struct input {
   int shift_known;         /* shift decided (at its first event) */
   int64_t shift;           /* ns added to its timestamps */
   int no_clock;            /* merged as it is */
+  uint64_t remapped;       /* its pids written anew */
+  char notes[NOTES_MAX][NOTE_LEN]; /* the first few: "100 -> 4194304" */
   int eof;
   struct entry **fifo;     /* held records in the order read (a ring) */
   size_t fifo_cap, fifo_head, fifo_len;
@@ -118,6 +126,15 @@ struct out_slot {
   int64_t pid;
 };
 
+/* A string pid of an input: its token's hash, and the variant written
+ * (0: as it is, K >= 1: with " #N" or " #N.K"). */
+struct spid_slot {
+  int used;
+  unsigned input;
+  uint64_t h;
+  unsigned k;
+};
+
 struct merge {
   const struct twt_cmd_common *c;
   struct input *in;
@@ -130,6 +147,9 @@ struct merge {
   int64_t out_delta;       /* realtime - trace clock of the output */
   struct pid_slot *pids;   /* (input, pid) -> output pid */
   struct out_slot *used;   /* the output pids taken */
+  struct spid_slot *spids; /* (input, string pid) -> variant */
+  uint64_t *sused;         /* hashes of the string pids written */
+  twt_cmd_buf pidtok;      /* the pid token to write */
   size_t npids;
   int64_t next_free;
   twt_out *out;
@@ -168,6 +188,24 @@ static int out_taken(struct merge *m, int64_t out, int take)
   return 0;
 }
 
+/* Note that input took pid `from` as `to` (for --explain). */
+static void note_remap(struct merge *m, unsigned input, const char *from,
+                       size_t flen, const char *to, size_t tlen)
+{
+  struct input *in = &m->in[input];
+
+  if (in->remapped < NOTES_MAX)
+    snprintf(in->notes[in->remapped], NOTE_LEN, "%.*s -> %.*s",
+             flen > 30 ? 30 : (int)flen, from, tlen > 36 ? 36 : (int)tlen,
+             to);
+  in->remapped++;
+  m->remapped++;
+  if (!m->c->quiet)
+    fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %s: pid %.*s is another "
+            "input's too: written as pid %.*s\n", in->name, (int)flen, from,
+            (int)tlen, to);
+}
+
 /* The output pid of (input, pid); -1 on error (m->err set). */
 static int map_pid(struct merge *m, unsigned input, int64_t pid,
                    int64_t *out)
@@ -202,17 +240,119 @@ static int map_pid(struct merge *m, unsigned input, int64_t pid,
     while (out_taken(m, *out, 0))
       (*out)++;
     m->next_free = *out + 1;
-    m->remapped++;
-    if (!m->c->quiet)
-      fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %s: pid %" PRId64 " is "
-              "another input's too: written as pid %" PRId64 "\n",
-              m->in[input].name, pid, *out);
+    {
+      char f[24], t[24];
+      int fl = snprintf(f, sizeof f, "%" PRId64, pid),
+          tl = snprintf(t, sizeof t, "%" PRId64, *out);
+      note_remap(m, input, f, (size_t)fl, t, (size_t)tl);
+    }
   }
   (void)out_taken(m, *out, 1);
   m->pids[i].used = 1;
   m->pids[i].input = input;
   m->pids[i].pid = pid;
   m->pids[i].out = *out;
+  m->npids++;
+  return 0;
+}
+
+/* The variant k (>= 1) of the string pid token tok[0..len) for input:
+ * " #N" (k 1) or " #N.K" before its closing quote, into m->pidtok. */
+static int spid_variant(struct merge *m, const char *tok, size_t len,
+                        unsigned input, unsigned k, size_t *out)
+{
+  char suffix[40];
+  int n = k == 1 ? snprintf(suffix, sizeof suffix, " #%u\"", input + 1)
+                 : snprintf(suffix, sizeof suffix, " #%u.%u\"", input + 1,
+                            k);
+
+  if (m->pidtok.cap < len + (size_t)n) {
+    char *p = realloc(m->pidtok.p, len + (size_t)n);
+    if (!p)
+      return -1;
+    m->pidtok.p = p;
+    m->pidtok.cap = len + (size_t)n;
+  }
+  memcpy(m->pidtok.p, tok, len - 1);
+  memcpy(m->pidtok.p + len - 1, suffix, (size_t)n);
+  *out = len - 1 + (size_t)n;
+  return 0;
+}
+
+/* 1 if the string pid whose token hashes to h is written by an input
+ * already; with take, take it. */
+static int spid_taken(struct merge *m, uint64_t h, int take)
+{
+  size_t i;
+
+  h |= h == 0;
+  for (i = h & (PID_SLOTS - 1); m->sused[i]; i = (i + 1) & (PID_SLOTS - 1))
+    if (m->sused[i] == h)
+      return 1;
+  if (take)
+    m->sused[i] = h;
+  return 0;
+}
+
+/* The token to write for input's string pid tok[0..len) (with its
+ * quotes): *out, *outlen (tok itself, or m->pidtok).  0, or -1 on
+ * error (m->err set). */
+static int map_spid(struct merge *m, unsigned input, const char *tok,
+                    size_t len, const char **out, size_t *outlen)
+{
+  uint64_t h = twt_rec_hash(tok, len, 11);
+  size_t i, vl;
+  unsigned k;
+
+  if (!m->spids) {
+    m->spids = calloc(PID_SLOTS, sizeof *m->spids);
+    m->sused = calloc(PID_SLOTS, sizeof *m->sused);
+    if (!m->spids || !m->sused) {
+      m->err = twt_cmd_error(CMD, "out of memory");
+      return -1;
+    }
+  }
+  *out = tok;
+  *outlen = len;
+  for (i = (h ^ pid_hash(input, 0)) & (PID_SLOTS - 1); m->spids[i].used;
+       i = (i + 1) & (PID_SLOTS - 1)) {
+    if (m->spids[i].input == input && m->spids[i].h == h) {
+      k = m->spids[i].k;
+      if (k && spid_variant(m, tok, len, input, k, &vl) == 0) {
+        *out = m->pidtok.p;
+        *outlen = vl;
+      } else if (k) {
+        m->err = twt_cmd_error(CMD, "out of memory");
+        return -1;
+      }
+      return 0;
+    }
+  }
+  if (m->npids >= TW_MERGE_PIDS_MAX) {
+    m->err = twt_cmd_error(CMD, "%s: more than %u processes (pids) in the "
+                           "inputs: cannot keep them apart",
+                           m->in[input].name, TW_MERGE_PIDS_MAX);
+    return -1;
+  }
+  k = 0;
+  if (spid_taken(m, h, 0)) {
+    for (k = 1;; k++) {
+      if (spid_variant(m, tok, len, input, k, &vl) != 0) {
+        m->err = twt_cmd_error(CMD, "out of memory");
+        return -1;
+      }
+      if (!spid_taken(m, twt_rec_hash(m->pidtok.p, vl, 11), 0))
+        break;
+    }
+    *out = m->pidtok.p;
+    *outlen = vl;
+    note_remap(m, input, tok, len, *out, *outlen);
+  }
+  (void)spid_taken(m, twt_rec_hash(*out, *outlen, 11), 1);
+  m->spids[i].used = 1;
+  m->spids[i].input = input;
+  m->spids[i].h = h;
+  m->spids[i].k = k;
   m->npids++;
   return 0;
 }
@@ -424,8 +564,10 @@ static int pull(struct merge *m, unsigned i)
   twt_tin_rec rec;
   const char *text;
   struct entry *e;
-  int64_t pid = 0, shift;
-  size_t len;
+  int64_t shift;
+  const char *pidtok = NULL;
+  char pidtext[24];
+  size_t len, pidlen = 0;
   int rc;
 
   if ((rc = twt_tin_next(in->tin, &rec)) <= 0) {
@@ -450,9 +592,19 @@ static int pull(struct merge *m, unsigned i)
       decide_shift(m, i, &rec.r) != 0)
     return -1;
   shift = in->shift_known ? in->shift + rec.shift : rec.shift;
-  if ((rec.r.has & TWT_REC_PID) && map_pid(m, i, rec.r.pid, &pid) != 0)
-    return -1;
-  if (twt_cmd_rewrite(&rec.r, shift, 1, pid, &m->buf, &text, &len) != 0) {
+  if (rec.r.has & TWT_REC_PID) {
+    int64_t pid;
+    if (map_pid(m, i, rec.r.pid, &pid) != 0)
+      return -1;
+    pidlen = (size_t)snprintf(pidtext, sizeof pidtext, "%" PRId64, pid);
+    pidtok = pidtext;
+  } else if (rec.r.pid_v.len && rec.r.text[rec.r.pid_v.off] == '"') {
+    if (map_spid(m, i, rec.r.text + rec.r.pid_v.off, rec.r.pid_v.len,
+                 &pidtok, &pidlen) != 0)
+      return -1;
+  }
+  if (twt_cmd_rewrite(&rec.r, shift, pidtok, pidlen, &m->buf, &text,
+                      &len) != 0) {
     m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
@@ -587,6 +739,23 @@ static void explain_input(const struct merge *m, size_t i)
     fprintf(stderr, "  %s: moved by %s us (%s)\n", in->name, d, why);
 }
 
+/* One line: the pids of input i written anew, if any. */
+static void explain_pids(const struct merge *m, size_t i)
+{
+  const struct input *in = &m->in[i];
+
+  if (!in->remapped)
+    return;
+  fprintf(stderr, "  %s: %" PRIu64 " %s another input has too, written "
+          "anew:", in->name, in->remapped,
+          twt_cli_plural(in->remapped, "pid", "pids"));
+  for (uint64_t k = 0; k < in->remapped && k < NOTES_MAX; k++)
+    fprintf(stderr, "%s %s", k ? "," : "", in->notes[k]);
+  if (in->remapped > NOTES_MAX)
+    fprintf(stderr, ", ...");
+  fputc('\n', stderr);
+}
+
 static void summary(const struct merge *m)
 {
   char d[TWT_REC_US_MAX + 1], w[32];
@@ -598,8 +767,10 @@ static void summary(const struct merge *m)
   if (m->ref >= 0)
     fprintf(stderr, ", on the clock of %s", m->in[m->ref].name);
   fputc('\n', stderr);
-  for (size_t i = 0; i < m->n; i++)
+  for (size_t i = 0; i < m->n; i++) {
     explain_input(m, i);
+    explain_pids(m, i);
+  }
   if (m->late) {
     d[twt_rec_us_text(m->max_lag, d)] = '\0';
     twt_format_bytes(m->window, w, sizeof w);
@@ -656,8 +827,9 @@ static void merge_usage(FILE *out)
     "baseTimeNanoseconds (PyTorch profiler: ts are wall-clock us after\n"
     "it; epoch us without it); the first input with one sets the clock,\n"
     "and every other is moved onto it.  Others stay as they are.\n"
-    "A pid that an earlier input has\n"
-    "is written as a new pid from 4194304 (2^22) up, names included.\n"
+    "A pid that an earlier input has is written as a new pid from\n"
+    "4194304 (2^22) up, a string pid with \" #N\" added (N: the input's\n"
+    "number), names included; --explain lists them.\n"
     "Records are written in ts order: exactly, unless a record comes more\n"
     "than --window bytes after a later one in its input (then it is\n"
     "written when read, and counted).\n"
@@ -668,7 +840,8 @@ static void merge_usage(FILE *out)
     "                            (e.g. -1.5s, 250us) instead of by its clock\n"
     "                            record\n"
     "      --explain             say which rule placed each input and by\n"
-    "                            how much, even with -q\n"
+    "                            how much, and which pids it had written\n"
+    "                            anew, even with -q\n"
     "  -w, --window SIZE         bytes of each input read ahead to order\n"
     "                            records (default: 8MiB)\n"
     "      --ndjson         one record a line and nothing else (newline-\n"
@@ -773,8 +946,10 @@ int twt_tool_merge_main(int argc, char **argv)
   if (!c.quiet)
     summary(&m);
   else if (m.explain)
-    for (size_t i = 0; i < m.n; i++)
+    for (size_t i = 0; i < m.n; i++) {
       explain_input(&m, i);
+      explain_pids(&m, i);
+    }
 done:
   /* Every record held is in its input's fifo. */
   for (size_t i = 0; m.in && i < m.n; i++) {
@@ -787,6 +962,9 @@ done:
   free(m.heap);
   free(m.pids);
   free(m.used);
+  free(m.spids);
+  free(m.sused);
+  twt_cmd_buf_free(&m.pidtok);
   free(m.in);
   free(tins);
   free(offsets);
