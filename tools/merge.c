@@ -41,7 +41,8 @@
  * the order given, so the first input keeps its pids; --explain lists
  * the pids each input had rewritten.
  *
- * Order.  Records are merged by their moved ts with a min-heap.  Each
+ * Order.  Records are merged by their moved ts (see "order" below: a
+ * heap over the inputs, each input's records mostly in a run).  Each
  * input is read ahead into a window: its records are held until those
  * held span at least --window bytes of its JSON (from the first record
  * held to the end of the last one read), or it ends; the record with
@@ -108,9 +109,15 @@ struct input {
   int64_t shift;           /* ns added to its timestamps */
   int no_clock;            /* merged as it is */
   uint64_t remapped;       /* its pids written anew */
+  int last_pid_known;      /* the pid of its last record, and its */
+  int64_t last_pid, last_out; /* output pid */
   char notes[NOTES_MAX][NOTE_LEN]; /* the first few: "100 -> 4194304" */
   int eof;
   struct entry **fifo;     /* held records in the order read (a ring) */
+  struct entry **run;      /* ... those in ts order (a ring) */
+  size_t run_cap, run_head, run_len;
+  struct entry **late;     /* ... the others (a min-heap) */
+  size_t late_cap, late_len;
   size_t fifo_cap, fifo_head, fifo_len;
   uint64_t end_pos;        /* end of the last record read */
 };
@@ -140,8 +147,8 @@ struct merge {
   struct input *in;
   size_t n;
   size_t window;
-  struct entry **heap;
-  size_t heap_len, heap_cap;
+  unsigned *iheap;         /* the inputs holding records, by their least */
+  size_t iheap_len;
   uint64_t seq;
   int ref;                 /* the reference input, or -1 */
   int64_t out_delta;       /* realtime - trace clock of the output */
@@ -186,6 +193,24 @@ static int out_taken(struct merge *m, int64_t out, int take)
     m->used[i].pid = out;
   }
   return 0;
+}
+
+/* v in decimal into buf (at least 21 bytes).  Returns the length. */
+static size_t int_text(int64_t v, char *buf)
+{
+  uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  char d[20];
+  size_t n = 0, k = 0;
+
+  do {
+    d[k++] = (char)('0' + a % 10);
+    a /= 10;
+  } while (a);
+  if (v < 0)
+    buf[n++] = '-';
+  while (k)
+    buf[n++] = d[--k];
+  return n;
 }
 
 /* Note that input took pid `from` as `to` (for --explain). */
@@ -357,58 +382,145 @@ static int map_spid(struct merge *m, unsigned input, const char *tok,
   return 0;
 }
 
-/* ============================================================ heap */
+/* ============================================================ order
+ *
+ * Each input's held records are in two parts: a run, in the order read,
+ * of those whose ts is at least that of the record before them in it
+ * (an input is nearly sorted: most records), and a min-heap of the
+ * others (ts, then order read).  The input's least record is the head
+ * of one or the top of the other.  A small heap over the inputs, keyed
+ * by their least record (ts, then input), gives the next record to
+ * write: a step costs a compare or two and the log of the number of
+ * inputs, not of the records held.
+ */
 
-static int entry_less(const struct entry *a, const struct entry *b)
+/* 1 if a comes before b within one input. */
+static int before(const struct entry *a, const struct entry *b)
 {
-  if (a->ts != b->ts)
-    return a->ts < b->ts;
-  if (a->input != b->input)
-    return a->input < b->input;
-  return a->seq < b->seq;
+  return a->ts != b->ts ? a->ts < b->ts : a->seq < b->seq;
 }
 
-static int heap_push(struct merge *m, struct entry *e)
+/* The least record held by in, or NULL. */
+static struct entry *in_least(const struct input *in)
 {
+  struct entry *a = in->run_len ? in->run[in->run_head] : NULL;
+  struct entry *b = in->late_len ? in->late[0] : NULL;
+
+  if (!a)
+    return b;
+  return b && before(b, a) ? b : a;
+}
+
+/* Hold e in its input.  0, or -1 when out of memory. */
+static int hold(struct merge *m, struct entry *e)
+{
+  struct input *in = &m->in[e->input];
   size_t i;
 
-  if (m->heap_len == m->heap_cap) {
-    size_t cap = m->heap_cap ? 2 * m->heap_cap : 1024;
-    struct entry **h = realloc(m->heap, cap * sizeof *h);
+  if (!in->run_len ||
+      e->ts >= in->run[(in->run_head + in->run_len - 1) % in->run_cap]->ts) {
+    if (in->run_len == in->run_cap) {
+      size_t cap = in->run_cap ? 2 * in->run_cap : 1024;
+      struct entry **r = malloc(cap * sizeof *r);
+      if (!r)
+        return -1;
+      for (size_t k = 0; k < in->run_len; k++)
+        r[k] = in->run[(in->run_head + k) % in->run_cap];
+      free(in->run);
+      in->run = r;
+      in->run_cap = cap;
+      in->run_head = 0;
+    }
+    in->run[(in->run_head + in->run_len++) % in->run_cap] = e;
+    return 0;
+  }
+  if (in->late_len == in->late_cap) {
+    size_t cap = in->late_cap ? 2 * in->late_cap : 64;
+    struct entry **h = realloc(in->late, cap * sizeof *h);
     if (!h)
       return -1;
-    m->heap = h;
-    m->heap_cap = cap;
+    in->late = h;
+    in->late_cap = cap;
   }
-  for (i = m->heap_len++; i > 0; i = (i - 1) / 2) {
-    struct entry *parent = m->heap[(i - 1) / 2];
-    if (!entry_less(e, parent))
+  for (i = in->late_len++; i > 0; i = (i - 1) / 2) {
+    struct entry *parent = in->late[(i - 1) / 2];
+    if (!before(e, parent))
       break;
-    m->heap[i] = parent;
+    in->late[i] = parent;
   }
-  m->heap[i] = e;
+  in->late[i] = e;
   return 0;
 }
 
-static struct entry *heap_pop(struct merge *m)
+/* Take the least record held by in (there is one). */
+static struct entry *take_least(struct input *in)
 {
-  struct entry *top = m->heap[0], *last = m->heap[--m->heap_len];
-  size_t i = 0, n = m->heap_len;
+  struct entry *e = in_least(in), *last;
+  size_t i = 0, n;
+
+  if (in->run_len && e == in->run[in->run_head]) {
+    in->run_head = (in->run_head + 1) % in->run_cap;
+    in->run_len--;
+    return e;
+  }
+  last = in->late[--in->late_len];
+  n = in->late_len;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && before(in->late[c + 1], in->late[c]))
+      c++;
+    if (!before(in->late[c], last))
+      break;
+    in->late[i] = in->late[c];
+    i = c;
+  }
+  if (n)
+    in->late[i] = last;
+  return e;
+}
+
+/* 1 if input a's least record comes before input b's. */
+static int input_before(const struct merge *m, unsigned a, unsigned b)
+{
+  const struct entry *x = in_least(&m->in[a]), *y = in_least(&m->in[b]);
+
+  return x->ts != y->ts ? x->ts < y->ts : a < b;
+}
+
+/* Move the input at slot i of the heap of inputs down to its place. */
+static void inputs_down(struct merge *m, size_t i)
+{
+  unsigned v = m->iheap[i];
+  size_t n = m->iheap_len;
 
   for (;;) {
     size_t c = 2 * i + 1;
     if (c >= n)
       break;
-    if (c + 1 < n && entry_less(m->heap[c + 1], m->heap[c]))
+    if (c + 1 < n && input_before(m, m->iheap[c + 1], m->iheap[c]))
       c++;
-    if (!entry_less(m->heap[c], last))
+    if (!input_before(m, m->iheap[c], v))
       break;
-    m->heap[i] = m->heap[c];
+    m->iheap[i] = m->iheap[c];
     i = c;
   }
-  if (n)
-    m->heap[i] = last;
-  return top;
+  m->iheap[i] = v;
+}
+
+/* The heap of the inputs that hold records.  0, or -1 (out of memory). */
+static int inputs_build(struct merge *m)
+{
+  if (!(m->iheap = malloc((m->n ? m->n : 1) * sizeof *m->iheap)))
+    return -1;
+  m->iheap_len = 0;
+  for (unsigned i = 0; i < m->n; i++)
+    if (in_least(&m->in[i]))
+      m->iheap[m->iheap_len++] = i;
+  for (size_t i = m->iheap_len / 2; i-- > 0;)
+    inputs_down(m, i);
+  return 0;
 }
 
 /* ========================================================== windows */
@@ -594,10 +706,19 @@ static int pull(struct merge *m, unsigned i)
   shift = in->shift_known ? in->shift + rec.shift : rec.shift;
   if (rec.r.has & TWT_REC_PID) {
     int64_t pid;
-    if (map_pid(m, i, rec.r.pid, &pid) != 0)
-      return -1;
-    pidlen = (size_t)snprintf(pidtext, sizeof pidtext, "%" PRId64, pid);
-    pidtok = pidtext;
+    if (in->last_pid_known && in->last_pid == rec.r.pid) {
+      pid = in->last_out;           /* most records: the pid before */
+    } else {
+      if (map_pid(m, i, rec.r.pid, &pid) != 0)
+        return -1;
+      in->last_pid_known = 1;
+      in->last_pid = rec.r.pid;
+      in->last_out = pid;
+    }
+    if (pid != rec.r.pid) {
+      pidlen = int_text(pid, pidtext);
+      pidtok = pidtext;
+    }
   } else if (rec.r.pid_v.len && rec.r.text[rec.r.pid_v.off] == '"') {
     if (map_spid(m, i, rec.r.text + rec.r.pid_v.off, rec.r.pid_v.len,
                  &pidtok, &pidlen) != 0)
@@ -627,7 +748,7 @@ static int pull(struct merge *m, unsigned i)
     m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
-  if (heap_push(m, e) != 0) {
+  if (hold(m, e) != 0) {
     e->released = 1;              /* freed with the fifo */
     m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
@@ -650,8 +771,9 @@ static int fill(struct merge *m, unsigned i)
 /* Write the held record with the least ts. */
 static int write_least(struct merge *m)
 {
-  struct entry *e = heap_pop(m);
-  unsigned input = e->input;
+  unsigned input = m->iheap[0];
+  struct input *in = &m->in[input];
+  struct entry *e = take_least(in);
 
   if (m->any_ts && e->ts < m->last_ts) {
     m->late++;
@@ -664,8 +786,15 @@ static int write_least(struct merge *m)
   if (write_text(m, e->text, e->len) != 0)
     return -1;
   e->released = 1;
-  fifo_release(&m->in[input]);     /* may free e */
-  return fill(m, input);
+  fifo_release(in);                 /* may free e */
+  if (fill(m, input) != 0)
+    return -1;
+  /* Its least record changed: its place among the inputs too. */
+  if (!in_least(in) && --m->iheap_len > 0)
+    m->iheap[0] = m->iheap[m->iheap_len];
+  if (m->iheap_len)
+    inputs_down(m, 0);
+  return 0;
 }
 
 /* ========================================================== the run */
@@ -693,7 +822,11 @@ static int run(struct merge *m)
   for (unsigned i = 0; i < m->n; i++)
     if (fill(m, i) != 0)
       return -1;
-  while (m->heap_len) {
+  if (inputs_build(m) != 0) {
+    m->err = twt_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  while (m->iheap_len) {
     if (write_least(m) != 0)
       return -1;
     if ((m->seq & 1023) == 0) {
@@ -957,9 +1090,11 @@ done:
     for (size_t k = 0; k < in->fifo_len; k++)
       free(in->fifo[(in->fifo_head + k) % in->fifo_cap]);
     free(in->fifo);
+    free(in->run);
+    free(in->late);
     twt_tin_close(m.in[i].tin);
   }
-  free(m.heap);
+  free(m.iheap);
   free(m.pids);
   free(m.used);
   free(m.spids);
