@@ -89,6 +89,44 @@ struct entry {
   char text[];             /* moved and remapped */
 };
 
+/* Records in a ring: pushed at the end, dropped at the head. */
+struct ring {
+  struct entry **v;
+  size_t cap, head, len;
+};
+
+/* The k-th record from the head. */
+static struct entry *ring_at(const struct ring *r, size_t k)
+{
+  return r->v[(r->head + k) % r->cap];
+}
+
+/* Push e at the end.  0, or -1 when out of memory. */
+static int ring_push(struct ring *r, struct entry *e)
+{
+  if (r->len == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 1024;
+    struct entry **v = malloc(cap * sizeof *v);
+    if (!v)
+      return -1;
+    for (size_t k = 0; k < r->len; k++)
+      v[k] = ring_at(r, k);
+    free(r->v);
+    r->v = v;
+    r->cap = cap;
+    r->head = 0;
+  }
+  r->v[(r->head + r->len++) % r->cap] = e;
+  return 0;
+}
+
+/* Drop the head. */
+static void ring_drop(struct ring *r)
+{
+  r->head = (r->head + 1) % r->cap;
+  r->len--;
+}
+
 /* What placed an input on the output's timeline. */
 enum rule {
   RULE_NONE,               /* nothing: merged as it is */
@@ -113,12 +151,10 @@ struct input {
   int64_t last_pid, last_out; /* output pid */
   char notes[NOTES_MAX][NOTE_LEN]; /* the first few: "100 -> 4194304" */
   int eof;
-  struct entry **fifo;     /* held records in the order read (a ring) */
-  struct entry **run;      /* ... those in ts order (a ring) */
-  size_t run_cap, run_head, run_len;
+  struct ring fifo;        /* held records in the order read */
+  struct ring run;         /* ... those in ts order */
   struct entry **late;     /* ... the others (a min-heap) */
   size_t late_cap, late_len;
-  size_t fifo_cap, fifo_head, fifo_len;
   uint64_t end_pos;        /* end of the last record read */
 };
 
@@ -403,7 +439,7 @@ static int before(const struct entry *a, const struct entry *b)
 /* The least record held by in, or NULL. */
 static struct entry *in_least(const struct input *in)
 {
-  struct entry *a = in->run_len ? in->run[in->run_head] : NULL;
+  struct entry *a = in->run.len ? ring_at(&in->run, 0) : NULL;
   struct entry *b = in->late_len ? in->late[0] : NULL;
 
   if (!a)
@@ -417,23 +453,8 @@ static int hold(struct merge *m, struct entry *e)
   struct input *in = &m->in[e->input];
   size_t i;
 
-  if (!in->run_len ||
-      e->ts >= in->run[(in->run_head + in->run_len - 1) % in->run_cap]->ts) {
-    if (in->run_len == in->run_cap) {
-      size_t cap = in->run_cap ? 2 * in->run_cap : 1024;
-      struct entry **r = malloc(cap * sizeof *r);
-      if (!r)
-        return -1;
-      for (size_t k = 0; k < in->run_len; k++)
-        r[k] = in->run[(in->run_head + k) % in->run_cap];
-      free(in->run);
-      in->run = r;
-      in->run_cap = cap;
-      in->run_head = 0;
-    }
-    in->run[(in->run_head + in->run_len++) % in->run_cap] = e;
-    return 0;
-  }
+  if (!in->run.len || e->ts >= ring_at(&in->run, in->run.len - 1)->ts)
+    return ring_push(&in->run, e);
   if (in->late_len == in->late_cap) {
     size_t cap = in->late_cap ? 2 * in->late_cap : 64;
     struct entry **h = realloc(in->late, cap * sizeof *h);
@@ -458,9 +479,8 @@ static struct entry *take_least(struct input *in)
   struct entry *e = in_least(in), *last;
   size_t i = 0, n;
 
-  if (in->run_len && e == in->run[in->run_head]) {
-    in->run_head = (in->run_head + 1) % in->run_cap;
-    in->run_len--;
+  if (in->run.len && e == ring_at(&in->run, 0)) {
+    ring_drop(&in->run);
     return e;
   }
   last = in->late[--in->late_len];
@@ -528,34 +548,15 @@ static int inputs_build(struct merge *m)
 /* Bytes of the input's JSON the held records span. */
 static uint64_t span(const struct input *in)
 {
-  return in->fifo_len ? in->end_pos - in->fifo[in->fifo_head]->pos : 0;
-}
-
-static int fifo_push(struct input *in, struct entry *e)
-{
-  if (in->fifo_len == in->fifo_cap) {
-    size_t cap = in->fifo_cap ? 2 * in->fifo_cap : 1024;
-    struct entry **f = malloc(cap * sizeof *f);
-    if (!f)
-      return -1;
-    for (size_t k = 0; k < in->fifo_len; k++)
-      f[k] = in->fifo[(in->fifo_head + k) % in->fifo_cap];
-    free(in->fifo);
-    in->fifo = f;
-    in->fifo_cap = cap;
-    in->fifo_head = 0;
-  }
-  in->fifo[(in->fifo_head + in->fifo_len++) % in->fifo_cap] = e;
-  return 0;
+  return in->fifo.len ? in->end_pos - ring_at(&in->fifo, 0)->pos : 0;
 }
 
 /* Free the written records at the head of the input's fifo. */
 static void fifo_release(struct input *in)
 {
-  while (in->fifo_len && in->fifo[in->fifo_head]->released) {
-    free(in->fifo[in->fifo_head]);
-    in->fifo_head = (in->fifo_head + 1) % in->fifo_cap;
-    in->fifo_len--;
+  while (in->fifo.len && ring_at(&in->fifo, 0)->released) {
+    free(ring_at(&in->fifo, 0));
+    ring_drop(&in->fifo);
   }
 }
 
@@ -743,7 +744,7 @@ static int pull(struct merge *m, unsigned i)
   e->len = len;
   memcpy(e->text, text, len);
   in->end_pos = rec.pos + rec.r.len;
-  if (fifo_push(in, e) != 0) {
+  if (ring_push(&in->fifo, e) != 0) {
     free(e);
     m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
@@ -1087,10 +1088,10 @@ done:
   /* Every record held is in its input's fifo. */
   for (size_t i = 0; m.in && i < m.n; i++) {
     struct input *in = &m.in[i];
-    for (size_t k = 0; k < in->fifo_len; k++)
-      free(in->fifo[(in->fifo_head + k) % in->fifo_cap]);
-    free(in->fifo);
-    free(in->run);
+    for (size_t k = 0; k < in->fifo.len; k++)
+      free(ring_at(&in->fifo, k));
+    free(in->fifo.v);
+    free(in->run.v);
     free(in->late);
     twt_tin_close(m.in[i].tin);
   }
