@@ -31,6 +31,7 @@
 #include "command.h"
 #include "jsonscan.h"
 #include "reader.h"
+#include "records.h"
 
 typedef int (*main_fn)(int, char **);
 
@@ -69,6 +70,9 @@ static const char *const RECS[] = {
     "\"ts\":1694039968955807}",
   "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":1694039968955808,"
     "\"args\":{\"bytes\":123456789012}}",
+  "{\"ph\":\"X\",\"name\":\"thread time\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1694039968955809.25,\"dur\":4E0,\"tts\":1.5e3,"
+    "\"tdur\":\"0.25\"}",
   "{}",
 };
 #define NRECS (sizeof RECS / sizeof RECS[0])
@@ -408,6 +412,60 @@ static void test_every_shape(void **state)
   tt_remove_dir(dir);
 }
 
+/* A trace in the library's layout (the head, one record a line) where
+ * some records are spread over lines, pretty-printed (LF and CRLF), and
+ * one is cut (a crash) among them: the crash-layout reader reads the
+ * spread ones whole, on one line, and drops only the cut one; cat and
+ * stats give every record. */
+static void test_layout_spread(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "spread.json");
+  static const char *const eols[] = { "\n", "\r\n" };
+  (void)state;
+
+  for (size_t k = 0; k < 2; k++) {
+    text t = { 0 };
+    size_t spread = 0;
+    twt_reader *r;
+    twt_read_item it;
+    char err[256];
+    int rc;
+
+    puts_(&t, "[\n");
+    puts_(&t, RECS[0]);
+    for (size_t i = 1; i < NRECS; i++) {
+      puts_(&t, ",\n");
+      if (i == 3)                   /* a record cut by a crash */
+        puts_(&t, "{\"ph\":\"X\",\"name\":\"cut\",\"ts\":12,\"pid\":1,\n");
+      if (i % 3 == 1) {
+        size_t at = t.len;
+        pretty(&t, RECS[i], 0, eols[k]);
+        spread += memchr(t.p + at, '\n', t.len - at) != NULL;  /* not {} */
+      } else {
+        puts_(&t, RECS[i]);
+      }
+    }
+    puts_(&t, "\n]");
+    tt_write_bytes(in, t.p, t.len);
+
+    assert_int_equal(twt_reader_open(&r, in, NULL, err, sizeof err), 0);
+    while ((rc = twt_reader_next(r, &it)) > 0)
+      continue;
+    assert_int_equal(rc, 0);
+    assert_int_equal(twt_reader_info(r)->general, 0);
+    assert_int_equal(twt_reader_info(r)->joined_records, spread);
+    assert_int_equal(twt_reader_info(r)->records, NRECS);
+    assert_int_equal(twt_reader_info(r)->dropped_records, 1);
+    twt_reader_close(r);
+
+    assert_cat(dir, in, ONE_LINE);
+    assert_stats_counts(dir, in);
+    free(t.p);
+  }
+  free(in);
+  tt_remove_dir(dir);
+}
+
 /* gzip in several members, cut anywhere between them: read as one text,
  * as gzip -d does. */
 static void test_gzip_members(void **state)
@@ -638,6 +696,187 @@ static void test_depth_limit(void **state)
 }
 
 
+/* 1 if a and b found the same members (the same values). */
+static int same_members(const twt_rec *a, const twt_rec *b)
+{
+  const twt_rec_span *x[] = { &a->ph_v, &a->name, &a->cat, &a->ts_v,
+    &a->dur_v, &a->pid_v, &a->tid_v, &a->id, &a->id2, &a->scope,
+    &a->args };
+  const twt_rec_span *y[] = { &b->ph_v, &b->name, &b->cat, &b->ts_v,
+    &b->dur_v, &b->pid_v, &b->tid_v, &b->id, &b->id2, &b->scope,
+    &b->args };
+
+  for (size_t i = 0; i < sizeof x / sizeof *x; i++)
+    if (x[i]->len != y[i]->len ||
+        (x[i]->len && memcmp(a->text + x[i]->off, b->text + y[i]->off,
+                             x[i]->len) != 0))
+      return 0;
+  return 1;
+}
+
+static int is_space_(char c)
+{
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* The record t as the scanner must yield it: without the whitespace
+ * between its tokens when a newline, CR or tab is among it. */
+static void expected_text(const text *t, text *want)
+{
+  int str = 0, esc = 0, nl = 0;
+  size_t b = 0, e = t->len;
+
+  /* Whitespace around the record is not part of it. */
+  while (b < e && is_space_(t->p[b]))
+    b++;
+  while (e > b && is_space_(t->p[e - 1]))
+    e--;
+  for (size_t i = b; i < e; i++) {
+    char c = t->p[i];
+    if (str) {
+      if (esc)
+        esc = 0;
+      else if (c == '\\')
+        esc = 1;
+      else if (c == '"')
+        str = 0;
+    } else if (c == '"') {
+      str = 1;
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      nl = 1;
+    }
+  }
+  want->len = 0;
+  if (!nl) {
+    put(want, t->p + b, e - b);
+    return;
+  }
+  want->len = twt_json_compact(want->p, t->p + b, e - b);
+}
+
+/* Variants of the records -- mutated bytes, whitespace between tokens,
+ * cut -- must be accepted by the tools' one-pass checker exactly when
+ * the test's strict checker accepts them; the scanner, fed the variant
+ * as an array's element in chunks of every size, must yield a valid
+ * one as the text expected (compacted where it spread over lines) with
+ * the members found while it was checked where twt_rec_parse finds
+ * them in that text, and never yield an invalid one. */
+static void test_checker_matches(void **state)
+{
+  static const char pool[] = "\"\\{}[],:0123456789.eE+-tfnul \n\r\t\x01"
+                             "\x80\xc3\xa9\xff ";
+  text t = { 0 }, doc = { 0 }, want = { 0 };
+  unsigned seed = tt_seed();
+  (void)state;
+
+  srand(seed);
+  want.cap = 1;
+  for (int iter = 0; iter < 20000; iter++) {
+    const char *rec = RECS[(size_t)rand() % NRECS];
+    int muts = rand() % 4, ok;
+    jc_doc *d;
+
+    t.len = 0;
+    if (rand() % 3 == 0)
+      pretty(&t, rec, 2, rand() % 2 ? "\n" : "\r\n");
+    else if (rand() % 2)
+      spaced(&t, rec);
+    else
+      puts_(&t, rec);
+    for (int m = 0; m < muts && t.len > 1; m++) {
+      size_t at = (size_t)rand() % t.len;
+      char c = pool[(size_t)rand() % (sizeof pool - 1)];
+      switch (rand() % 4) {
+      case 0:
+        t.p[at] = c;
+        break;
+      case 1:
+        put(&t, " ", 1);
+        memmove(t.p + at + 1, t.p + at, t.len - at - 1);
+        t.p[at] = c;
+        break;
+      case 2:
+        memmove(t.p + at, t.p + at + 1, t.len - at - 1);
+        t.len--;
+        break;
+      default:
+        t.len = at + 1;
+        break;
+      }
+    }
+    d = jc_parse(t.p, t.len, NULL, 0);
+    ok = d != NULL && jc_type(d, jc_root(d)) == JC_OBJECT;
+    if ((twt_json_check(t.p, t.len, TWT_RECORD_DEPTH, NULL) == 0) !=
+        (d != NULL))
+      fail_msg("seed %u: checker %s %.*s", seed, d ? "refused" : "accepted",
+               (int)t.len, t.p);
+    jc_free(d);
+
+    /* Through the scanner, in chunks of k bytes. */
+    doc.len = 0;
+    puts_(&doc, "[");
+    put(&doc, t.p, t.len);
+    puts_(&doc, "]");
+    if (want.cap < t.len + 1) {
+      want.p = realloc(want.p, t.len + 1);
+      want.cap = t.len + 1;
+    }
+    if (ok)
+      expected_text(&t, &want);
+    {
+      size_t k = 1 + (size_t)rand() % (doc.len + 16), pos = 0;
+      twt_rec got;
+      twt_scan *sc = twt_scan_new(1 << 20, 1 << 20);
+      int yielded = 0;
+      assert_non_null(sc);
+      twt_scan_on_member(sc, twt_rec_take, &got);
+      while (pos < doc.len) {
+        size_t n = doc.len - pos < k ? doc.len - pos : k, off = 0;
+        while (off < n) {
+          twt_scan_rec r;
+          int ready;
+          ptrdiff_t used = twt_scan_feed(sc, doc.p + pos + off, n - off,
+                                         &r, &ready);
+          if (used < 0)
+            break;
+          off += (size_t)used;
+          if (ready && !r.dropped) {
+            twt_rec ref;
+            jc_doc *rd = jc_parse(r.text, r.len, NULL, 0);
+            if (!rd)
+              fail_msg("seed %u: yielded an invalid %.*s from %.*s", seed,
+                       (int)r.len, r.text, (int)t.len, t.p);
+            jc_free(rd);
+            /* (An invalid variant may hold a valid record before what
+             * is wrong, "{...},junk": any record yielded is valid.) */
+            if (ok && (r.len != want.len ||
+                       memcmp(r.text, want.p, r.len) != 0))
+              fail_msg("seed %u: yielded %.*s from %.*s", seed,
+                       (int)r.len, r.text, (int)t.len, t.p);
+            twt_rec_finish(&got, r.text, r.len);
+            assert_int_equal(twt_rec_parse(&ref, r.text, r.len), 0);
+            if (!same_members(&got, &ref))
+              fail_msg("seed %u: the members of %.*s, read from %.*s",
+                       seed, (int)r.len, r.text, (int)t.len, t.p);
+            yielded++;
+          }
+          if (used == 0 && !ready)
+            break;
+        }
+        pos += n;
+      }
+      (void)twt_scan_end(sc);
+      if (ok && t.p[0] == '{' && yielded != 1)
+        fail_msg("seed %u: %d records from %.*s", seed, yielded,
+                 (int)t.len, t.p);
+      twt_scan_free(sc);
+    }
+  }
+  free(t.p);
+  free(doc.p);
+  free(want.p);
+}
+
 /* ======================================================= exact values */
 
 /* Timestamps are moved and compared exactly on their decimal text,
@@ -837,6 +1076,105 @@ static int64_t ts_of(const char *path, const char *name)
   assert_int_equal(found, 1);
   jc_free(d);
   return (int64_t)ns;
+}
+
+/* merge keeps apart the processes of different inputs that share a pid,
+ * integer or string ("Spans", ""): every (input, pid) pair is one
+ * output pid, the first input keeps its own, the same pair is written
+ * the same everywhere (metadata included), and --explain (even with -q)
+ * names what it rewrote. */
+static void test_merge_pids(void **state)
+{
+  /* The pids of each input, as JSON tokens; "Spans #2" is what input
+   * 2's "Spans" would become: taken already, it must not merge. */
+  static const char *const pids[3][4] = {
+    { "\"Spans\"", "7", "\"\"", NULL },
+    { "\"Spans\"", "\"Spans #2\"", "7", "\"\"" },
+    { "7", "\"Spans\"", "8", NULL },
+  };
+  char *dir = tt_make_dir(), *out = tt_in_dir(dir, "out.json");
+  char *err = tt_in_dir(dir, "err"), *in[3];
+  const char *seen[3][4] = { { NULL } };
+  jc_doc *d;
+  jc_val v;
+  char *msg;
+  (void)state;
+
+  for (int i = 0; i < 3; i++) {
+    text t = { 0 };
+    char name[16], rec[160];
+    snprintf(name, sizeof name, "in%d.json", i);
+    in[i] = tt_in_dir(dir, name);
+    puts_(&t, "[");
+    for (int k = 0, first = 1; k < 4 && pids[i][k]; k++) {
+      for (int rep = 0; rep < 2; rep++) {
+        if (rep == 0)
+          snprintf(rec, sizeof rec, "%s{\"ph\":\"M\",\"name\":"
+                   "\"process_name\",\"pid\":%s,\"tid\":1,\"args\":"
+                   "{\"name\":\"p%d_%d\"}}", first ? "" : ",", pids[i][k],
+                   i, k);
+        else
+          snprintf(rec, sizeof rec, ",{\"ph\":\"X\",\"name\":\"p%d_%d\","
+                   "\"pid\":%s,\"tid\":1,\"ts\":%d,\"dur\":1}", i, k,
+                   pids[i][k], 10 * k + i);
+        puts_(&t, rec);
+        first = 0;
+      }
+    }
+    puts_(&t, "]");
+    tt_write_bytes(in[i], t.p, t.len);
+    free(t.p);
+  }
+  {
+    char *argv[] = { "merge", "-q", "--explain", "-o", out, in[0], in[1],
+                     in[2], NULL };
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
+  }
+  d = tt_load_file(out);
+  for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
+    jc_val nm = jc_get(d, v, "name");
+    size_t len, plen;
+    const char *s;
+    const char *p = jc_raw(d, jc_get(d, v, "pid"), &plen);
+    int i, k;
+    if (jc_streq(d, nm, "process_name"))
+      nm = jc_get(d, jc_get(d, v, "args"), "name");
+    s = jc_str(d, nm, &len);
+    assert_true(s && sscanf(s, "p%d_%d", &i, &k) == 2);
+    assert_true(i >= 0 && i < 3 && k >= 0 && k < 4);
+    if (!seen[i][k]) {
+      seen[i][k] = p;
+      /* Not the pid of any other (input, pid). */
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 4; b++)
+          if ((a != i || b != k) && seen[a][b] &&
+              strncmp(seen[a][b], p, plen) == 0 &&
+              (seen[a][b][plen] == ',' || seen[a][b][plen] == '}'))
+            fail_msg("input %d's %s and input %d's %s both written as "
+                     "%.*s", i, pids[i][k], a, pids[a][b], (int)plen, p);
+    } else if (strncmp(seen[i][k], p, plen) != 0) {
+      fail_msg("input %d's %s written two ways", i, pids[i][k]);
+    }
+  }
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 4 && pids[i][k]; k++) {
+      assert_non_null(seen[i][k]);
+      if (i == 0)                   /* the first input keeps its pids */
+        assert_memory_equal(seen[i][k], pids[i][k], strlen(pids[i][k]));
+    }
+  jc_free(d);
+  msg = tu_read_file(err, NULL);
+  if (!strstr(msg, "\"Spans\" -> \"Spans #2\"") ||
+      !strstr(msg, "7 -> 4194304") || !strstr(msg, "\"\" -> \" #2\"") ||
+      !strstr(msg, "\"Spans\" -> \"Spans #3\"") ||
+      strstr(msg, "in0.json: 1 pid") || strstr(msg, "in0.json: 2 pids"))
+    fail_msg("--explain says:\n%s", msg);
+  free(msg);
+  for (int i = 0; i < 3; i++)
+    free(in[i]);
+  free(out);
+  free(err);
+  tt_remove_dir(dir);
 }
 
 /* A tracewriter trace (monotonic ts, or timebase=kineto, and its clock
@@ -1327,15 +1665,18 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_shape),
+    cmocka_unit_test(test_layout_spread),
     cmocka_unit_test(test_gzip_members),
     cmocka_unit_test(test_cut_anywhere),
     cmocka_unit_test(test_not_traces),
     cmocka_unit_test(test_hostile),
     cmocka_unit_test(test_depth_limit),
+    cmocka_unit_test(test_checker_matches),
     cmocka_unit_test(test_exact_arithmetic),
     cmocka_unit_test(test_exact_merge),
     cmocka_unit_test(test_exact_slice),
     cmocka_unit_test(test_merge_kineto),
+    cmocka_unit_test(test_merge_pids),
     cmocka_unit_test(test_ndjson),
     cmocka_unit_test(test_slice_clip),
     cmocka_unit_test(test_split),

@@ -86,7 +86,8 @@ int twt_tool_cat_main(int argc, char **argv)
   while ((rc = twt_tin_next(in, &rec)) > 0) {
     const char *text;
     size_t len;
-    if (twt_cmd_rewrite(&rec.r, rec.shift, 0, 0, &buf, &text, &len) != 0) {
+    if (twt_cmd_rewrite(&rec.r, rec.shift, NULL, 0, &buf, &text,
+                        &len) != 0) {
       status = twt_cmd_error(CMD, "out of memory");
       goto done;
     }

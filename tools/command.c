@@ -105,11 +105,11 @@ const char *twt_cmd_output_name(const struct twt_cmd_common *c)
                                                   : "standard output";
 }
 
-int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
-                    int64_t pid, twt_cmd_buf *b, const char **text,
+int twt_cmd_rewrite(const twt_rec *r, int64_t shift, const char *pid,
+                    size_t pid_len, twt_cmd_buf *b, const char **text,
                     size_t *len)
 {
-  char ts[TWT_REC_NUM_MAX], pidtext[24];
+  char ts[TWT_REC_NUM_MAX];
   twt_rec_span at[2];
   const char *with[2];
   size_t wlen[2], ne = 0;
@@ -123,11 +123,12 @@ int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
       wlen[ne] = twt_rec_us_text(r->ts + shift, ts);
     ne++;
   }
-  if (set_pid && (r->has & TWT_REC_PID) && pid != r->pid) {
+  if (pid && r->pid_v.len && (pid_len != r->pid_v.len ||
+                              memcmp(pid, r->text + r->pid_v.off,
+                                     pid_len) != 0)) {
     at[ne] = r->pid_v;
-    with[ne] = pidtext;
-    wlen[ne++] = (size_t)snprintf(pidtext, sizeof pidtext, "%lld",
-                                  (long long)pid);
+    with[ne] = pid;
+    wlen[ne++] = pid_len;
   }
   if (ne == 0) {
     *text = r->text;
@@ -202,6 +203,8 @@ int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,
 
 void twt_cmd_progress(twt_progress *p, const twt_tin *in)
 {
+  if (!p->enabled)                /* per record: nothing to do, fast */
+    return;
   twt_progress_update(p, twt_tin_done_bytes(in), twt_tin_total_bytes(in),
                       twt_tin_stats(in)->json_bytes);
 }

@@ -144,12 +144,12 @@ typedef struct twt_cmd_buf {
 } twt_cmd_buf;
 
 /* r's text with its ts moved by shift ns, exactly on its decimal text
- * (twt_rec_us_shift_text; if it has one and shift is not
- * 0) and its pid replaced by pid (if set_pid and it has an integer pid):
- * *text, *len point into b, or to r's own text when nothing changes.
- * Returns 0 or -ENOMEM. */
-int twt_cmd_rewrite(const twt_rec *r, int64_t shift, int set_pid,
-                    int64_t pid, twt_cmd_buf *b, const char **text,
+ * (twt_rec_us_shift_text; if it has one and shift is not 0) and its pid
+ * value replaced by the JSON token pid[0..pid_len) (if pid is not NULL,
+ * r has a pid and the token differs from it): *text, *len point into b,
+ * or to r's own text when nothing changes.  Returns 0 or -ENOMEM. */
+int twt_cmd_rewrite(const twt_rec *r, int64_t shift, const char *pid,
+                    size_t pid_len, twt_cmd_buf *b, const char **text,
                     size_t *len);
 
 void twt_cmd_buf_free(twt_cmd_buf *b);

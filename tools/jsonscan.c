@@ -2,12 +2,16 @@
  *
  * How it works: a state machine over the document's structure outside
  * the records (the top-level object's keys, values skipped or kept, the
- * events array's separators), and inside a record a scan that tracks
- * only strings, escapes and nesting, driven by a table of the bytes that
- * matter, to find where the record ends.  The record's text is then
- * checked strictly (twt_json_check, no recursion).  A record that lies
- * within one chunk is yielded where it is, without a copy; one that
- * spans chunks is gathered into a buffer of at most max_record bytes.
+ * events array's separators).  A record that lies within one chunk (most
+ * of them) is taken in one pass of the strict checker (check(), no
+ * recursion, strings sixteen bytes a step with SSE2, eight without):
+ * it is validated, its end found, its members reported and, when it
+ * spreads over lines, its text without the whitespace between tokens
+ * written out, all at once; it is yielded where it is when it needs no
+ * change.  Otherwise (it goes on into the next chunk, or is invalid) a
+ * scan that tracks only strings, escapes and nesting finds where it
+ * ends, gathering it into a buffer of at most max_record bytes, and the
+ * checker then takes the whole.
  */
 #include "config.h"
 
@@ -19,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+# include <emmintrin.h>
+#endif
 
 #define DEPTH_MAX 512u     /* the deepest twt_json_check can check */
 
@@ -49,12 +56,29 @@ static inline size_t to_quote(const unsigned char *p, const unsigned char *e)
 }
 
 /* The same for every byte that needs a closer look in a strict string:
- * '"', '\\', a control byte, or one of 0x80 and above (UTF-8). */
+ * '"', '\\', a control byte, or one of 0x80 and above (UTF-8).  With
+ * SSE2 (every x86-64) sixteen bytes a step: a signed compare with 0x20
+ * catches the control bytes and those of 0x80 and above at once. */
 static inline size_t to_special(const unsigned char *p,
                                 const unsigned char *e)
 {
   const unsigned char *s = p;
 
+#ifdef __SSE2__
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                space = _mm_set1_epi8(0x20);
+
+  while (e - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    unsigned m = (unsigned)_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                                  _mm_cmpeq_epi8(v, bslash)),
+                     _mm_cmplt_epi8(v, space)));
+    if (m)
+      return (size_t)(p - s) + (size_t)__builtin_ctz(m);
+    p += 16;
+  }
+#endif
   while (e - p >= 8) {
     uint64_t w, m;
     memcpy(&w, p, 8);
@@ -119,9 +143,9 @@ static int hex4(const unsigned char *p, const unsigned char *e, unsigned *v)
   return 0;
 }
 
-/* The string at *pp (its opening quote): past its closing quote, or
+/* The string at p (its opening quote): past its closing quote, or
  * NULL. */
-static const unsigned char *check_string(const unsigned char *p,
+static const unsigned char *check_string_slow(const unsigned char *p,
                                          const unsigned char *e)
 {
   for (p++; p < e;) {
@@ -171,10 +195,54 @@ static const unsigned char *check_string(const unsigned char *p,
   return NULL;
 }
 
-static const unsigned char *check_number(const unsigned char *p,
-                                         const unsigned char *e)
+/* The same, inlined: most strings of a trace are short and plain (keys,
+ * names), and one step of sixteen bytes finds their end. */
+static inline const unsigned char *check_string(const unsigned char *p,
+                                                const unsigned char *e)
 {
-  const unsigned char *s;
+#ifdef __SSE2__
+  if (e - p >= 17) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+    unsigned m = (unsigned)_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+    if (m) {
+      unsigned k = (unsigned)__builtin_ctz(m);
+      if (p[1 + k] == '"')
+        return p + 2 + k;
+    }
+  }
+#endif
+  return check_string_slow(p, e);
+}
+
+/* How many digits p[0..e) begins with. */
+static inline size_t digits(const unsigned char *p, const unsigned char *e)
+{
+  const unsigned char *s = p;
+
+#ifdef __SSE2__
+  while (e - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    unsigned m = (unsigned)_mm_movemask_epi8(
+        _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1))));
+    if (m != 0xffff)
+      return (size_t)(p - s) + (size_t)__builtin_ctz(~m);
+    p += 16;
+  }
+#endif
+  while (p < e && *p >= '0' && *p <= '9')
+    p++;
+  return (size_t)(p - s);
+}
+
+static inline __attribute__((always_inline))
+const unsigned char *check_number(const unsigned char *p,
+                                  const unsigned char *e)
+{
+  size_t k;
 
   if (p < e && *p == '-')
     p++;
@@ -183,52 +251,162 @@ static const unsigned char *check_number(const unsigned char *p,
   if (*p == '0') {
     p++;
   } else {
-    for (s = p; p < e && *p >= '0' && *p <= '9'; p++)
-      continue;
-    if (p == s)
+    if (!(k = digits(p, e)))
       return NULL;
+    p += k;
   }
   if (p < e && *p == '.') {
-    for (s = ++p; p < e && *p >= '0' && *p <= '9'; p++)
-      continue;
-    if (p == s)
+    p++;
+    if (!(k = digits(p, e)))
       return NULL;
+    p += k;
   }
   if (p < e && (*p == 'e' || *p == 'E')) {
     p++;
     if (p < e && (*p == '+' || *p == '-'))
       p++;
-    for (s = p; p < e && *p >= '0' && *p <= '9'; p++)
-      continue;
-    if (p == s)
+    if (!(k = digits(p, e)))
       return NULL;
+    p += k;
   }
   return p;
 }
 
-static inline const unsigned char *skip_ws(const unsigned char *p,
-                                           const unsigned char *e)
+static inline int is_ws_byte(unsigned c)
 {
-  while (p < e && *p <= ' ' &&
-         (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* What check() is asked and what it finds. */
+#define CK_MEMBERS_MAX 32u /* members of the top object held for fn */
+
+struct ck_member {
+  const unsigned char *key; /* without its quotes */
+  size_t klen;
+  size_t krm;              /* whitespace left out before it */
+  size_t voff, vlen;       /* the value in the text read */
+  size_t rm0, rm1;         /* whitespace left out before its start, end */
+};
+
+struct ck {
+  twt_member_fn fn;        /* the top object's members (or NULL) */
+  void *arg;
+  unsigned char *d;        /* compact: the text without the whitespace
+                              between tokens goes here (may be the text
+                              itself: moved down) */
+  size_t dcap;             /* ... its room (at least the text's length) */
+  size_t end;              /* prefix: where the value ends */
+  size_t bad;              /* where it went wrong */
+  size_t wlen;             /* compact: the bytes written to d */
+  size_t removed;          /* whitespace bytes between tokens */
+  int nl;                  /* ... a run of it held '\n', '\r' or '\t' */
+  unsigned nm;             /* members held */
+  int overflow;            /* more than CK_MEMBERS_MAX of them */
+  struct ck_member m[CK_MEMBERS_MAX];
+};
+
+/* The end of the run of whitespace at p; *nl set if it holds a byte
+ * other than a space.  With SSE2 sixteen bytes a step. */
+static inline const unsigned char *ws_run(const unsigned char *p,
+                                          const unsigned char *e, int *nl)
+{
+#ifdef __SSE2__
+  while (e - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i other = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
+                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))),
+        _mm_cmpeq_epi8(v, _mm_set1_epi8('\t')));
+    unsigned o = (unsigned)_mm_movemask_epi8(other);
+    unsigned ws = (unsigned)_mm_movemask_epi8(
+        _mm_or_si128(other, _mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
+    unsigned k = (unsigned)__builtin_ctz(~ws);  /* at most 16 */
+    if (o & ((1u << k) - 1))
+      *nl = 1;
+    if (k < 16)
+      return p + k;
+    p += 16;
+  }
+#endif
+  while (p < e && is_ws_byte(*p)) {
+    if (*p != ' ')
+      *nl = 1;
     p++;
+  }
   return p;
 }
 
-/* The checker; always inlined, so that without fn (a constant NULL) the
- * member reports cost nothing. */
+/* Copy n bytes from src down to dst (dst <= src, maybe overlapping).
+ * When the text written is not the text read (!inplace) and sixteen
+ * bytes fit at both ends, a short run is copied in two fixed words. */
+static inline void copy_down(unsigned char *dst, const unsigned char *src,
+                             size_t n, int wide)
+{
+  if (wide && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, src, 8);
+    memcpy(&b, src + 8, 8);
+    memcpy(dst, &a, 8);
+    memcpy(dst + 8, &b, 8);
+  } else {
+    memmove(dst, src, n);
+  }
+}
+
+/* Skip the whitespace at p (if any): count it, and when compacting copy
+ * the text before it. */
+#define SKIP_WS()                                                      \
+  do {                                                                 \
+    if (p < e && *p <= ' ') {                                          \
+      const unsigned char *ws_ = p;                                    \
+      p = ws_run(p, e, &ck->nl);                                       \
+      if (p != ws_) {                                                  \
+        if (compact) {                                                 \
+          size_t n_ = (size_t)(ws_ - mark);                            \
+          copy_down(ck->d + ck->wlen, mark, n_,                        \
+                    ck->dcap >= ck->wlen + 16 && e - mark >= 16 &&     \
+                    ck->d != s);                                       \
+          ck->wlen += n_;                                              \
+          mark = p;                                                    \
+        }                                                              \
+        ck->removed += (size_t)(p - ws_);                              \
+      }                                                                \
+    }                                                                  \
+  } while (0)
+
+/* The checker, always inlined so that each use gets only what it asks
+ * for (constant flags):
+ *   prefix   the value may be followed by anything: it stops at the
+ *            end of the value (ck->end) instead of requiring the end of
+ *            the text;
+ *   compact  the text without the whitespace between its tokens is
+ *            written to ck->d (ck->wlen bytes: complete once it returns
+ *            0), whether or not a run held a newline (ck->nl);
+ *   members  1: the top object's members are reported to ck->fn once
+ *            the whole is valid, in the coordinates of the text written
+ *            (compact and ck->nl: ck->d; otherwise the text read); 2:
+ *            as they are found, in those of the text read.
+ * One pass, no recursion; every byte looked at once.  Returns 0, or -1
+ * with ck->bad. */
 static inline __attribute__((always_inline))
-int check(const char *json, size_t len, unsigned max_depth, size_t *bad,
-          twt_member_fn fn, void *arg)
+int check(const char *json, size_t len, unsigned max_depth, struct ck *ck,
+          const int prefix, const int compact, const int members)
 {
   const unsigned char *s = (const unsigned char *)json, *p = s,
-                      *e = s + len, *key = NULL, *kend = NULL, *val = NULL;
+                      *e = s + len, *key = NULL, *kend = NULL, *val = NULL,
+                      *mark = s;
   uint64_t objs[DEPTH_MAX / 64];  /* bit d: level d+1 is an object */
   unsigned depth = 0;
+  int in_obj = 0;                 /* the innermost level is an object */
+  size_t rm0 = 0, krm = 0;
 
+  ck->wlen = ck->removed = 0;
+  ck->nl = 0;
+  ck->nm = 0;
+  ck->overflow = 0;
   if (max_depth > DEPTH_MAX)
     max_depth = DEPTH_MAX;
-  p = skip_ws(p, e);
+  SKIP_WS();
 value:
   if (p >= e)
     goto fail;
@@ -243,11 +421,12 @@ value:
     else
       objs[depth / 64] &= ~(UINT64_C(1) << (depth % 64));
     depth++;
-    p = skip_ws(p + 1, e);
+    in_obj = obj;
+    p++;
+    SKIP_WS();
     if (p < e && *p == (obj ? '}' : ']')) {
       p++;
-      depth--;
-      goto after;
+      goto pop;
     }
     if (obj)
       goto key;
@@ -272,69 +451,122 @@ value:
   if (!p)
     goto fail_unknown;
 after:
-  if (val && depth == 1) {          /* a member of the top object ended */
-    fn(arg, (const char *)key + 1, (size_t)(kend - key) - 2,
-       (size_t)(val - s), (size_t)(p - val));
+  if (members && val && depth == 1) { /* a member of the top object */
+    if (members == 2) {
+      ck->fn(ck->arg, (const char *)key + 1, (size_t)(kend - key) - 2,
+             (size_t)(val - s), (size_t)(p - val));
+    } else if (ck->nm < CK_MEMBERS_MAX) {
+      struct ck_member *m = &ck->m[ck->nm++];
+      m->key = key + 1;
+      m->klen = (size_t)(kend - key) - 2;
+      m->krm = krm;
+      m->voff = (size_t)(val - s);
+      m->vlen = (size_t)(p - val);
+      m->rm0 = rm0;
+      m->rm1 = ck->removed;
+    } else {
+      ck->overflow = 1;
+    }
     val = NULL;
   }
-  p = skip_ws(p, e);
   if (depth == 0) {
+    if (prefix) {
+      ck->end = (size_t)(p - s);
+      goto done;
+    }
+    SKIP_WS();
     if (p != e)
       goto fail;
-    return 0;
+    goto done;
   }
+  SKIP_WS();
   if (p >= e)
     goto fail;
-  {
-    int obj = (objs[(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
-    if (*p == ',') {
-      p = skip_ws(p + 1, e);
-      if (obj)
-        goto key;
-      goto value;
-    }
-    if (*p != (obj ? '}' : ']'))
-      goto fail;
+  if (*p == ',') {
     p++;
-    depth--;
-    goto after;
+    SKIP_WS();
+    if (in_obj)
+      goto key;
+    goto value;
   }
+  if (*p != (in_obj ? '}' : ']'))
+    goto fail;
+  p++;
+pop:
+  depth--;
+  in_obj = depth && ((objs[(depth - 1) / 64] >> ((depth - 1) % 64)) & 1);
+  goto after;
 key:
-  if (fn && depth == 1)
+  if (members && depth == 1) {
     key = p;
+    krm = ck->removed;
+  }
   if (p >= e || *p != '"' || !(p = check_string(p, e)))
     goto fail_unknown;
-  if (fn && depth == 1)
+  if (members && depth == 1)
     kend = p;
-  p = skip_ws(p, e);
+  SKIP_WS();
   if (p >= e || *p != ':')
     goto fail;
-  p = skip_ws(p + 1, e);
-  if (fn && depth == 1)
+  p++;
+  SKIP_WS();
+  if (members && depth == 1) {
     val = p;
+    rm0 = ck->removed;
+  }
   goto value;
+done:
+  if (compact) {                  /* the text after the last run */
+    const unsigned char *stop = prefix ? s + ck->end : p;
+    memmove(ck->d + ck->wlen, mark, (size_t)(stop - mark));
+    ck->wlen += (size_t)(stop - mark);
+  }
+  if (members == 1 && !ck->overflow) {
+    int moved = compact && ck->nl;
+    for (unsigned i = 0; i < ck->nm; i++) {
+      const struct ck_member *m = &ck->m[i];
+      /* The key where it is now (moved down with the text). */
+      ck->fn(ck->arg, moved ? (const char *)ck->d + (m->key - s) - m->krm
+                            : (const char *)m->key, m->klen,
+             moved ? m->voff - m->rm0 : m->voff,
+             moved ? m->vlen - (m->rm1 - m->rm0) : m->vlen);
+    }
+  }
+  return 0;
 fail_unknown:
-  if (bad)
-    *bad = len;                     /* somewhere in the last token */
+  ck->bad = len;                    /* somewhere in the last token */
   return -1;
 fail:
-  if (bad)
-    *bad = (size_t)(p - s);
+  ck->bad = (size_t)(p - s);
   return -1;
 }
+#undef SKIP_WS
 
 int twt_json_check(const char *json, size_t len, unsigned max_depth,
                    size_t *bad)
 {
-  return check(json, len, max_depth, bad, NULL, NULL);
+  struct ck ck;
+  int rc = check(json, len, max_depth, &ck, 0, 0, 0);
+
+  if (rc && bad)
+    *bad = ck.bad;
+  return rc;
 }
 
 int twt_json_check_ex(const char *json, size_t len, unsigned max_depth,
                       size_t *bad, twt_member_fn fn, void *arg)
 {
+  struct ck ck;
+  int rc;
+
   if (!fn)
-    return check(json, len, max_depth, bad, NULL, NULL);
-  return check(json, len, max_depth, bad, fn, arg);
+    return twt_json_check(json, len, max_depth, bad);
+  ck.fn = fn;
+  ck.arg = arg;
+  rc = check(json, len, max_depth, &ck, 0, 0, 2);  /* reported as found */
+  if (rc && bad)
+    *bad = ck.bad;
+  return rc;
 }
 
 /* ===================================================== the scanner */
@@ -589,45 +821,147 @@ size_t twt_json_compact(char *d, const char *text, size_t n)
   return w;
 }
 
+/* Make room for need bytes in the record buffer (its contents are not
+ * kept).  0, or -1 when out of memory. */
+static int buf_room(twt_scan *s, size_t need)
+{
+  char *q;
+
+  if (need <= s->bcap)
+    return 0;
+  if (!(q = realloc(s->buf, need)))
+    return -1;
+  s->buf = q;
+  s->bcap = need;
+  return 0;
+}
+
+/* Check the record text[0..n) (prefix: the record begins text, and may
+ * be followed by anything) in one pass: valid, where it ends, its
+ * members for on_member, and its text without the whitespace between
+ * its tokens in s->buf when a newline, CR or tab was among it.  Returns
+ * 0 with *out, *outlen (and *end for prefix), or -1 with *bad. */
+static int record_check(twt_scan *s, const char *text, size_t n, int prefix,
+                        const char **out, size_t *outlen, size_t *end,
+                        size_t *bad)
+{
+  struct ck ck;
+  int rc;
+
+  ck.fn = s->on_member;
+  ck.arg = s->on_member_arg;
+  ck.d = (unsigned char *)s->buf;
+  ck.dcap = s->bcap;
+  if (text == s->buf) {
+    /* Gathered into buf (a record over two chunks): compacting in place
+     * would lose the text as read, so check first, and compact only
+     * when it spreads over lines; then find its members again. */
+    if (s->on_member)
+      s->on_member(s->on_member_arg, NULL, 0, 0, 0);
+    rc = s->on_member ? check(text, n, TWT_RECORD_DEPTH, &ck, 0, 0, 2)
+                      : check(text, n, TWT_RECORD_DEPTH, &ck, 0, 0, 0);
+    if (rc != 0) {
+      *bad = ck.bad;
+      return -1;
+    }
+    *out = text;
+    *outlen = *end = n;
+    if (ck.nl) {
+      *outlen = twt_json_compact(s->buf, text, n);
+      if (s->on_member) {
+        s->on_member(s->on_member_arg, NULL, 0, 0, 0);
+        (void)check(*out, *outlen, TWT_RECORD_DEPTH, &ck, 0, 0, 2);
+      }
+    }
+    return 0;
+  }
+  if (s->on_member) {
+    s->on_member(s->on_member_arg, NULL, 0, 0, 0);
+    rc = prefix ? check(text, n, TWT_RECORD_DEPTH, &ck, 1, 1, 1)
+                : check(text, n, TWT_RECORD_DEPTH, &ck, 0, 1, 1);
+  } else {
+    rc = prefix ? check(text, n, TWT_RECORD_DEPTH, &ck, 1, 1, 0)
+                : check(text, n, TWT_RECORD_DEPTH, &ck, 0, 1, 0);
+  }
+  if (rc != 0) {
+    *bad = ck.bad;
+    return -1;
+  }
+  *end = prefix ? ck.end : n;
+  if (ck.nl) {
+    *out = s->buf;
+    *outlen = ck.wlen;
+  } else {
+    *out = text;
+    *outlen = *end;
+  }
+  if (ck.overflow) {                /* many members: found again */
+    s->on_member(s->on_member_arg, NULL, 0, 0, 0);
+    (void)check(*out, *outlen, TWT_RECORD_DEPTH, &ck, 0, 0, 2);
+  }
+  return 0;
+}
+
+/* Yield the record text[0..n) (checked), which began at offset. */
+static void record_yield(twt_scan *s, const char *text, size_t n,
+                         uint64_t offset, twt_scan_rec *rec)
+{
+  memset(rec, 0, sizeof *rec);
+  rec->offset = offset;
+  s->info.records++;
+  rec->text = text;
+  rec->len = n;
+  s->state = ST_EVENTS;
+  s->need_sep = 1;
+}
+
 /* A record's text is complete: check it, and yield it or what dropped
  * it. */
 static int record_done(twt_scan *s, const char *text, size_t n,
                        twt_scan_rec *rec)
 {
-  if (s->r_ws) {
-    if (!s->r_inbuf) {              /* make room, then compact into it */
-      s->blen = 0;
-      if (n > s->bcap) {
-        char *q = realloc(s->buf, n);
-        if (!q)
-          return fail(s, -ENOMEM, "out of memory");
-        s->buf = q;
-        s->bcap = n;
-      }
-    }
-    n = twt_json_compact(s->buf, text, n);
-    text = s->buf;
+  const char *out;
+  size_t outlen, end, bad;
+
+  /* Compacted into buf: in place when the text is there already. */
+  if (text != s->buf && buf_room(s, n) != 0)
+    return fail(s, -ENOMEM, "out of memory");
+  if (record_check(s, text, n, 0, &out, &outlen, &end, &bad) == 0) {
+    record_yield(s, out, outlen, s->r_off, rec);
+    return 0;
   }
   memset(rec, 0, sizeof *rec);
   rec->offset = s->r_off;
-  if (s->on_member)
-    s->on_member(s->on_member_arg, NULL, 0, 0, 0);
-  if (twt_json_check_ex(text, n, TWT_RECORD_DEPTH, NULL, s->on_member,
-                        s->on_member_arg) != 0) {
-    if (s->info.invalid++ == 0)
-      s->info.first_invalid = s->r_off;
-    s->info.invalid_bytes += n;
-    s->info.strict = 0;
-    rec->dropped = 1;
-    rec->len = n;
-  } else {
-    s->info.records++;
-    rec->text = text;
-    rec->len = n;
-  }
+  if (s->info.invalid++ == 0)
+    s->info.first_invalid = s->r_off;
+  s->info.invalid_bytes += n;
+  s->info.strict = 0;
+  rec->dropped = 1;
+  rec->len = n;
   s->state = ST_EVENTS;
   s->need_sep = 1;
   return 0;
+}
+
+/* A record begins at p[0] and the text read goes on to p[n]: if the
+ * record ends there and is valid, yield it at once (one pass: checked,
+ * its end found, compacted); 1 and its length in *used.  0 otherwise
+ * (it goes on past p[n], is invalid, or longer than max_record): the
+ * byte-by-byte path then takes it. */
+static int record_fast(twt_scan *s, const char *p, size_t n, uint64_t at,
+                       twt_scan_rec *rec, size_t *used)
+{
+  const char *out;
+  size_t outlen, end, bad;
+
+  if (n > s->max_record)
+    n = s->max_record;
+  if (buf_room(s, n) != 0 ||
+      record_check(s, p, n, 1, &out, &outlen, &end, &bad) != 0)
+    return 0;
+  record_yield(s, out, outlen, at, rec);
+  *used = end;
+  return 1;
 }
 
 /* Scan inside a record from p[i]; returns the new i (n: not over). */
@@ -987,6 +1321,13 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
         s->info.strict = 0;         /* no comma between two elements */
       s->first = 0;
       if (c == '{') {
+        size_t used;
+        if (record_fast(s, p + i, n - i, at, rec, &used)) {
+          *ready = 1;
+          i += used;
+          s->off += i;
+          return (ptrdiff_t)i;
+        }
         s->state = ST_RECORD;
         s->r_depth = 1;
         s->r_str = s->r_esc = s->r_ws = 0;

@@ -58,8 +58,8 @@ int twt_json_check(const char *json, size_t len, unsigned max_depth,
 /* The same, and for an object, fn(arg, key, klen, voff, vlen) for each
  * of its members as it is checked (key: the raw key without its quotes;
  * the value at json + voff, vlen bytes): validation and extraction in
- * one pass.  Members are reported before the whole is known to be valid:
- * use them only when it returns 0.  fn may be NULL. */
+ * one pass.  Members may be reported before the whole is known to be
+ * valid: use them only when it returns 0.  fn may be NULL. */
 typedef void (*twt_member_fn)(void *arg, const char *key, size_t klen,
                               size_t voff, size_t vlen);
 int twt_json_check_ex(const char *json, size_t len, unsigned max_depth,

@@ -34,10 +34,15 @@
  * that no input has used so far (2^22 is above Linux's PID_MAX_LIMIT,
  * so no real pid of a Linux process is ever taken), everywhere in that
  * input, metadata records included: every (input, pid) pair gets an
- * output pid of its own.  Inputs are begun in the order given, so the
- * first input keeps its pids.
+ * output pid of its own.  A string pid ("Spans", "" ...: the format
+ * allows them) met in another input too is written with " #N" before
+ * its closing quote, N the input's number from 1 in the order given
+ * (" #N.K" with K from 2 if that is taken too).  Inputs are begun in
+ * the order given, so the first input keeps its pids; --explain lists
+ * the pids each input had rewritten.
  *
- * Order.  Records are merged by their moved ts with a min-heap.  Each
+ * Order.  Records are merged by their moved ts (see "order" below: a
+ * heap over the inputs, each input's records mostly in a run).  Each
  * input is read ahead into a window: its records are held until those
  * held span at least --window bytes of its JSON (from the first record
  * held to the end of the last one read), or it ends; the record with
@@ -70,6 +75,8 @@
 #define REMAP_BASE ((int64_t)1 << 22)    /* above PID_MAX_LIMIT */
 #define TW_MERGE_PIDS_MAX 65536u
 #define PID_SLOTS (2 * TW_MERGE_PIDS_MAX)  /* a power of two */
+#define NOTES_MAX 4              /* remapped pids named per input */
+#define NOTE_LEN 72
 
 /* A record held in an input's window. */
 struct entry {
@@ -81,6 +88,44 @@ struct entry {
   size_t len;
   char text[];             /* moved and remapped */
 };
+
+/* Records in a ring: pushed at the end, dropped at the head. */
+struct ring {
+  struct entry **v;
+  size_t cap, head, len;
+};
+
+/* The k-th record from the head. */
+static struct entry *ring_at(const struct ring *r, size_t k)
+{
+  return r->v[(r->head + k) % r->cap];
+}
+
+/* Push e at the end.  0, or -1 when out of memory. */
+static int ring_push(struct ring *r, struct entry *e)
+{
+  if (r->len == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 1024;
+    struct entry **v = malloc(cap * sizeof *v);
+    if (!v)
+      return -1;
+    for (size_t k = 0; k < r->len; k++)
+      v[k] = ring_at(r, k);
+    free(r->v);
+    r->v = v;
+    r->cap = cap;
+    r->head = 0;
+  }
+  r->v[(r->head + r->len++) % r->cap] = e;
+  return 0;
+}
+
+/* Drop the head. */
+static void ring_drop(struct ring *r)
+{
+  r->head = (r->head + 1) % r->cap;
+  r->len--;
+}
 
 /* What placed an input on the output's timeline. */
 enum rule {
@@ -101,9 +146,15 @@ struct input {
   int shift_known;         /* shift decided (at its first event) */
   int64_t shift;           /* ns added to its timestamps */
   int no_clock;            /* merged as it is */
+  uint64_t remapped;       /* its pids written anew */
+  int last_pid_known;      /* the pid of its last record, and its */
+  int64_t last_pid, last_out; /* output pid */
+  char notes[NOTES_MAX][NOTE_LEN]; /* the first few: "100 -> 4194304" */
   int eof;
-  struct entry **fifo;     /* held records in the order read (a ring) */
-  size_t fifo_cap, fifo_head, fifo_len;
+  struct ring fifo;        /* held records in the order read */
+  struct ring run;         /* ... those in ts order */
+  struct entry **late;     /* ... the others (a min-heap) */
+  size_t late_cap, late_len;
   uint64_t end_pos;        /* end of the last record read */
 };
 
@@ -118,18 +169,30 @@ struct out_slot {
   int64_t pid;
 };
 
+/* A string pid of an input: its token's hash, and the variant written
+ * (0: as it is, K >= 1: with " #N" or " #N.K"). */
+struct spid_slot {
+  int used;
+  unsigned input;
+  uint64_t h;
+  unsigned k;
+};
+
 struct merge {
   const struct twt_cmd_common *c;
   struct input *in;
   size_t n;
   size_t window;
-  struct entry **heap;
-  size_t heap_len, heap_cap;
+  unsigned *iheap;         /* the inputs holding records, by their least */
+  size_t iheap_len;
   uint64_t seq;
   int ref;                 /* the reference input, or -1 */
   int64_t out_delta;       /* realtime - trace clock of the output */
   struct pid_slot *pids;   /* (input, pid) -> output pid */
   struct out_slot *used;   /* the output pids taken */
+  struct spid_slot *spids; /* (input, string pid) -> variant */
+  uint64_t *sused;         /* hashes of the string pids written */
+  twt_cmd_buf pidtok;      /* the pid token to write */
   size_t npids;
   int64_t next_free;
   twt_out *out;
@@ -168,6 +231,42 @@ static int out_taken(struct merge *m, int64_t out, int take)
   return 0;
 }
 
+/* v in decimal into buf (at least 21 bytes).  Returns the length. */
+static size_t int_text(int64_t v, char *buf)
+{
+  uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  char d[20];
+  size_t n = 0, k = 0;
+
+  do {
+    d[k++] = (char)('0' + a % 10);
+    a /= 10;
+  } while (a);
+  if (v < 0)
+    buf[n++] = '-';
+  while (k)
+    buf[n++] = d[--k];
+  return n;
+}
+
+/* Note that input took pid `from` as `to` (for --explain). */
+static void note_remap(struct merge *m, unsigned input, const char *from,
+                       size_t flen, const char *to, size_t tlen)
+{
+  struct input *in = &m->in[input];
+
+  if (in->remapped < NOTES_MAX)
+    snprintf(in->notes[in->remapped], NOTE_LEN, "%.*s -> %.*s",
+             flen > 30 ? 30 : (int)flen, from, tlen > 36 ? 36 : (int)tlen,
+             to);
+  in->remapped++;
+  m->remapped++;
+  if (!m->c->quiet)
+    fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %s: pid %.*s is another "
+            "input's too: written as pid %.*s\n", in->name, (int)flen, from,
+            (int)tlen, to);
+}
+
 /* The output pid of (input, pid); -1 on error (m->err set). */
 static int map_pid(struct merge *m, unsigned input, int64_t pid,
                    int64_t *out)
@@ -202,11 +301,12 @@ static int map_pid(struct merge *m, unsigned input, int64_t pid,
     while (out_taken(m, *out, 0))
       (*out)++;
     m->next_free = *out + 1;
-    m->remapped++;
-    if (!m->c->quiet)
-      fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %s: pid %" PRId64 " is "
-              "another input's too: written as pid %" PRId64 "\n",
-              m->in[input].name, pid, *out);
+    {
+      char f[24], t[24];
+      int fl = snprintf(f, sizeof f, "%" PRId64, pid),
+          tl = snprintf(t, sizeof t, "%" PRId64, *out);
+      note_remap(m, input, f, (size_t)fl, t, (size_t)tl);
+    }
   }
   (void)out_taken(m, *out, 1);
   m->pids[i].used = 1;
@@ -217,58 +317,230 @@ static int map_pid(struct merge *m, unsigned input, int64_t pid,
   return 0;
 }
 
-/* ============================================================ heap */
-
-static int entry_less(const struct entry *a, const struct entry *b)
+/* The variant k (>= 1) of the string pid token tok[0..len) for input:
+ * " #N" (k 1) or " #N.K" before its closing quote, into m->pidtok. */
+static int spid_variant(struct merge *m, const char *tok, size_t len,
+                        unsigned input, unsigned k, size_t *out)
 {
-  if (a->ts != b->ts)
-    return a->ts < b->ts;
-  if (a->input != b->input)
-    return a->input < b->input;
-  return a->seq < b->seq;
-}
+  char suffix[40];
+  int n = k == 1 ? snprintf(suffix, sizeof suffix, " #%u\"", input + 1)
+                 : snprintf(suffix, sizeof suffix, " #%u.%u\"", input + 1,
+                            k);
 
-static int heap_push(struct merge *m, struct entry *e)
-{
-  size_t i;
-
-  if (m->heap_len == m->heap_cap) {
-    size_t cap = m->heap_cap ? 2 * m->heap_cap : 1024;
-    struct entry **h = realloc(m->heap, cap * sizeof *h);
-    if (!h)
+  if (m->pidtok.cap < len + (size_t)n) {
+    char *p = realloc(m->pidtok.p, len + (size_t)n);
+    if (!p)
       return -1;
-    m->heap = h;
-    m->heap_cap = cap;
+    m->pidtok.p = p;
+    m->pidtok.cap = len + (size_t)n;
   }
-  for (i = m->heap_len++; i > 0; i = (i - 1) / 2) {
-    struct entry *parent = m->heap[(i - 1) / 2];
-    if (!entry_less(e, parent))
-      break;
-    m->heap[i] = parent;
-  }
-  m->heap[i] = e;
+  memcpy(m->pidtok.p, tok, len - 1);
+  memcpy(m->pidtok.p + len - 1, suffix, (size_t)n);
+  *out = len - 1 + (size_t)n;
   return 0;
 }
 
-static struct entry *heap_pop(struct merge *m)
+/* 1 if the string pid whose token hashes to h is written by an input
+ * already; with take, take it. */
+static int spid_taken(struct merge *m, uint64_t h, int take)
 {
-  struct entry *top = m->heap[0], *last = m->heap[--m->heap_len];
-  size_t i = 0, n = m->heap_len;
+  size_t i;
+
+  h |= h == 0;
+  for (i = h & (PID_SLOTS - 1); m->sused[i]; i = (i + 1) & (PID_SLOTS - 1))
+    if (m->sused[i] == h)
+      return 1;
+  if (take)
+    m->sused[i] = h;
+  return 0;
+}
+
+/* The token to write for input's string pid tok[0..len) (with its
+ * quotes): *out, *outlen (tok itself, or m->pidtok).  0, or -1 on
+ * error (m->err set). */
+static int map_spid(struct merge *m, unsigned input, const char *tok,
+                    size_t len, const char **out, size_t *outlen)
+{
+  uint64_t h = twt_rec_hash(tok, len, 11);
+  size_t i, vl;
+  unsigned k;
+
+  if (!m->spids) {
+    m->spids = calloc(PID_SLOTS, sizeof *m->spids);
+    m->sused = calloc(PID_SLOTS, sizeof *m->sused);
+    if (!m->spids || !m->sused) {
+      m->err = twt_cmd_error(CMD, "out of memory");
+      return -1;
+    }
+  }
+  *out = tok;
+  *outlen = len;
+  for (i = (h ^ pid_hash(input, 0)) & (PID_SLOTS - 1); m->spids[i].used;
+       i = (i + 1) & (PID_SLOTS - 1)) {
+    if (m->spids[i].input == input && m->spids[i].h == h) {
+      k = m->spids[i].k;
+      if (k && spid_variant(m, tok, len, input, k, &vl) == 0) {
+        *out = m->pidtok.p;
+        *outlen = vl;
+      } else if (k) {
+        m->err = twt_cmd_error(CMD, "out of memory");
+        return -1;
+      }
+      return 0;
+    }
+  }
+  if (m->npids >= TW_MERGE_PIDS_MAX) {
+    m->err = twt_cmd_error(CMD, "%s: more than %u processes (pids) in the "
+                           "inputs: cannot keep them apart",
+                           m->in[input].name, TW_MERGE_PIDS_MAX);
+    return -1;
+  }
+  k = 0;
+  if (spid_taken(m, h, 0)) {
+    for (k = 1;; k++) {
+      if (spid_variant(m, tok, len, input, k, &vl) != 0) {
+        m->err = twt_cmd_error(CMD, "out of memory");
+        return -1;
+      }
+      if (!spid_taken(m, twt_rec_hash(m->pidtok.p, vl, 11), 0))
+        break;
+    }
+    *out = m->pidtok.p;
+    *outlen = vl;
+    note_remap(m, input, tok, len, *out, *outlen);
+  }
+  (void)spid_taken(m, twt_rec_hash(*out, *outlen, 11), 1);
+  m->spids[i].used = 1;
+  m->spids[i].input = input;
+  m->spids[i].h = h;
+  m->spids[i].k = k;
+  m->npids++;
+  return 0;
+}
+
+/* ============================================================ order
+ *
+ * Each input's held records are in two parts: a run, in the order read,
+ * of those whose ts is at least that of the record before them in it
+ * (an input is nearly sorted: most records), and a min-heap of the
+ * others (ts, then order read).  The input's least record is the head
+ * of one or the top of the other.  A small heap over the inputs, keyed
+ * by their least record (ts, then input), gives the next record to
+ * write: a step costs a compare or two and the log of the number of
+ * inputs, not of the records held.
+ */
+
+/* 1 if a comes before b within one input. */
+static int before(const struct entry *a, const struct entry *b)
+{
+  return a->ts != b->ts ? a->ts < b->ts : a->seq < b->seq;
+}
+
+/* The least record held by in, or NULL. */
+static struct entry *in_least(const struct input *in)
+{
+  struct entry *a = in->run.len ? ring_at(&in->run, 0) : NULL;
+  struct entry *b = in->late_len ? in->late[0] : NULL;
+
+  if (!a)
+    return b;
+  return b && before(b, a) ? b : a;
+}
+
+/* Hold e in its input.  0, or -1 when out of memory. */
+static int hold(struct merge *m, struct entry *e)
+{
+  struct input *in = &m->in[e->input];
+  size_t i;
+
+  if (!in->run.len || e->ts >= ring_at(&in->run, in->run.len - 1)->ts)
+    return ring_push(&in->run, e);
+  if (in->late_len == in->late_cap) {
+    size_t cap = in->late_cap ? 2 * in->late_cap : 64;
+    struct entry **h = realloc(in->late, cap * sizeof *h);
+    if (!h)
+      return -1;
+    in->late = h;
+    in->late_cap = cap;
+  }
+  for (i = in->late_len++; i > 0; i = (i - 1) / 2) {
+    struct entry *parent = in->late[(i - 1) / 2];
+    if (!before(e, parent))
+      break;
+    in->late[i] = parent;
+  }
+  in->late[i] = e;
+  return 0;
+}
+
+/* Take the least record held by in (there is one). */
+static struct entry *take_least(struct input *in)
+{
+  struct entry *e = in_least(in), *last;
+  size_t i = 0, n;
+
+  if (in->run.len && e == ring_at(&in->run, 0)) {
+    ring_drop(&in->run);
+    return e;
+  }
+  last = in->late[--in->late_len];
+  n = in->late_len;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && before(in->late[c + 1], in->late[c]))
+      c++;
+    if (!before(in->late[c], last))
+      break;
+    in->late[i] = in->late[c];
+    i = c;
+  }
+  if (n)
+    in->late[i] = last;
+  return e;
+}
+
+/* 1 if input a's least record comes before input b's. */
+static int input_before(const struct merge *m, unsigned a, unsigned b)
+{
+  const struct entry *x = in_least(&m->in[a]), *y = in_least(&m->in[b]);
+
+  return x->ts != y->ts ? x->ts < y->ts : a < b;
+}
+
+/* Move the input at slot i of the heap of inputs down to its place. */
+static void inputs_down(struct merge *m, size_t i)
+{
+  unsigned v = m->iheap[i];
+  size_t n = m->iheap_len;
 
   for (;;) {
     size_t c = 2 * i + 1;
     if (c >= n)
       break;
-    if (c + 1 < n && entry_less(m->heap[c + 1], m->heap[c]))
+    if (c + 1 < n && input_before(m, m->iheap[c + 1], m->iheap[c]))
       c++;
-    if (!entry_less(m->heap[c], last))
+    if (!input_before(m, m->iheap[c], v))
       break;
-    m->heap[i] = m->heap[c];
+    m->iheap[i] = m->iheap[c];
     i = c;
   }
-  if (n)
-    m->heap[i] = last;
-  return top;
+  m->iheap[i] = v;
+}
+
+/* The heap of the inputs that hold records.  0, or -1 (out of memory). */
+static int inputs_build(struct merge *m)
+{
+  if (!(m->iheap = malloc((m->n ? m->n : 1) * sizeof *m->iheap)))
+    return -1;
+  m->iheap_len = 0;
+  for (unsigned i = 0; i < m->n; i++)
+    if (in_least(&m->in[i]))
+      m->iheap[m->iheap_len++] = i;
+  for (size_t i = m->iheap_len / 2; i-- > 0;)
+    inputs_down(m, i);
+  return 0;
 }
 
 /* ========================================================== windows */
@@ -276,34 +548,15 @@ static struct entry *heap_pop(struct merge *m)
 /* Bytes of the input's JSON the held records span. */
 static uint64_t span(const struct input *in)
 {
-  return in->fifo_len ? in->end_pos - in->fifo[in->fifo_head]->pos : 0;
-}
-
-static int fifo_push(struct input *in, struct entry *e)
-{
-  if (in->fifo_len == in->fifo_cap) {
-    size_t cap = in->fifo_cap ? 2 * in->fifo_cap : 1024;
-    struct entry **f = malloc(cap * sizeof *f);
-    if (!f)
-      return -1;
-    for (size_t k = 0; k < in->fifo_len; k++)
-      f[k] = in->fifo[(in->fifo_head + k) % in->fifo_cap];
-    free(in->fifo);
-    in->fifo = f;
-    in->fifo_cap = cap;
-    in->fifo_head = 0;
-  }
-  in->fifo[(in->fifo_head + in->fifo_len++) % in->fifo_cap] = e;
-  return 0;
+  return in->fifo.len ? in->end_pos - ring_at(&in->fifo, 0)->pos : 0;
 }
 
 /* Free the written records at the head of the input's fifo. */
 static void fifo_release(struct input *in)
 {
-  while (in->fifo_len && in->fifo[in->fifo_head]->released) {
-    free(in->fifo[in->fifo_head]);
-    in->fifo_head = (in->fifo_head + 1) % in->fifo_cap;
-    in->fifo_len--;
+  while (in->fifo.len && ring_at(&in->fifo, 0)->released) {
+    free(ring_at(&in->fifo, 0));
+    ring_drop(&in->fifo);
   }
 }
 
@@ -424,8 +677,10 @@ static int pull(struct merge *m, unsigned i)
   twt_tin_rec rec;
   const char *text;
   struct entry *e;
-  int64_t pid = 0, shift;
-  size_t len;
+  int64_t shift;
+  const char *pidtok = NULL;
+  char pidtext[24];
+  size_t len, pidlen = 0;
   int rc;
 
   if ((rc = twt_tin_next(in->tin, &rec)) <= 0) {
@@ -450,9 +705,28 @@ static int pull(struct merge *m, unsigned i)
       decide_shift(m, i, &rec.r) != 0)
     return -1;
   shift = in->shift_known ? in->shift + rec.shift : rec.shift;
-  if ((rec.r.has & TWT_REC_PID) && map_pid(m, i, rec.r.pid, &pid) != 0)
-    return -1;
-  if (twt_cmd_rewrite(&rec.r, shift, 1, pid, &m->buf, &text, &len) != 0) {
+  if (rec.r.has & TWT_REC_PID) {
+    int64_t pid;
+    if (in->last_pid_known && in->last_pid == rec.r.pid) {
+      pid = in->last_out;           /* most records: the pid before */
+    } else {
+      if (map_pid(m, i, rec.r.pid, &pid) != 0)
+        return -1;
+      in->last_pid_known = 1;
+      in->last_pid = rec.r.pid;
+      in->last_out = pid;
+    }
+    if (pid != rec.r.pid) {
+      pidlen = int_text(pid, pidtext);
+      pidtok = pidtext;
+    }
+  } else if (rec.r.pid_v.len && rec.r.text[rec.r.pid_v.off] == '"') {
+    if (map_spid(m, i, rec.r.text + rec.r.pid_v.off, rec.r.pid_v.len,
+                 &pidtok, &pidlen) != 0)
+      return -1;
+  }
+  if (twt_cmd_rewrite(&rec.r, shift, pidtok, pidlen, &m->buf, &text,
+                      &len) != 0) {
     m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
@@ -470,12 +744,12 @@ static int pull(struct merge *m, unsigned i)
   e->len = len;
   memcpy(e->text, text, len);
   in->end_pos = rec.pos + rec.r.len;
-  if (fifo_push(in, e) != 0) {
+  if (ring_push(&in->fifo, e) != 0) {
     free(e);
     m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
-  if (heap_push(m, e) != 0) {
+  if (hold(m, e) != 0) {
     e->released = 1;              /* freed with the fifo */
     m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
@@ -498,8 +772,9 @@ static int fill(struct merge *m, unsigned i)
 /* Write the held record with the least ts. */
 static int write_least(struct merge *m)
 {
-  struct entry *e = heap_pop(m);
-  unsigned input = e->input;
+  unsigned input = m->iheap[0];
+  struct input *in = &m->in[input];
+  struct entry *e = take_least(in);
 
   if (m->any_ts && e->ts < m->last_ts) {
     m->late++;
@@ -512,8 +787,15 @@ static int write_least(struct merge *m)
   if (write_text(m, e->text, e->len) != 0)
     return -1;
   e->released = 1;
-  fifo_release(&m->in[input]);     /* may free e */
-  return fill(m, input);
+  fifo_release(in);                 /* may free e */
+  if (fill(m, input) != 0)
+    return -1;
+  /* Its least record changed: its place among the inputs too. */
+  if (!in_least(in) && --m->iheap_len > 0)
+    m->iheap[0] = m->iheap[m->iheap_len];
+  if (m->iheap_len)
+    inputs_down(m, 0);
+  return 0;
 }
 
 /* ========================================================== the run */
@@ -541,7 +823,11 @@ static int run(struct merge *m)
   for (unsigned i = 0; i < m->n; i++)
     if (fill(m, i) != 0)
       return -1;
-  while (m->heap_len) {
+  if (inputs_build(m) != 0) {
+    m->err = twt_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  while (m->iheap_len) {
     if (write_least(m) != 0)
       return -1;
     if ((m->seq & 1023) == 0) {
@@ -587,6 +873,23 @@ static void explain_input(const struct merge *m, size_t i)
     fprintf(stderr, "  %s: moved by %s us (%s)\n", in->name, d, why);
 }
 
+/* One line: the pids of input i written anew, if any. */
+static void explain_pids(const struct merge *m, size_t i)
+{
+  const struct input *in = &m->in[i];
+
+  if (!in->remapped)
+    return;
+  fprintf(stderr, "  %s: %" PRIu64 " %s another input has too, written "
+          "anew:", in->name, in->remapped,
+          twt_cli_plural(in->remapped, "pid", "pids"));
+  for (uint64_t k = 0; k < in->remapped && k < NOTES_MAX; k++)
+    fprintf(stderr, "%s %s", k ? "," : "", in->notes[k]);
+  if (in->remapped > NOTES_MAX)
+    fprintf(stderr, ", ...");
+  fputc('\n', stderr);
+}
+
 static void summary(const struct merge *m)
 {
   char d[TWT_REC_US_MAX + 1], w[32];
@@ -598,8 +901,10 @@ static void summary(const struct merge *m)
   if (m->ref >= 0)
     fprintf(stderr, ", on the clock of %s", m->in[m->ref].name);
   fputc('\n', stderr);
-  for (size_t i = 0; i < m->n; i++)
+  for (size_t i = 0; i < m->n; i++) {
     explain_input(m, i);
+    explain_pids(m, i);
+  }
   if (m->late) {
     d[twt_rec_us_text(m->max_lag, d)] = '\0';
     twt_format_bytes(m->window, w, sizeof w);
@@ -656,8 +961,9 @@ static void merge_usage(FILE *out)
     "baseTimeNanoseconds (PyTorch profiler: ts are wall-clock us after\n"
     "it; epoch us without it); the first input with one sets the clock,\n"
     "and every other is moved onto it.  Others stay as they are.\n"
-    "A pid that an earlier input has\n"
-    "is written as a new pid from 4194304 (2^22) up, names included.\n"
+    "A pid that an earlier input has is written as a new pid from\n"
+    "4194304 (2^22) up, a string pid with \" #N\" added (N: the input's\n"
+    "number), names included; --explain lists them.\n"
     "Records are written in ts order: exactly, unless a record comes more\n"
     "than --window bytes after a later one in its input (then it is\n"
     "written when read, and counted).\n"
@@ -668,7 +974,8 @@ static void merge_usage(FILE *out)
     "                            (e.g. -1.5s, 250us) instead of by its clock\n"
     "                            record\n"
     "      --explain             say which rule placed each input and by\n"
-    "                            how much, even with -q\n"
+    "                            how much, and which pids it had written\n"
+    "                            anew, even with -q\n"
     "  -w, --window SIZE         bytes of each input read ahead to order\n"
     "                            records (default: 8MiB)\n"
     "      --ndjson         one record a line and nothing else (newline-\n"
@@ -773,20 +1080,27 @@ int twt_tool_merge_main(int argc, char **argv)
   if (!c.quiet)
     summary(&m);
   else if (m.explain)
-    for (size_t i = 0; i < m.n; i++)
+    for (size_t i = 0; i < m.n; i++) {
       explain_input(&m, i);
+      explain_pids(&m, i);
+    }
 done:
   /* Every record held is in its input's fifo. */
   for (size_t i = 0; m.in && i < m.n; i++) {
     struct input *in = &m.in[i];
-    for (size_t k = 0; k < in->fifo_len; k++)
-      free(in->fifo[(in->fifo_head + k) % in->fifo_cap]);
-    free(in->fifo);
+    for (size_t k = 0; k < in->fifo.len; k++)
+      free(ring_at(&in->fifo, k));
+    free(in->fifo.v);
+    free(in->run.v);
+    free(in->late);
     twt_tin_close(m.in[i].tin);
   }
-  free(m.heap);
+  free(m.iheap);
   free(m.pids);
   free(m.used);
+  free(m.spids);
+  free(m.sused);
+  twt_cmd_buf_free(&m.pidtok);
   free(m.in);
   free(tins);
   free(offsets);

@@ -26,7 +26,8 @@
  *    general reader (jsonscan.c), which is fed the same chunks.
  *  - twt_reader_next feeds the current chunk to the scanner until a line
  *    ends with an item to yield, so records come one at a time, and the
- *    record's text is the scanner's line buffer.
+ *    record's text is the chunk itself when the line lies whole in it
+ *    (r->view: most lines, no copy), else the scanner's line buffer.
  */
 #include "internal.h"     /* config.h first */
 #include "layout.h"       /* tw__layout_head, tw__layout_tail */
@@ -164,6 +165,12 @@ struct twt_reader {
   uint64_t line_no;        /* the current line, from 1 */
   uint64_t line_off;       /* offset of its text's first byte */
   char *line;              /* its text, then kept padding */
+  const char *view;        /* or, for a record line that lies whole in
+                              the chunk, its text there (not copied) */
+  int join_pending;        /* a record line ended with a newline before
+                              the record did: joined to the next line if
+                              that one continues it (see can_join) */
+  int joined;              /* the record line spans several lines */
   size_t len, cap, content;
   run run;
   int junk_record;         /* a junk line that began with "{" */
@@ -488,7 +495,7 @@ static int line_add(twt_reader *r, const char *p, size_t n)
  * *glued if the old tail follows it. */
 static int record_complete(const twt_reader *r, size_t *len, int *glued)
 {
-  const char *t = r->line;
+  const char *t = r->view ? r->view : r->line;
   size_t q = r->content;
 
   *glued = 0;
@@ -520,17 +527,35 @@ static int record_complete(const twt_reader *r, size_t *len, int *glued)
 }
 
 /* A record line ended: yield it if its text is one JSON object. */
-static int take_record(twt_reader *r, int terminated)
+static int take_record(twt_reader *r, int term)
 {
-  const char *t = r->line;
+  const char *t = r->view ? r->view : r->line;
   size_t q;
-  int glued, ok = record_complete(r, &q, &glued);
+  int glued, ok = record_complete(r, &q, &glued),
+      terminated = term != END_OF_DATA;
 
   if (!ok) {
     if (r->first_pending)
       return first_line_error(r, 1);
+    if (term == '\n' && !(r->flags & TWT_READ_LAYOUT) && !r->run.extra) {
+      r->join_pending = 1;          /* maybe spread over lines */
+      return 0;
+    }
     drop(r, 1, q);
     return 0;
+  }
+  if (r->joined) {
+    /* A record spread over lines, as other programs write them: one
+     * line, without the whitespace between its tokens, and its members
+     * found again in that text. */
+    q = twt_json_compact(r->line, t, q);
+    if (r->flags & TWT_READ_MEMBERS) {
+      twt_rec_take(&r->rec, NULL, 0, 0, 0);
+      (void)twt_json_check_ex(r->line, q, TWT_RECORD_DEPTH, NULL,
+                              twt_rec_take, &r->rec);
+    }
+    r->strict = 0;
+    r->info.joined_records++;
   }
   /* Exactly one comma between records, none before the first. */
   if (r->info.records == 0 ? r->commas != 0 : r->commas != 1)
@@ -583,7 +608,7 @@ static int line_end(twt_reader *r, int term)
   if (term == '\0')
     r->strict = 0;
   if (s == ST_RECORD)
-    rc = take_record(r, term != END_OF_DATA);
+    rc = take_record(r, term);
   else if (s == ST_TAIL)
     take_tail(r, term);
   else
@@ -600,6 +625,8 @@ static int line_begin(twt_reader *r, char c, uint64_t offset)
   if (r->after_tail)
     r->strict = 0;                  /* a line after the tail */
   r->len = r->content = 0;
+  r->view = NULL;
+  r->joined = 0;
   memset(&r->run, 0, sizeof r->run);
   r->junk_record = 0;
   r->junk_content = r->junk_pad = 0;
@@ -725,10 +752,50 @@ static ptrdiff_t scan_head(twt_reader *r, const char *p, size_t n)
 
 /* Scan the padding between lines in p[0..n), up to the first byte of a
  * line's text (not used).  Returns the bytes used, or a negative code. */
+/* The record line that ended with a newline before the record did
+ * (join_pending): if the next line continues it -- it begins with
+ * whitespace, a quote or a closing brace, as the inner lines of a
+ * pretty-printed record do, where a new record ('{', ','), the tail
+ * (']') or padding (NUL) does not -- it is joined to it (the newline
+ * kept: the record is compacted once whole); otherwise it is dropped,
+ * cut.  0, or a negative code. */
+static int join_or_drop(twt_reader *r, int c)
+{
+  int rc;
+
+  r->join_pending = 0;
+  if (c != ' ' && c != '\t' && c != '\r' && c != '"' && c != '}') {
+    drop(r, 1, r->content);
+    r->item.line = r->line_no - 1;  /* the line its newline ended */
+    return 0;
+  }
+  if (r->view) {                    /* the line so far was not copied */
+    if ((rc = line_reserve(r, r->len + 1)) != 0)
+      return rc;
+    memcpy(r->line, r->view, r->len);
+    r->view = NULL;
+  } else if ((rc = line_reserve(r, r->len + 1)) != 0) {
+    return rc;
+  }
+  r->line[r->len++] = '\n';
+  r->content = r->len;
+  memset(&r->run, 0, sizeof r->run);
+  r->joined = 1;
+  r->state = ST_RECORD;
+  return 0;
+}
+
 static ptrdiff_t scan_between(twt_reader *r, const char *p, size_t n)
 {
   size_t i = 0;
   int rc;
+
+  if (r->join_pending && n > 0) {
+    if ((rc = join_or_drop(r, p[0])) != 0)
+      return rc;
+    if (r->state == ST_RECORD)
+      return 0;                     /* the line goes on */
+  }
 
   if (r->after_tail)
     r->strict = 0;                  /* bytes after the tail's newline */
@@ -780,7 +847,21 @@ static ptrdiff_t scan_line(twt_reader *r, const char *p, size_t n)
     seg = (size_t)(nul - p);
     end = nul;
   }
-  if (seg > 0) {
+  if (seg > 0 && end && r->state == ST_RECORD && r->len == 0 &&
+      r->run.len == 0) {
+    /* A record line that lies whole in the chunk (most of them): used
+     * where it is, as line_add would have kept it. */
+    uint64_t commas = 0;
+    size_t k = trim_end(p, seg, &commas, NULL);
+    if (k > 0 && k <= r->max_record && seg - k <= WS_KEEP) {
+      r->view = p;
+      r->content = k;
+      r->len = seg;
+      r->run.len = seg - k;
+      r->run.commas = commas;
+    }
+  }
+  if (seg > 0 && !r->view) {
     if (r->state == ST_JUNK)
       junk_add(r, p, seg);
     else if ((rc = line_add(r, p, seg)) != 0)
@@ -1014,6 +1095,8 @@ static int scan_finish(twt_reader *r)
     note_gzip(r);
     return rc;
   }
+  if (r->join_pending && (rc = join_or_drop(r, END_OF_DATA)) != 0)
+    return rc;
   if (r->state != ST_BETWEEN)
     return line_end(r, END_OF_DATA);
   if (r->info.records == 0) {
@@ -1357,6 +1440,8 @@ static int start(twt_reader *r)
   r->commas = r->lead = 0;
   r->first_pending = 1;
   r->after_tail = r->tail_last = 0;
+  r->join_pending = r->joined = 0;
+  r->view = NULL;
   r->strict = 1;
   r->ready = 0;
   r->mode = MODE_UNKNOWN;

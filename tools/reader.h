@@ -28,7 +28,13 @@
  * order, with its offset, and drops (and counts) every cut record and
  * every line that is neither a record, padding nor the tail.  A record is
  * complete if its line, stripped of commas and padding, is one strictly
- * valid JSON object.  It never rejects a file for what it drops: only a
+ * valid JSON object.  Unless TWT_READ_LAYOUT is given, a record line that
+ * ends with a newline before the record ends, followed by a line that
+ * continues it (whitespace, a quote or a closing brace first, as inside
+ * a pretty-printed record: never a new record, the tail or padding), is
+ * joined to it, and the record, once whole, yielded without the
+ * whitespace between its tokens (info.joined_records).  It never
+ * rejects a file for what it drops: only a
  * file that is not a trace at all (its first line is not the head, or the
  * line after the head is not a complete record) is an error.
  *
@@ -165,6 +171,8 @@ struct twt_read_info {
                               nothing after it.  Such a file needs no
                               repair. */
   uint64_t records;        /* complete records yielded */
+  uint64_t joined_records; /* records spread over several lines, read
+                              whole (not with TWT_READ_LAYOUT) */
   uint64_t dropped_records; /* TWT_ITEM_CUT lines */
   uint64_t dropped_bytes;  /* ... their bytes */
   uint64_t junk_bytes;     /* bytes of TWT_ITEM_JUNK lines */

@@ -240,6 +240,16 @@ int twt_rec_int(const char *tok, size_t n, int64_t *out)
   }
   if (p >= e)
     return -1;
+  if (e - p <= 18) {               /* 18 digits cannot overflow */
+    for (; p < e; p++) {
+      unsigned d = (unsigned)(*p - '0');
+      if (d > 9)
+        return -1;                /* a fraction or an exponent */
+      v = v * 10 + d;
+    }
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+  }
   limit = neg ? I64_MAX_NS + 1 : I64_MAX_NS;
   for (; p < e; p++) {
     unsigned d = (unsigned)(*p - '0');

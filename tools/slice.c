@@ -644,7 +644,7 @@ static int take(struct slice *sl, const twt_tin_rec *rec)
   size_t len;
   int64_t ts = r->ts + rec->shift;
 
-  if (twt_cmd_rewrite(r, rec->shift, 0, 0, &sl->buf, &text, &len) != 0) {
+  if (twt_cmd_rewrite(r, rec->shift, NULL, 0, &sl->buf, &text, &len) != 0) {
     sl->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }

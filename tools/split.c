@@ -326,7 +326,7 @@ static int take(struct split *sp, const twt_tin_rec *rec)
   size_t len, home;
   int ends = 0, async = 0;
 
-  if (twt_cmd_rewrite(r, rec->shift, 0, 0, &sp->buf, &text, &len) != 0) {
+  if (twt_cmd_rewrite(r, rec->shift, NULL, 0, &sp->buf, &text, &len) != 0) {
     sp->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }

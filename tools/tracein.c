@@ -512,7 +512,7 @@ int twt_tin_next(twt_tin *t, twt_tin_rec *rec)
     if (t->opts.events_unparsed && !t->shift && item.len > 9 &&
         memcmp(item.text, "{\"ph\":\"", 7) == 0 && item.text[8] == '"' &&
         item.text[7] != 'M' && item.text[7] != 'c') {
-      memset(&rec->r, 0, sizeof rec->r);
+      rec->r.has = 0;             /* nothing else read (see tracein.h) */
       rec->r.text = item.text;
       rec->r.len = item.len;
       rec->r.ph = item.text[7];

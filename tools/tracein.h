@@ -59,7 +59,8 @@ struct twt_tin_options {
   int quiet;               /* no warnings */
   int events_unparsed;     /* an event whose text begins {"ph":"P" and
                               needs no shift is yielded with r.text,
-                              r.len and r.ph only (for cat: faster) */
+                              r.len and r.ph only, r.has 0, the other
+                              members of r not set (for cat: faster) */
 };
 
 /* The kinds of records yielded. */
