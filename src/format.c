@@ -718,6 +718,56 @@ static size_t g_text(char *d, uint64_t n, int x, int P, int e_form)
  * by a factor of ten or more). */
 #define FRACTION_DIGITS_MAX 19
 
+/* The most digits after the point short_decimal tries. */
+#define SHORT_DECIMAL_DIGITS 6
+
+/* v (1e-4 <= v < 1e15) as %.15g writes it, at d, when v is a decimal of
+ * at most 15 significant digits and SHORT_DECIMAL_DIGITS after the point
+ * (0.5, 12.25, 0.001: what programs mostly write); returns the length of
+ * the text, or 0 when v is not such a decimal.
+ *
+ * N = v 10^k rounded to an integer, for k = 1, 2, ...; the decimal
+ * N 10^-k reads back as v when (double)N / 10^k == v, since both N and
+ * 10^k are exact doubles and IEEE division rounds N / 10^k as strtod
+ * rounds the decimal.  A decimal of at most 15 significant digits that
+ * reads back as v is the one %.15g writes: v is within half an ulp of
+ * it, less than half a unit of the 15th digit (an ulp is at most 2^-52
+ * v, a unit of the 15th digit at least 10^-15 v), so rounding v to 15
+ * digits gives it, and %g drops its trailing zeros as below.  It lies in
+ * %g's fixed range (exponent -4 to 14), with at most 6 digits after the
+ * point, so never in the exponent form of tw__format_double. */
+static int short_decimal(double v, char *d)
+{
+  for (int k = 1; k <= SHORT_DECIMAL_DIGITS; k++) {
+    double t = v * pow10_dbl[k];
+    uint64_t N, q, r, p;
+    size_t n;
+    char tmp[16];
+
+    if (t >= 1e15)
+      return 0;
+    N = (uint64_t)(t + 0.5);
+    if ((double)N / pow10_dbl[k] != v)
+      continue;
+    p = pow10_u64[k];
+    q = N / p;
+    r = N - q * p;
+    n = u64_to_dec(q, d);
+    if (r == 0)                          /* a whole number after all */
+      return (int)n;
+    while (r % 10 == 0) {                /* %g's trailing zeros go */
+      r /= 10;
+      k--;
+    }
+    dec8(tmp, (uint32_t)r);              /* r < 10^6: 8 digits, zeros first */
+    memset(tmp + 8, '0', 8);
+    d[n] = '.';
+    memcpy(d + n + 1, tmp + 8 - k, 8);   /* k digits, and scratch */
+    return (int)n + 1 + k;
+  }
+  return 0;
+}
+
 /* Shortest of %.15g/%.17g that reads back as v (finite), as the C locale
  * writes it; in exponent form (%.16e) when %.17g would write more than
  * FRACTION_DIGITS_MAX fraction digits (for 1e-4 <= |v| < 1e-3).  %g
@@ -748,6 +798,8 @@ size_t tw__format_double(double v, char *buf)
   } else {
     sp.e = -1074;
   }
+  if (sp.v >= 1e-4 && sp.v < 1e15 && (x = short_decimal(sp.v, buf + len)))
+    return len + (size_t)x;
   sp.lower_closer = sp.m == UINT64_C(1) << 52 && bexp > 1;
   if (!decimal_digits(&sp, 15, 1, &n, &x)) {
     P = 17;
