@@ -22,6 +22,9 @@
 
 #include <math.h>
 #include <string.h>
+#ifdef __SSE2__
+# include <emmintrin.h>
+#endif
 
 /* For the small helpers of the hot path, which GCC at -O2 would otherwise
  * call: the call costs more than they do. */
@@ -958,6 +961,20 @@ static inline uint64_t special8(uint64_t w)
           ((w ^ 0x5c * ONES64) - ONES64)) & (0x80 * ONES64);
 }
 
+#ifdef __SSE2__
+/* The bits (one per byte, the first byte lowest) of the bytes of v that
+ * are more than a plain copy, as special8: a signed compare with 0x20
+ * finds the control bytes and those of 0x80 and above at once. */
+static inline unsigned special16(__m128i v)
+{
+  __m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+  __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+  __m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+  return (unsigned)_mm_movemask_epi8(_mm_or_si128(low, _mm_or_si128(quote,
+                                                                     bs)));
+}
+#endif
+
 /* The index of the first byte of w (as loaded from memory) that special8
  * flagged, m = special8(w) != 0: the lowest flagged byte is always a
  * special one (a borrow only runs towards later bytes), on a
@@ -980,6 +997,21 @@ static char *escape_slow(char *d, const unsigned char *s,
 
   while (s < e) {
     unsigned c;
+#ifdef __SSE2__
+    if (e - s >= 16) {
+      __m128i v = _mm_loadu_si128((const __m128i *)s);
+      unsigned m = special16(v);
+      /* As below, 16 bytes at a time. */
+      _mm_storeu_si128((__m128i *)d, v);
+      if (!m) {
+        d += 16;
+        s += 16;
+        continue;
+      }
+      d += __builtin_ctz(m);
+      s += __builtin_ctz(m);
+    } else
+#endif
     if (e - s >= 8) {
       uint64_t w, m;
       size_t k;
@@ -1066,6 +1098,44 @@ HOT_INLINE char *escape(char *d, const unsigned char *s, size_t n,
 {
   size_t i = 0;
 
+#ifdef __SSE2__
+  /* The same with SSE2 (every x86-64): 16 bytes a step, and 4 to 15
+   * bytes in one check of two overlapping loads. */
+  if (n >= 16) {
+    __m128i v;
+    for (; n - i >= 16; i += 16) {
+      v = _mm_loadu_si128((const __m128i *)(s + i));
+      if (special16(v))
+        goto slow;
+      _mm_storeu_si128((__m128i *)(d + i), v);
+    }
+    if (i < n) {
+      v = _mm_loadu_si128((const __m128i *)(s + n - 16));
+      if (special16(v))
+        goto slow;
+      _mm_storeu_si128((__m128i *)(d + n - 16), v);
+    }
+    return d + n;
+  } else if (n >= 8) {
+    __m128i a = _mm_loadl_epi64((const __m128i *)s);
+    __m128i b = _mm_loadl_epi64((const __m128i *)(s + n - 8));
+    if (special16(_mm_unpacklo_epi64(a, b)))
+      goto slow;
+    _mm_storel_epi64((__m128i *)d, a);
+    _mm_storel_epi64((__m128i *)(d + n - 8), b);
+    return d + n;
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    if (special16(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)a),
+                                     _mm_cvtsi32_si128((int)b))) & 0xff)
+      goto slow;
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+    return d + n;
+  }
+#endif
   if (n >= 8) {
     uint64_t w;
     for (; n - i >= 8; i += 8) {
