@@ -1817,7 +1817,7 @@ static int breaks_catapult(const tw_event *ev)
 
 static int format_general(const tw_event *ev, const tw__fmt_defaults *def,
                           const tw__fmt_config *cfg, char *buf, size_t cap,
-                          size_t *len, tw__fmt_notes *notes);
+                          size_t *len, tw__fmt_notes *notes, int fast_head);
 
 /* The phases it takes: X, B, E, i and I, as bits from 'B'. */
 #define COMMON_PHASES ((UINT64_C(1) << ('X' - 'B')) | \
@@ -1969,7 +1969,7 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   return 0;
 
 general:
-  return format_general(ev, def, cfg, buf, cap, len, notes);
+  return format_general(ev, def, cfg, buf, cap, len, notes, 1);
 }
 
 /* Any event, field by field: every check, every error, the room counted
@@ -1977,7 +1977,7 @@ general:
 static __attribute__((noinline)) int
 format_general(const tw_event *ev, const tw__fmt_defaults *def,
                const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
-               tw__fmt_notes *notes)
+               tw__fmt_notes *notes, int fast_head)
 {
   cursor o;
   unsigned rules;
@@ -2015,14 +2015,16 @@ format_general(const tw_event *ev, const tw__fmt_defaults *def,
                                 ev->ph == 'e'))) {
     tw_event with_cat = *ev;
     with_cat.cat = TW__ASYNC_DEFAULT_CAT;
-    return format_general(&with_cat, def, cfg, buf, cap, len, notes);
+    return format_general(&with_cat, def, cfg, buf, cap, len, notes,
+                          fast_head);
   }
 
   /* With the lengths of name and cat known, one check of room covers the
    * whole head. */
   nn = ev->name ? strlen(ev->name) : 0;
   cn = ev->cat ? strlen(ev->cat) : 0;
-  if (TW__LIKELY(nn <= cfg->max_string && cn <= cfg->max_string &&
+  if (TW__LIKELY(fast_head && nn <= cfg->max_string &&
+                 cn <= cfg->max_string &&
                  cap >= HEAD_MAX && (cap - HEAD_MAX) / 6 >= nn + cn)) {
     if (!(o.p = head_fast(buf, ev, rules, def, cfg->flags, nn, cn, notes,
                           0)))
@@ -2051,5 +2053,13 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
 {
   if (TW__LIKELY(common_shape(ev)))
     return format_common(ev, def, cfg, buf, cap, len, notes);
-  return format_general(ev, def, cfg, buf, cap, len, notes);
+  return format_general(ev, def, cfg, buf, cap, len, notes, 1);
+}
+
+int tw__format_event_reference(const tw_event *ev,
+                               const tw__fmt_defaults *def,
+                               const tw__fmt_config *cfg, char *buf,
+                               size_t cap, size_t *len, tw__fmt_notes *notes)
+{
+  return format_general(ev, def, cfg, buf, cap, len, notes, 0);
 }
