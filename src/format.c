@@ -207,16 +207,27 @@ static void put_i64(cursor *o, int64_t v)
 /* Nanoseconds as microseconds with exactly three decimals at d (US_MAX
  * bytes of room): 1234567891 -> "1234567.891".  Integer arithmetic only:
  * no rounding, no locale.  Returns the length. */
+/* ".000" to ".999": the point and three decimals of every fraction, 4
+ * bytes each, for one load and one store. */
+#define FRAC3_1(a, b) "." #a #b "0" "." #a #b "1" "." #a #b "2" "." #a #b "3" \
+  "." #a #b "4" "." #a #b "5" "." #a #b "6" "." #a #b "7" "." #a #b "8"     \
+  "." #a #b "9"
+#define FRAC3_10(a) FRAC3_1(a, 0) FRAC3_1(a, 1) FRAC3_1(a, 2) FRAC3_1(a, 3) \
+  FRAC3_1(a, 4) FRAC3_1(a, 5) FRAC3_1(a, 6) FRAC3_1(a, 7) FRAC3_1(a, 8)     \
+  FRAC3_1(a, 9)
+static const char frac3[4001] =
+  FRAC3_10(0) FRAC3_10(1) FRAC3_10(2) FRAC3_10(3) FRAC3_10(4)
+  FRAC3_10(5) FRAC3_10(6) FRAC3_10(7) FRAC3_10(8) FRAC3_10(9);
+#undef FRAC3_1
+#undef FRAC3_10
+
 HOT_INLINE size_t us_text(char *d, uint64_t ns)
 {
   uint64_t us = ns / 1000;
   uint32_t frac = (uint32_t)(ns - us * 1000);
-  uint32_t h = DIV100(frac);
   size_t n = u64_to_dec(us, d);
 
-  d[n] = '.';
-  d[n + 1] = (char)('0' + h);
-  put2(d + n + 2, frac - h * 100);
+  memcpy(d + n, frac3 + 4 * frac, 4);
   return n + 4;
 }
 
@@ -1833,10 +1844,13 @@ static inline int common_shape(const tw_event *ev)
 {
   unsigned k = (unsigned)((unsigned char)ev->ph - 'B');
 
+  /* The pointers that must be NULL, ORed: one branch for the four. */
+  uintptr_t rare = (uintptr_t)ev->reserved[0] | (uintptr_t)ev->reserved[1] |
+                   (uintptr_t)ev->id_scope | (uintptr_t)ev->cname;
+
   return k < 64 && (COMMON_PHASES >> k & 1) &&
-         !((ev->has & ~COMMON_HAS) | ev->flags) &&
-         !ev->reserved[0] && !ev->reserved[1] && !ev->id_scope &&
-         !ev->cname && ev->nargs <= COMMON_ARGS && (ev->args || !ev->nargs);
+         !((ev->has & ~COMMON_HAS) | ev->flags | rare) &&
+         ev->nargs <= COMMON_ARGS && (ev->args || !ev->nargs);
 }
 
 /* "key": of an arg at d (6 kn + 3 bytes of room); NULL if refused. */
@@ -1873,17 +1887,21 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   char *d = buf, *end = buf + cap;
   int replaced = 0;
 
-  /* The checks of the general path that these shapes need. */
+  /* The checks of the general path that these shapes need.  The times:
+   * ts and ts + dur below 2^63 (TIME_END) is ts, dur and ts + dur below
+   * it (no overflow, both being below it). */
   if ((!name && ph != 'E') ||
       (instant && ev->instant_scope && ev->instant_scope != 'g' &&
        ev->instant_scope != 'p' && ev->instant_scope != 't') ||
-      ts >= TIME_END || (ph == 'X' && dur >= TIME_END - ts) ||
+      ((ts | (ph == 'X' ? dur | (ts + dur) : 0)) & TIME_END) ||
       (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) && !numbers_fit(ev, def)))
     goto general;
   nn = name ? strlen(name) : 0;
   cn = cat ? strlen(cat) : 0;
-  /* (Lengths of strings in memory: 6 times them cannot overflow.) */
-  if (nn > max || cn > max || cap < HEAD_MAX + 6 * (nn + cn))
+  /* (Lengths of strings in memory: 6 times them cannot overflow.)  nn |
+   * cn is at least the longer of them (and is more only near max, where
+   * the general path is right too). */
+  if ((nn | cn) > max || cap < HEAD_MAX + 6 * (nn + cn))
     goto general;
 
   if (!(d = head_fast(buf, ev, instant ? INSTANT : 0, def, flags, nn, cn,
