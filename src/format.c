@@ -996,10 +996,55 @@ static inline unsigned special16(__m128i v)
 # define FIRST_SPECIAL(m) ((size_t)0)    /* byte by byte from there */
 #endif
 
+/* The letter of the two-byte escape of a byte below 0x60 ("\n"), or 0
+ * for the \u00XX form. */
+static const char escape_letter[0x60] = {
+  ['"'] = '"', ['\\'] = '\\', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
+  ['\b'] = 'b', ['\f'] = 'f',
+};
+
+#ifdef __SSE2__
+/* The index of the first byte of s[0..rem) (4 <= rem < 16) that is more
+ * than a plain copy, or rem if none; the plain ones are copied to d, and
+ * maybe some bytes after them, up to d + rem (which the caller writes
+ * over next: what it writes from the byte found on is at least as long).
+ * Two overlapping loads of 4 or 8 bytes, one check. */
+static inline size_t first_special_short(char *d, const unsigned char *s,
+                                         size_t rem)
+{
+  unsigned m, half;
+
+  if (rem >= 8) {
+    __m128i a = _mm_loadl_epi64((const __m128i *)s);
+    __m128i b = _mm_loadl_epi64((const __m128i *)(s + rem - 8));
+    m = special16(_mm_unpacklo_epi64(a, b));
+    _mm_storel_epi64((__m128i *)d, a);
+    _mm_storel_epi64((__m128i *)(d + rem - 8), b);
+    half = 8;
+  } else {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + rem - 4, 4);
+    m = special16(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)a),
+                                     _mm_cvtsi32_si128((int)b))) & 0xff;
+    memcpy(d, &a, 4);
+    memcpy(d + rem - 4, &b, 4);
+    half = 4;
+  }
+  /* The first half's bits are its bytes; the second half's are the last
+   * bytes, from rem - half on (past the first half: they overlap only in
+   * bytes the first half found plain). */
+  if (m & ((1u << half) - 1))
+    return (size_t)__builtin_ctz(m);
+  m >>= half;
+  return m ? rem - half + (size_t)__builtin_ctz(m) : rem;
+}
+#endif
+
 /* [s, e) escaped at d: the part of escape() from the first chunk that
- * holds a byte to escape or check.  Plain runs go 8 bytes at a time, to
- * the first special byte of a chunk; only that byte takes the slow
- * path. */
+ * holds a byte to escape or check.  Plain runs are skipped many bytes a
+ * step, to the first special byte; only that byte takes the slow path
+ * (the common UTF-8 sequences, two or three bytes, without a call). */
 static char *escape_slow(char *d, const unsigned char *s,
                          const unsigned char *e, unsigned flags,
                          int *replaced)
@@ -1007,30 +1052,33 @@ static char *escape_slow(char *d, const unsigned char *s,
   static const char hex[] = "0123456789abcdef";
 
   while (s < e) {
+    size_t rem = (size_t)(e - s), k;
     unsigned c;
 #ifdef __SSE2__
-    if (e - s >= 16) {
+    if (rem >= 16) {
       __m128i v = _mm_loadu_si128((const __m128i *)s);
       unsigned m = special16(v);
-      /* As below, 16 bytes at a time. */
+      /* The 16 bytes are copied whole: what follows the plain ones is
+       * written over next, and the room (6 bytes per input byte) holds
+       * them, as 16 input bytes are left. */
       _mm_storeu_si128((__m128i *)d, v);
       if (!m) {
         d += 16;
         s += 16;
         continue;
       }
-      d += __builtin_ctz(m);
-      s += __builtin_ctz(m);
+      k = (size_t)__builtin_ctz(m);
+    } else if (rem >= 4) {
+      k = first_special_short(d, s, rem);
+      if (k == rem)
+        return d + rem;
     } else
-#endif
-    if (e - s >= 8) {
+#else
+    if (rem >= 8) {
       uint64_t w, m;
-      size_t k;
       memcpy(&w, s, 8);
       m = special8(w);
-      /* The 8 bytes are copied whole: what follows the plain ones is
-       * written over next, and the room (6 bytes per input byte) holds
-       * them, as 8 input bytes are left. */
+      /* As above, 8 bytes at a time. */
       memcpy(d, &w, 8);
       if (!m) {
         d += 8;
@@ -1038,14 +1086,17 @@ static char *escape_slow(char *d, const unsigned char *s,
         continue;
       }
       k = FIRST_SPECIAL(m);
-      d += k;
-      s += k;
-    } else {                          /* the last few: plain ones tightly */
+    } else
+#endif
+    {                                 /* the last few: plain ones tightly */
       while (s < e && byte_class[*s] == 0)
         *d++ = (char)*s++;
       if (s == e)
         break;
+      k = 0;
     }
+    d += k;
+    s += k;
     c = *s;
     switch (byte_class[c]) {
     case 0:
@@ -1053,41 +1104,45 @@ static char *escape_slow(char *d, const unsigned char *s,
       s++;
       break;
     case 1:
-      *d++ = '\\';
-      switch (c) {
-      case '"':  *d++ = '"'; break;
-      case '\\': *d++ = '\\'; break;
-      case '\n': *d++ = 'n'; break;
-      case '\r': *d++ = 'r'; break;
-      case '\t': *d++ = 't'; break;
-      case '\b': *d++ = 'b'; break;
-      case '\f': *d++ = 'f'; break;
-      default:
-        *d++ = 'u';
-        *d++ = '0';
-        *d++ = '0';
-        *d++ = hex[c >> 4];
-        *d++ = hex[c & 15];
+      d[0] = '\\';
+      if (escape_letter[c]) {
+        d[1] = escape_letter[c];
+        d += 2;
+      } else {
+        memcpy(d + 1, "u00", 3);
+        d[4] = hex[c >> 4];
+        d[5] = hex[c & 15];
+        d += 6;
       }
       s++;
       break;
     default: {
-      int k = utf8_sequence(s, (size_t)(e - s));
-      if (k > 0) {                    /* 2 to 4 bytes, copied as such */
+      int n;
+      rem = (size_t)(e - s);
+      /* The common sequences first: two bytes from C2, three from E1
+       * (not ED: it may start a surrogate); the rest checked whole. */
+      if (c >= 0xc2 && c <= 0xdf && rem >= 2 && (s[1] & 0xc0) == 0x80)
+        n = 2;
+      else if (c >= 0xe1 && c <= 0xef && c != 0xed && rem >= 3 &&
+               (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80)
+        n = 3;
+      else
+        n = utf8_sequence(s, rem);
+      if (n > 0) {                    /* 2 to 4 bytes, copied as such */
         d[0] = (char)s[0];
         d[1] = (char)s[1];
-        if (k > 2)
+        if (n > 2)
           d[2] = (char)s[2];
-        if (k > 3)
+        if (n > 3)
           d[3] = (char)s[3];
-        d += k;
-        s += k;
+        d += n;
+        s += n;
       } else {
         if (flags & TW_OPT_REJECT_INVALID_UTF8)
           return NULL;
         memcpy(d, "\xef\xbf\xbd", 3);   /* U+FFFD */
         d += 3;
-        s += -k;
+        s += -n;
         *replaced = 1;
       }
     }
