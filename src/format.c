@@ -1883,7 +1883,7 @@ static int breaks_catapult(const tw_event *ev)
 
 static int format_general(const tw_event *ev, const tw__fmt_defaults *def,
                           const tw__fmt_config *cfg, char *buf, size_t cap,
-                          size_t *len, tw__fmt_notes *notes, int fast_head);
+                          size_t *len, tw__fmt_notes *notes);
 
 /* The phases it takes: X, B, E, i and I, as bits from 'B'. */
 #define COMMON_PHASES ((UINT64_C(1) << ('X' - 'B')) | \
@@ -1899,13 +1899,10 @@ static inline int common_shape(const tw_event *ev)
 {
   unsigned k = (unsigned)((unsigned char)ev->ph - 'B');
 
-  /* The pointers that must be NULL, ORed: one branch for the four. */
-  uintptr_t rare = (uintptr_t)ev->reserved[0] | (uintptr_t)ev->reserved[1] |
-                   (uintptr_t)ev->id_scope | (uintptr_t)ev->cname;
-
   return k < 64 && (COMMON_PHASES >> k & 1) &&
-         !((ev->has & ~COMMON_HAS) | ev->flags | rare) &&
-         ev->nargs <= COMMON_ARGS && (ev->args || !ev->nargs);
+         !((ev->has & ~COMMON_HAS) | ev->flags) &&
+         !ev->reserved[0] && !ev->reserved[1] && !ev->id_scope &&
+         !ev->cname && ev->nargs <= COMMON_ARGS && (ev->args || !ev->nargs);
 }
 
 /* "key": of an arg at d (6 kn + 3 bytes of room); NULL if refused. */
@@ -2042,15 +2039,19 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   return 0;
 
 general:
-  return format_general(ev, def, cfg, buf, cap, len, notes, 1);
+  return format_general(ev, def, cfg, buf, cap, len, notes);
 }
+
+/* A bit of tw__fmt_config.flags, beside the TW_OPT_* ones, that only
+ * tw__format_event_reference sets: no head_fast in format_general. */
+#define REFERENCE_ONLY 0x80000000u
 
 /* Any event, field by field: every check, every error, the room counted
  * when buf is too small. */
 static __attribute__((noinline)) int
 format_general(const tw_event *ev, const tw__fmt_defaults *def,
                const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
-               tw__fmt_notes *notes, int fast_head)
+               tw__fmt_notes *notes)
 {
   cursor o;
   unsigned rules;
@@ -2088,15 +2089,14 @@ format_general(const tw_event *ev, const tw__fmt_defaults *def,
                                 ev->ph == 'e'))) {
     tw_event with_cat = *ev;
     with_cat.cat = TW__ASYNC_DEFAULT_CAT;
-    return format_general(&with_cat, def, cfg, buf, cap, len, notes,
-                          fast_head);
+    return format_general(&with_cat, def, cfg, buf, cap, len, notes);
   }
 
   /* With the lengths of name and cat known, one check of room covers the
    * whole head. */
   nn = ev->name ? strlen(ev->name) : 0;
   cn = ev->cat ? strlen(ev->cat) : 0;
-  if (TW__LIKELY(fast_head && nn <= cfg->max_string &&
+  if (TW__LIKELY(!(cfg->flags & REFERENCE_ONLY) && nn <= cfg->max_string &&
                  cn <= cfg->max_string &&
                  cap >= HEAD_MAX && (cap - HEAD_MAX) / 6 >= nn + cn)) {
     if (!(o.p = head_fast(buf, ev, rules, def, cfg->flags, nn, cn, notes,
@@ -2126,7 +2126,7 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
 {
   if (TW__LIKELY(common_shape(ev)))
     return format_common(ev, def, cfg, buf, cap, len, notes);
-  return format_general(ev, def, cfg, buf, cap, len, notes, 1);
+  return format_general(ev, def, cfg, buf, cap, len, notes);
 }
 
 int tw__format_event_reference(const tw_event *ev,
@@ -2134,5 +2134,8 @@ int tw__format_event_reference(const tw_event *ev,
                                const tw__fmt_config *cfg, char *buf,
                                size_t cap, size_t *len, tw__fmt_notes *notes)
 {
-  return format_general(ev, def, cfg, buf, cap, len, notes, 0);
+  tw__fmt_config ref = *cfg;
+
+  ref.flags |= REFERENCE_ONLY;
+  return format_general(ev, def, &ref, buf, cap, len, notes);
 }
