@@ -1047,9 +1047,10 @@ static inline size_t first_special_short(char *d, const unsigned char *s,
  * (the common UTF-8 sequences, two or three bytes, without a call). */
 static char *escape_slow(char *d, const unsigned char *s,
                          const unsigned char *e, unsigned flags,
-                         int *replaced)
+                         unsigned *replaced)
 {
   static const char hex[] = "0123456789abcdef";
+  unsigned rep = 0;
 
   while (s < e) {
     size_t rem = (size_t)(e - s), k;
@@ -1070,8 +1071,10 @@ static char *escape_slow(char *d, const unsigned char *s,
       k = (size_t)__builtin_ctz(m);
     } else if (rem >= 4) {
       k = first_special_short(d, s, rem);
-      if (k == rem)
-        return d + rem;
+      if (k == rem) {
+        d += rem;
+        break;
+      }
     } else
 #else
     if (rem >= 8) {
@@ -1143,16 +1146,18 @@ static char *escape_slow(char *d, const unsigned char *s,
         memcpy(d, "\xef\xbf\xbd", 3);   /* U+FFFD */
         d += 3;
         s += -n;
-        *replaced = 1;
+        rep = 1;
       }
     }
     }
   }
+  *replaced += rep;
   return d;
 }
 
 /* s[0..n) escaped at d (without quotes), invalid UTF-8 replaced by U+FFFD
- * (*replaced set to 1) or, with TW_OPT_REJECT_INVALID_UTF8, refused.
+ * (*replaced counts the string once) or, with TW_OPT_REJECT_INVALID_UTF8,
+ * refused.
  * Writes exactly the escaped length (escaped_len), at most 6n bytes.
  * Returns the end of what it wrote, or NULL when refused.
  *
@@ -1160,7 +1165,7 @@ static char *escape_slow(char *d, const unsigned char *s,
  * one before (3 bytes or less: first, middle and last).  From the first
  * chunk that holds a byte to escape or check on, escape_slow. */
 HOT_INLINE char *escape(char *d, const unsigned char *s, size_t n,
-                        unsigned flags, int *replaced)
+                        unsigned flags, unsigned *replaced)
 {
   size_t i = 0;
 
@@ -1247,7 +1252,6 @@ static int put_string(cursor *o, const char *str, size_t n,
 {
   const unsigned char *p = (const unsigned char *)str;
   char *d;
-  int replaced = 0;
 
   if (n == TW_NUL_TERMINATED)
     n = strlen(str);
@@ -1265,11 +1269,10 @@ static int put_string(cursor *o, const char *str, size_t n,
   }
   d = o->p;
   *d++ = '"';
-  if (!(d = escape(d, p, n, cfg->flags, &replaced)))
+  if (!(d = escape(d, p, n, cfg->flags, &notes->replaced)))
     return TW_EUTF8;
   *d++ = '"';
   advance(o, (size_t)(d - o->p));
-  notes->replaced += (unsigned)replaced;
   return 0;
 }
 
@@ -1672,13 +1675,12 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
    * neither 'M' nor tts or tdur, and those checks go. */
   unsigned has = common ? ev->has & COMMON_HAS : ev->has;
   char ph = common ? 'X' : ev->ph;            /* only compared with 'M' */
-  int rep_name = 0, rep_cat = 0;
 
   memcpy(d, ",\n{\"ph\":\"?\",\"name\":\"", 20);
   d[9] = (rules & INSTANT) ? 'I' : ev->ph;
   if (ev->name) {
     d = escape(d + 20, (const unsigned char *)ev->name, nn, flags,
-               &rep_name);
+               &notes->replaced);
     if (!d)
       return NULL;
     *d++ = '"';
@@ -1687,7 +1689,8 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
   }
   if (ev->cat) {
     memcpy(d, ",\"cat\":\"", 8);
-    d = escape(d + 8, (const unsigned char *)ev->cat, cn, flags, &rep_cat);
+    d = escape(d + 8, (const unsigned char *)ev->cat, cn, flags,
+               &notes->replaced);
     if (!d)
       return NULL;
     *d++ = '"';
@@ -1722,7 +1725,6 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
     d[7] = '"';
     d += 8;
   }
-  notes->replaced += (unsigned)(rep_name + rep_cat);
   return d;
 }
 
@@ -1907,7 +1909,7 @@ static inline int common_shape(const tw_event *ev)
 
 /* "key": of an arg at d (6 kn + 3 bytes of room); NULL if refused. */
 HOT_INLINE char *key_text(char *d, const char *key, size_t kn,
-                          unsigned flags, int *replaced)
+                          unsigned flags, unsigned *replaced)
 {
   *d++ = '"';
   d = escape(d, (const unsigned char *)key, kn, flags, replaced);
@@ -1937,7 +1939,6 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   uint64_t ts = (has & TW_HAS_TS) ? ev->ts : def->ts, dur = ev->dur;
   tw__fmt_notes mine = { 0, 0 };
   char *d = buf, *end = buf + cap;
-  int replaced = 0;
 
   /* The checks of the general path that these shapes need.  The times:
    * ts and ts + dur below 2^63 (TIME_END) is ts, dur and ts + dur below
@@ -1978,10 +1979,8 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
         goto general;
       if (i)
         *d++ = ',';
-      if (!(d = key_text(d, a->name, kn, flags, &replaced)))
+      if (!(d = key_text(d, a->name, kn, flags, &mine.replaced)))
         goto general;
-      mine.replaced += (unsigned)replaced;    /* one per string */
-      replaced = 0;
       switch (a->type) {
       case TW_ARG_INT:
         d += i64_to_dec(a->v.i, d);
@@ -2021,15 +2020,13 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
           goto general;
         *d++ = '"';
         if (!(d = escape(d, (const unsigned char *)a->v.s, vn, flags,
-                         &replaced)))
+                         &mine.replaced)))
           goto general;
         *d++ = '"';
         break;
       default:                                /* raw JSON, or bad */
         goto general;
       }
-      mine.replaced += (unsigned)replaced;
-      replaced = 0;
     }
     *d++ = '}';
   }
