@@ -11,12 +11,15 @@
  * Two paths, the same bytes.  The common shapes (X, B, E, i/I events with
  * a few plain args and nothing else: format_common) are written straight
  * into the buffer: once the lengths of name and cat are known, one check
- * of room covers the whole head, then one per arg; strings are copied 8
- * bytes at a time while they are plain ASCII and only a byte that needs it
- * takes the slow path; numbers are written two digits at a time without
- * counting their digits first; pid/tid come from a per-thread cache.
- * Everything else, and every error, goes field by field through the
- * cursor (format_general).
+ * of room covers the whole head, then one per arg; strings are copied 16
+ * bytes at a time (SSE2; else 8) while they are plain ASCII and only a
+ * byte that needs it takes the slow path; numbers are written two digits
+ * at a time without counting their digits first, the fraction of a time
+ * from a table; short decimals without the digit search; pid/tid come
+ * from a per-thread cache.  Everything else, and every error, goes field
+ * by field through the cursor (format_general), which
+ * tw__format_event_reference takes for everything (test_format_fast
+ * holds the fast paths to it, byte for byte).
  */
 #include "internal.h"
 
@@ -1161,9 +1164,10 @@ static char *escape_slow(char *d, const unsigned char *s,
  * Writes exactly the escaped length (escaped_len), at most 6n bytes.
  * Returns the end of what it wrote, or NULL when refused.
  *
- * Plain ASCII goes 8 or 4 bytes at a time, the last chunk overlapping the
- * one before (3 bytes or less: first, middle and last).  From the first
- * chunk that holds a byte to escape or check on, escape_slow. */
+ * Plain ASCII goes 16 bytes at a time with SSE2 (else 8), the last chunk
+ * overlapping the one before; 4 to 15 bytes (else 4 to 7) in one check of
+ * two overlapping loads; 3 bytes or less: first, middle and last.  From
+ * the first chunk that holds a byte to escape or check on, escape_slow. */
 HOT_INLINE char *escape(char *d, const unsigned char *s, size_t n,
                         unsigned flags, unsigned *replaced)
 {
