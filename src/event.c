@@ -1,19 +1,38 @@
 /* event.c -- the thin helpers over tw_emit, one per common phase */
 #include "internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
-/* An event of phase ph at now on the calling thread. */
-static tw_event event(char ph, const char *cat, const char *name,
-                      const tw_arg *args, size_t nargs)
+/* An event of phase ph at now on the calling thread.  Field by field,
+ * not one memset of the whole event: the compiler then writes the zeros
+ * with a few 16-byte stores instead of a string instruction of 18 steps
+ * (about 20 instructions less per event).  The first 16 bytes are zeroed
+ * whole, so the padding in them is defined too. */
+static inline __attribute__((always_inline)) tw_event
+event(char ph, const char *cat, const char *name, const tw_arg *args,
+      size_t nargs)
 {
   tw_event ev;
-  memset(&ev, 0, sizeof ev);
+
+  memset(&ev, 0, offsetof(tw_event, name));
   ev.ph = ph;
-  ev.cat = cat;
   ev.name = name;
+  ev.cat = cat;
+  ev.ts = 0;
+  ev.dur = 0;
+  ev.tts = 0;
+  ev.tdur = 0;
+  ev.pid = 0;
+  ev.tid = 0;
+  ev.id = 0;
+  ev.bind_id = 0;
+  ev.id_scope = NULL;
+  ev.cname = NULL;
   ev.args = args;
   ev.nargs = nargs;
+  ev.reserved[0] = NULL;
+  ev.reserved[1] = NULL;
   return ev;
 }
 

@@ -11,17 +11,23 @@
  * Two paths, the same bytes.  The common shapes (X, B, E, i/I events with
  * a few plain args and nothing else: format_common) are written straight
  * into the buffer: once the lengths of name and cat are known, one check
- * of room covers the whole head, then one per arg; strings are copied 8
- * bytes at a time while they are plain ASCII and only a byte that needs it
- * takes the slow path; numbers are written two digits at a time without
- * counting their digits first; pid/tid come from a per-thread cache.
- * Everything else, and every error, goes field by field through the
- * cursor (format_general).
+ * of room covers the whole head, then one per arg; strings are copied 16
+ * bytes at a time (SSE2; else 8) while they are plain ASCII and only a
+ * byte that needs it takes the slow path; numbers are written two digits
+ * at a time without counting their digits first, the fraction of a time
+ * from a table; short decimals without the digit search; pid/tid come
+ * from a per-thread cache.  Everything else, and every error, goes field
+ * by field through the cursor (format_general), which
+ * tw__format_event_reference takes for everything (test_format_fast
+ * holds the fast paths to it, byte for byte).
  */
 #include "internal.h"
 
 #include <math.h>
 #include <string.h>
+#ifdef __SSE2__
+# include <emmintrin.h>
+#endif
 
 /* For the small helpers of the hot path, which GCC at -O2 would otherwise
  * call: the call costs more than they do. */
@@ -204,16 +210,27 @@ static void put_i64(cursor *o, int64_t v)
 /* Nanoseconds as microseconds with exactly three decimals at d (US_MAX
  * bytes of room): 1234567891 -> "1234567.891".  Integer arithmetic only:
  * no rounding, no locale.  Returns the length. */
+/* ".000" to ".999": the point and three decimals of every fraction, 4
+ * bytes each, for one load and one store. */
+#define FRAC3_1(a, b) "." #a #b "0" "." #a #b "1" "." #a #b "2" "." #a #b "3" \
+  "." #a #b "4" "." #a #b "5" "." #a #b "6" "." #a #b "7" "." #a #b "8"     \
+  "." #a #b "9"
+#define FRAC3_10(a) FRAC3_1(a, 0) FRAC3_1(a, 1) FRAC3_1(a, 2) FRAC3_1(a, 3) \
+  FRAC3_1(a, 4) FRAC3_1(a, 5) FRAC3_1(a, 6) FRAC3_1(a, 7) FRAC3_1(a, 8)     \
+  FRAC3_1(a, 9)
+static const char frac3[4001] =
+  FRAC3_10(0) FRAC3_10(1) FRAC3_10(2) FRAC3_10(3) FRAC3_10(4)
+  FRAC3_10(5) FRAC3_10(6) FRAC3_10(7) FRAC3_10(8) FRAC3_10(9);
+#undef FRAC3_1
+#undef FRAC3_10
+
 HOT_INLINE size_t us_text(char *d, uint64_t ns)
 {
   uint64_t us = ns / 1000;
   uint32_t frac = (uint32_t)(ns - us * 1000);
-  uint32_t h = DIV100(frac);
   size_t n = u64_to_dec(us, d);
 
-  d[n] = '.';
-  d[n + 1] = (char)('0' + h);
-  put2(d + n + 2, frac - h * 100);
+  memcpy(d + n, frac3 + 4 * frac, 4);
   return n + 4;
 }
 
@@ -718,6 +735,56 @@ static size_t g_text(char *d, uint64_t n, int x, int P, int e_form)
  * by a factor of ten or more). */
 #define FRACTION_DIGITS_MAX 19
 
+/* The most digits after the point short_decimal tries. */
+#define SHORT_DECIMAL_DIGITS 6
+
+/* v (1e-4 <= v < 1e15) as %.15g writes it, at d, when v is a decimal of
+ * at most 15 significant digits and SHORT_DECIMAL_DIGITS after the point
+ * (0.5, 12.25, 0.001: what programs mostly write); returns the length of
+ * the text, or 0 when v is not such a decimal.
+ *
+ * N = v 10^k rounded to an integer, for k = 1, 2, ...; the decimal
+ * N 10^-k reads back as v when (double)N / 10^k == v, since both N and
+ * 10^k are exact doubles and IEEE division rounds N / 10^k as strtod
+ * rounds the decimal.  A decimal of at most 15 significant digits that
+ * reads back as v is the one %.15g writes: v is within half an ulp of
+ * it, less than half a unit of the 15th digit (an ulp is at most 2^-52
+ * v, a unit of the 15th digit at least 10^-15 v), so rounding v to 15
+ * digits gives it, and %g drops its trailing zeros as below.  It lies in
+ * %g's fixed range (exponent -4 to 14), with at most 6 digits after the
+ * point, so never in the exponent form of tw__format_double. */
+static int short_decimal(double v, char *d)
+{
+  for (int k = 1; k <= SHORT_DECIMAL_DIGITS; k++) {
+    double t = v * pow10_dbl[k];
+    uint64_t N, q, r, p;
+    size_t n;
+    char tmp[16];
+
+    if (t >= 1e15)
+      return 0;
+    N = (uint64_t)(t + 0.5);
+    if ((double)N / pow10_dbl[k] != v)
+      continue;
+    p = pow10_u64[k];
+    q = N / p;
+    r = N - q * p;
+    n = u64_to_dec(q, d);
+    if (r == 0)                          /* a whole number after all */
+      return (int)n;
+    while (r % 10 == 0) {                /* %g's trailing zeros go */
+      r /= 10;
+      k--;
+    }
+    dec8(tmp, (uint32_t)r);              /* r < 10^6: 8 digits, zeros first */
+    memset(tmp + 8, '0', 8);
+    d[n] = '.';
+    memcpy(d + n + 1, tmp + 8 - k, 8);   /* k digits, and scratch */
+    return (int)n + 1 + k;
+  }
+  return 0;
+}
+
 /* Shortest of %.15g/%.17g that reads back as v (finite), as the C locale
  * writes it; in exponent form (%.16e) when %.17g would write more than
  * FRACTION_DIGITS_MAX fraction digits (for 1e-4 <= |v| < 1e-3).  %g
@@ -748,6 +815,8 @@ size_t tw__format_double(double v, char *buf)
   } else {
     sp.e = -1074;
   }
+  if (sp.v >= 1e-4 && sp.v < 1e15 && (x = short_decimal(sp.v, buf + len)))
+    return len + (size_t)x;
   sp.lower_closer = sp.m == UINT64_C(1) << 52 && bexp > 1;
   if (!decimal_digits(&sp, 15, 1, &n, &x)) {
     P = 17;
@@ -906,6 +975,20 @@ static inline uint64_t special8(uint64_t w)
           ((w ^ 0x5c * ONES64) - ONES64)) & (0x80 * ONES64);
 }
 
+#ifdef __SSE2__
+/* The bits (one per byte, the first byte lowest) of the bytes of v that
+ * are more than a plain copy, as special8: a signed compare with 0x20
+ * finds the control bytes and those of 0x80 and above at once. */
+static inline unsigned special16(__m128i v)
+{
+  __m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+  __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+  __m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+  return (unsigned)_mm_movemask_epi8(_mm_or_si128(low, _mm_or_si128(quote,
+                                                                     bs)));
+}
+#endif
+
 /* The index of the first byte of w (as loaded from memory) that special8
  * flagged, m = special8(w) != 0: the lowest flagged byte is always a
  * special one (a borrow only runs towards later bytes), on a
@@ -916,26 +999,92 @@ static inline uint64_t special8(uint64_t w)
 # define FIRST_SPECIAL(m) ((size_t)0)    /* byte by byte from there */
 #endif
 
+/* The letter of the two-byte escape of a byte below 0x60 ("\n"), or 0
+ * for the \u00XX form. */
+static const char escape_letter[0x60] = {
+  ['"'] = '"', ['\\'] = '\\', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
+  ['\b'] = 'b', ['\f'] = 'f',
+};
+
+#ifdef __SSE2__
+/* The index of the first byte of s[0..rem) (4 <= rem < 16) that is more
+ * than a plain copy, or rem if none; the plain ones are copied to d, and
+ * maybe some bytes after them, up to d + rem (which the caller writes
+ * over next: what it writes from the byte found on is at least as long).
+ * Two overlapping loads of 4 or 8 bytes, one check. */
+static inline size_t first_special_short(char *d, const unsigned char *s,
+                                         size_t rem)
+{
+  unsigned m, half;
+
+  if (rem >= 8) {
+    __m128i a = _mm_loadl_epi64((const __m128i *)s);
+    __m128i b = _mm_loadl_epi64((const __m128i *)(s + rem - 8));
+    m = special16(_mm_unpacklo_epi64(a, b));
+    _mm_storel_epi64((__m128i *)d, a);
+    _mm_storel_epi64((__m128i *)(d + rem - 8), b);
+    half = 8;
+  } else {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + rem - 4, 4);
+    m = special16(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)a),
+                                     _mm_cvtsi32_si128((int)b))) & 0xff;
+    memcpy(d, &a, 4);
+    memcpy(d + rem - 4, &b, 4);
+    half = 4;
+  }
+  /* The first half's bits are its bytes; the second half's are the last
+   * bytes, from rem - half on (past the first half: they overlap only in
+   * bytes the first half found plain). */
+  if (m & ((1u << half) - 1))
+    return (size_t)__builtin_ctz(m);
+  m >>= half;
+  return m ? rem - half + (size_t)__builtin_ctz(m) : rem;
+}
+#endif
+
 /* [s, e) escaped at d: the part of escape() from the first chunk that
- * holds a byte to escape or check.  Plain runs go 8 bytes at a time, to
- * the first special byte of a chunk; only that byte takes the slow
- * path. */
+ * holds a byte to escape or check.  Plain runs are skipped many bytes a
+ * step, to the first special byte; only that byte takes the slow path
+ * (the common UTF-8 sequences, two or three bytes, without a call). */
 static char *escape_slow(char *d, const unsigned char *s,
                          const unsigned char *e, unsigned flags,
-                         int *replaced)
+                         unsigned *replaced)
 {
   static const char hex[] = "0123456789abcdef";
+  unsigned rep = 0;
 
   while (s < e) {
+    size_t rem = (size_t)(e - s), k;
     unsigned c;
-    if (e - s >= 8) {
+#ifdef __SSE2__
+    if (rem >= 16) {
+      __m128i v = _mm_loadu_si128((const __m128i *)s);
+      unsigned m = special16(v);
+      /* The 16 bytes are copied whole: what follows the plain ones is
+       * written over next, and the room (6 bytes per input byte) holds
+       * them, as 16 input bytes are left. */
+      _mm_storeu_si128((__m128i *)d, v);
+      if (!m) {
+        d += 16;
+        s += 16;
+        continue;
+      }
+      k = (size_t)__builtin_ctz(m);
+    } else if (rem >= 4) {
+      k = first_special_short(d, s, rem);
+      if (k == rem) {
+        d += rem;
+        break;
+      }
+    } else
+#else
+    if (rem >= 8) {
       uint64_t w, m;
-      size_t k;
       memcpy(&w, s, 8);
       m = special8(w);
-      /* The 8 bytes are copied whole: what follows the plain ones is
-       * written over next, and the room (6 bytes per input byte) holds
-       * them, as 8 input bytes are left. */
+      /* As above, 8 bytes at a time. */
       memcpy(d, &w, 8);
       if (!m) {
         d += 8;
@@ -943,14 +1092,17 @@ static char *escape_slow(char *d, const unsigned char *s,
         continue;
       }
       k = FIRST_SPECIAL(m);
-      d += k;
-      s += k;
-    } else {                          /* the last few: plain ones tightly */
+    } else
+#endif
+    {                                 /* the last few: plain ones tightly */
       while (s < e && byte_class[*s] == 0)
         *d++ = (char)*s++;
       if (s == e)
         break;
+      k = 0;
     }
+    d += k;
+    s += k;
     c = *s;
     switch (byte_class[c]) {
     case 0:
@@ -958,62 +1110,107 @@ static char *escape_slow(char *d, const unsigned char *s,
       s++;
       break;
     case 1:
-      *d++ = '\\';
-      switch (c) {
-      case '"':  *d++ = '"'; break;
-      case '\\': *d++ = '\\'; break;
-      case '\n': *d++ = 'n'; break;
-      case '\r': *d++ = 'r'; break;
-      case '\t': *d++ = 't'; break;
-      case '\b': *d++ = 'b'; break;
-      case '\f': *d++ = 'f'; break;
-      default:
-        *d++ = 'u';
-        *d++ = '0';
-        *d++ = '0';
-        *d++ = hex[c >> 4];
-        *d++ = hex[c & 15];
+      d[0] = '\\';
+      if (escape_letter[c]) {
+        d[1] = escape_letter[c];
+        d += 2;
+      } else {
+        memcpy(d + 1, "u00", 3);
+        d[4] = hex[c >> 4];
+        d[5] = hex[c & 15];
+        d += 6;
       }
       s++;
       break;
     default: {
-      int k = utf8_sequence(s, (size_t)(e - s));
-      if (k > 0) {                    /* 2 to 4 bytes, copied as such */
+      int n;
+      rem = (size_t)(e - s);
+      /* The common sequences first: two bytes from C2, three from E1
+       * (not ED: it may start a surrogate); the rest checked whole. */
+      if (c >= 0xc2 && c <= 0xdf && rem >= 2 && (s[1] & 0xc0) == 0x80)
+        n = 2;
+      else if (c >= 0xe1 && c <= 0xef && c != 0xed && rem >= 3 &&
+               (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80)
+        n = 3;
+      else
+        n = utf8_sequence(s, rem);
+      if (n > 0) {                    /* 2 to 4 bytes, copied as such */
         d[0] = (char)s[0];
         d[1] = (char)s[1];
-        if (k > 2)
+        if (n > 2)
           d[2] = (char)s[2];
-        if (k > 3)
+        if (n > 3)
           d[3] = (char)s[3];
-        d += k;
-        s += k;
+        d += n;
+        s += n;
       } else {
         if (flags & TW_OPT_REJECT_INVALID_UTF8)
           return NULL;
         memcpy(d, "\xef\xbf\xbd", 3);   /* U+FFFD */
         d += 3;
-        s += -k;
-        *replaced = 1;
+        s += -n;
+        rep = 1;
       }
     }
     }
   }
+  *replaced += rep;
   return d;
 }
 
 /* s[0..n) escaped at d (without quotes), invalid UTF-8 replaced by U+FFFD
- * (*replaced set to 1) or, with TW_OPT_REJECT_INVALID_UTF8, refused.
+ * (*replaced counts the string once) or, with TW_OPT_REJECT_INVALID_UTF8,
+ * refused.
  * Writes exactly the escaped length (escaped_len), at most 6n bytes.
  * Returns the end of what it wrote, or NULL when refused.
  *
- * Plain ASCII goes 8 or 4 bytes at a time, the last chunk overlapping the
- * one before (3 bytes or less: first, middle and last).  From the first
- * chunk that holds a byte to escape or check on, escape_slow. */
+ * Plain ASCII goes 16 bytes at a time with SSE2 (else 8), the last chunk
+ * overlapping the one before; 4 to 15 bytes (else 4 to 7) in one check of
+ * two overlapping loads; 3 bytes or less: first, middle and last.  From
+ * the first chunk that holds a byte to escape or check on, escape_slow. */
 HOT_INLINE char *escape(char *d, const unsigned char *s, size_t n,
-                        unsigned flags, int *replaced)
+                        unsigned flags, unsigned *replaced)
 {
   size_t i = 0;
 
+#ifdef __SSE2__
+  /* The same with SSE2 (every x86-64): 16 bytes a step, and 4 to 15
+   * bytes in one check of two overlapping loads. */
+  if (n >= 16) {
+    __m128i v;
+    for (; n - i >= 16; i += 16) {
+      v = _mm_loadu_si128((const __m128i *)(s + i));
+      if (special16(v))
+        goto slow;
+      _mm_storeu_si128((__m128i *)(d + i), v);
+    }
+    if (i < n) {
+      v = _mm_loadu_si128((const __m128i *)(s + n - 16));
+      if (special16(v))
+        goto slow;
+      _mm_storeu_si128((__m128i *)(d + n - 16), v);
+    }
+    return d + n;
+  } else if (n >= 8) {
+    __m128i a = _mm_loadl_epi64((const __m128i *)s);
+    __m128i b = _mm_loadl_epi64((const __m128i *)(s + n - 8));
+    if (special16(_mm_unpacklo_epi64(a, b)))
+      goto slow;
+    _mm_storel_epi64((__m128i *)d, a);
+    _mm_storel_epi64((__m128i *)(d + n - 8), b);
+    return d + n;
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    if (special16(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)a),
+                                     _mm_cvtsi32_si128((int)b))) & 0xff)
+      goto slow;
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+    return d + n;
+  }
+#endif
   if (n >= 8) {
     uint64_t w;
     for (; n - i >= 8; i += 8) {
@@ -1059,7 +1256,6 @@ static int put_string(cursor *o, const char *str, size_t n,
 {
   const unsigned char *p = (const unsigned char *)str;
   char *d;
-  int replaced = 0;
 
   if (n == TW_NUL_TERMINATED)
     n = strlen(str);
@@ -1077,11 +1273,10 @@ static int put_string(cursor *o, const char *str, size_t n,
   }
   d = o->p;
   *d++ = '"';
-  if (!(d = escape(d, p, n, cfg->flags, &replaced)))
+  if (!(d = escape(d, p, n, cfg->flags, &notes->replaced)))
     return TW_EUTF8;
   *d++ = '"';
   advance(o, (size_t)(d - o->p));
-  notes->replaced += (unsigned)replaced;
   return 0;
 }
 
@@ -1484,13 +1679,12 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
    * neither 'M' nor tts or tdur, and those checks go. */
   unsigned has = common ? ev->has & COMMON_HAS : ev->has;
   char ph = common ? 'X' : ev->ph;            /* only compared with 'M' */
-  int rep_name = 0, rep_cat = 0;
 
   memcpy(d, ",\n{\"ph\":\"?\",\"name\":\"", 20);
   d[9] = (rules & INSTANT) ? 'I' : ev->ph;
   if (ev->name) {
     d = escape(d + 20, (const unsigned char *)ev->name, nn, flags,
-               &rep_name);
+               &notes->replaced);
     if (!d)
       return NULL;
     *d++ = '"';
@@ -1499,7 +1693,8 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
   }
   if (ev->cat) {
     memcpy(d, ",\"cat\":\"", 8);
-    d = escape(d + 8, (const unsigned char *)ev->cat, cn, flags, &rep_cat);
+    d = escape(d + 8, (const unsigned char *)ev->cat, cn, flags,
+               &notes->replaced);
     if (!d)
       return NULL;
     *d++ = '"';
@@ -1534,7 +1729,6 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
     d[7] = '"';
     d += 8;
   }
-  notes->replaced += (unsigned)(rep_name + rep_cat);
   return d;
 }
 
@@ -1719,7 +1913,7 @@ static inline int common_shape(const tw_event *ev)
 
 /* "key": of an arg at d (6 kn + 3 bytes of room); NULL if refused. */
 HOT_INLINE char *key_text(char *d, const char *key, size_t kn,
-                          unsigned flags, int *replaced)
+                          unsigned flags, unsigned *replaced)
 {
   *d++ = '"';
   d = escape(d, (const unsigned char *)key, kn, flags, replaced);
@@ -1749,19 +1943,22 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   uint64_t ts = (has & TW_HAS_TS) ? ev->ts : def->ts, dur = ev->dur;
   tw__fmt_notes mine = { 0, 0 };
   char *d = buf, *end = buf + cap;
-  int replaced = 0;
 
-  /* The checks of the general path that these shapes need. */
+  /* The checks of the general path that these shapes need.  The times:
+   * ts and ts + dur below 2^63 (TIME_END) is ts, dur and ts + dur below
+   * it (no overflow, both being below it). */
   if ((!name && ph != 'E') ||
       (instant && ev->instant_scope && ev->instant_scope != 'g' &&
        ev->instant_scope != 'p' && ev->instant_scope != 't') ||
-      ts >= TIME_END || (ph == 'X' && dur >= TIME_END - ts) ||
+      ((ts | (ph == 'X' ? dur | (ts + dur) : 0)) & TIME_END) ||
       (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) && !numbers_fit(ev, def)))
     goto general;
   nn = name ? strlen(name) : 0;
   cn = cat ? strlen(cat) : 0;
-  /* (Lengths of strings in memory: 6 times them cannot overflow.) */
-  if (nn > max || cn > max || cap < HEAD_MAX + 6 * (nn + cn))
+  /* (Lengths of strings in memory: 6 times them cannot overflow.)  nn |
+   * cn is at least the longer of them (and is more only near max, where
+   * the general path is right too). */
+  if ((nn | cn) > max || cap < HEAD_MAX + 6 * (nn + cn))
     goto general;
 
   if (!(d = head_fast(buf, ev, instant ? INSTANT : 0, def, flags, nn, cn,
@@ -1786,10 +1983,8 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
         goto general;
       if (i)
         *d++ = ',';
-      if (!(d = key_text(d, a->name, kn, flags, &replaced)))
+      if (!(d = key_text(d, a->name, kn, flags, &mine.replaced)))
         goto general;
-      mine.replaced += (unsigned)replaced;    /* one per string */
-      replaced = 0;
       switch (a->type) {
       case TW_ARG_INT:
         d += i64_to_dec(a->v.i, d);
@@ -1829,15 +2024,13 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
           goto general;
         *d++ = '"';
         if (!(d = escape(d, (const unsigned char *)a->v.s, vn, flags,
-                         &replaced)))
+                         &mine.replaced)))
           goto general;
         *d++ = '"';
         break;
       default:                                /* raw JSON, or bad */
         goto general;
       }
-      mine.replaced += (unsigned)replaced;
-      replaced = 0;
     }
     *d++ = '}';
   }
@@ -1849,6 +2042,10 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
 general:
   return format_general(ev, def, cfg, buf, cap, len, notes);
 }
+
+/* A bit of tw__fmt_config.flags, beside the TW_OPT_* ones, that only
+ * tw__format_event_reference sets: no head_fast in format_general. */
+#define REFERENCE_ONLY 0x80000000u
 
 /* Any event, field by field: every check, every error, the room counted
  * when buf is too small. */
@@ -1900,7 +2097,8 @@ format_general(const tw_event *ev, const tw__fmt_defaults *def,
    * whole head. */
   nn = ev->name ? strlen(ev->name) : 0;
   cn = ev->cat ? strlen(ev->cat) : 0;
-  if (TW__LIKELY(nn <= cfg->max_string && cn <= cfg->max_string &&
+  if (TW__LIKELY(!(cfg->flags & REFERENCE_ONLY) && nn <= cfg->max_string &&
+                 cn <= cfg->max_string &&
                  cap >= HEAD_MAX && (cap - HEAD_MAX) / 6 >= nn + cn)) {
     if (!(o.p = head_fast(buf, ev, rules, def, cfg->flags, nn, cn, notes,
                           0)))
@@ -1930,4 +2128,15 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
   if (TW__LIKELY(common_shape(ev)))
     return format_common(ev, def, cfg, buf, cap, len, notes);
   return format_general(ev, def, cfg, buf, cap, len, notes);
+}
+
+int tw__format_event_reference(const tw_event *ev,
+                               const tw__fmt_defaults *def,
+                               const tw__fmt_config *cfg, char *buf,
+                               size_t cap, size_t *len, tw__fmt_notes *notes)
+{
+  tw__fmt_config ref = *cfg;
+
+  ref.flags |= REFERENCE_ONLY;
+  return format_general(ev, def, &ref, buf, cap, len, notes);
 }

@@ -92,6 +92,16 @@ int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                      const tw__fmt_config *cfg, char *buf, size_t cap,
                      size_t *len, tw__fmt_notes *notes);
 
+/* The same as tw__format_event, by the general path only: every field
+ * through the cursor, checking its room, none of the fast paths.  For
+ * the tests (test_format_fast): every fast path must write what this
+ * writes, byte for byte, and return the same. */
+int tw__format_event_reference(const tw_event *ev,
+                               const tw__fmt_defaults *def,
+                               const tw__fmt_config *cfg, char *buf,
+                               size_t cap, size_t *len,
+                               tw__fmt_notes *notes);
+
 /* A finite double as the formatter writes it (the shortest of %.15g and
  * %.17g that reads back as v, in the C locale; %.16e where %.17g would
  * write more than 19 digits after the point), at buf, which has room for

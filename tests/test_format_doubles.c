@@ -13,9 +13,10 @@
  * neighbours, 2^53 +- 1, negative zero, the largest double, the
  * carries of 9.99...), then 10,000,000 random doubles (divided by
  * TW_TEST_SCALE, a positive integer, default 1)
- * from a printed seed (TW_TEST_SEED replays it): a third random bit
- * patterns (every exponent), a third random digits at decimal exponents
- * -30 .. 30, a third quotients of small integers (what programs divide).
+ * from a printed seed (TW_TEST_SEED replays it): a quarter random bit
+ * patterns (every exponent), a quarter random digits at decimal exponents
+ * -30 .. 30, a quarter quotients of small integers (what programs divide),
+ * a quarter short decimals (1 to 16 digits, 1 to 8 after the point).
  * The program is linked with the library's internals (libtw.la).
  */
 #include "testutil.h"
@@ -149,6 +150,25 @@ static void test_edge_classes(void **state)
     snprintf(t, sizeof t, "1.00000000000000005e%d", k);
     check_around(strtod(t, NULL));
   }
+  /* Decimals of few digits (written by a shorter path), at the bounds
+   * of that path: 1e-4 and 1e15, 15 digits, 6 and 7 after the point. */
+  {
+    static const char *const short_ones[] = {
+      "0.5", "12.25", "0.001", "0.0001", "0.00011", "0.000123456",
+      "0.0001234567", "99999999999999.9", "999999999999999.5",
+      "999999999999999.9", "99999999.999999", "9999999.9999999",
+      "123456789.123456", "1234567890.12345", "0.1234567", "0.999999",
+      "0.9999995", "1e15", "1.5e15", "0.00009999", "0.000099999",
+    };
+    for (size_t i = 0; i < sizeof short_ones / sizeof *short_ones; i++)
+      check_around(strtod(short_ones[i], NULL));
+    for (int k = 1; k <= 9; k++)
+      for (uint64_t n = 1; n < 2000; n++) {
+        char t[40];
+        snprintf(t, sizeof t, "%" PRIu64 "e-%d", n * 7919 % 100000, k);
+        check_around(strtod(t, NULL));
+      }
+  }
   print_message("  %lu edge values\n", checked);
 }
 
@@ -171,6 +191,15 @@ static unsigned long test_scale(void)
   return f > 0 ? (unsigned long)f : 1;
 }
 
+/* 10^k for 0 <= k <= 16. */
+static uint64_t pow10_of(int k)
+{
+  uint64_t p = 1;
+  while (k-- > 0)
+    p *= 10;
+  return p;
+}
+
 static void test_random(void **state)
 {
   unsigned long n = 10000000UL / test_scale();
@@ -180,7 +209,7 @@ static void test_random(void **state)
   checked = 0;
   for (unsigned long i = 0; i < n; i++) {
     double v;
-    switch (i % 3) {
+    switch (i % 4) {
     case 0:                                  /* any bits */
       do
         v = from_bits(rnd());
@@ -194,9 +223,18 @@ static void test_random(void **state)
       v = strtod(t, NULL);
       break;
     }
-    default: {                               /* small quotients */
+    case 2: {                                /* small quotients */
       uint64_t r = rnd();
       v = (double)(int64_t)(r >> 40) / (double)((r & 0xffff) + 1);
+      break;
+    }
+    default: {                               /* short decimals */
+      uint64_t r = rnd();
+      char t[40];
+      snprintf(t, sizeof t, "%s%" PRIu64 "e-%d", r & 1 ? "-" : "",
+               (r >> 12) % pow10_of((int)(r >> 1 & 15) + 1),
+               (int)(r >> 5 & 7) + 1);
+      v = strtod(t, NULL);
       break;
     }
     }
