@@ -180,6 +180,12 @@ enum tw_crash { TW_CRASH_OFF = 0, TW_CRASH_COMMIT = 1 };
                                             msync of the mapped window, and
                                             fdatasync if it moved, at
                                             tw_flush and tw_close) */
+#define TW_OPT_FORMAT_PRODUCER     0x10u /* with a background committer:
+                                            producers format their events
+                                            themselves instead of copying
+                                            them for the committer to
+                                            format (the file is the same
+                                            byte for byte) */
 
 #define TW_DEFAULT_BUFFER_SIZE   (64u * 1024u)
 #define TW_DEFAULT_BUFFER_COUNT  4u
