@@ -6,7 +6,7 @@
  * worth, when a producer finds no free slot, and every flush interval
  * (then with every thread's active slot too, so that an idle thread's
  * records reach the file).  Producers only seal slots and nudge it.
- * Unless formatter=producer, producers copy events into their slots
+ * With formatter=committer, producers copy events into their slots
  * unformatted and the commit formats them (record.h): set up here,
  * before the first record.
  */
@@ -84,7 +84,7 @@ int tw__committer_prepare(tw_writer *w)
 {
   size_t per_commit;
 
-  if (w->fmt.flags & TW_OPT_FORMAT_PRODUCER)
+  if (!(w->fmt.flags & TW_OPT_FORMAT_COMMITTER))
     return 0;
   per_commit = w->commit_bytes < FMT_COMMIT_MAX ? w->commit_bytes
                                                 : FMT_COMMIT_MAX;

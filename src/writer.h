@@ -296,8 +296,8 @@ void tw__drop_locked(tw_writer *w);
 
 /* ------------------------------------------------------------ committer.c */
 
-/* Before the first record: formatting on the committer (unless
- * formatter=producer), its buffer fmt_buf and defer_limit.  Returns 0 or
+/* Before the first record: formatting on the committer (with
+ * formatter=committer), its buffer fmt_buf and defer_limit.  Returns 0 or
  * -ENOMEM. */
 int tw__committer_prepare(tw_writer *w);
 /* Start the committer thread.  Returns 0 or -errno. */

@@ -1,7 +1,8 @@
 /* test_deferred.c -- formatting on the committer (formatter=committer)
  *
- * With a background committer, producers copy most events into their
- * slots unformatted and the commit formats them (src/record.h).  Every
+ * With a background committer and formatter=committer, producers copy
+ * most events into their slots unformatted and the commit formats them
+ * (src/record.h).  Every
  * test here writes the same events twice, with formatting on the
  * committer and with formatter=producer, and requires the same return
  * value from every call, the same counters, and the same file: every
