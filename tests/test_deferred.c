@@ -205,16 +205,26 @@ static void run(const char *opts, const char *formatter, int gz, emitter fn,
   tu_cleanup(path);
 }
 
+/* The events of fn through both formatters: *a on the committer, *b on
+ * the producer (free both, and their traces). */
+static void run_both(const char *opts, int gz, emitter fn, run_result **a,
+                     run_result **b)
+{
+  *a = calloc(1, sizeof **a);
+  *b = calloc(1, sizeof **b);
+  assert_non_null(*a);
+  assert_non_null(*b);
+  run(opts, "committer", gz, fn, *a);
+  run(opts, "producer", gz, fn, *b);
+}
+
 /* The same events through both formatters: the same results. */
 static void compare_runs(const char *opts, int gz, emitter fn)
 {
-  run_result *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+  run_result *a, *b;
   records ra, rb;
 
-  assert_non_null(a);
-  assert_non_null(b);
-  run(opts, "committer", gz, fn, a);
-  run(opts, "producer", gz, fn, b);
+  run_both(opts, gz, fn, &a, &b);
   assert_int_equal(a->nrc, b->nrc);
   for (size_t i = 0; i < a->nrc; i++)
     if (a->rc[i] != b->rc[i])
@@ -681,13 +691,10 @@ static records thread_records(const records *all, int t)
 
 static void compare_threads(const char *opts, int gz)
 {
-  run_result *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+  run_result *a, *b;
   records ra, rb;
 
-  assert_non_null(a);
-  assert_non_null(b);
-  run(opts, "committer", gz, emit_threads, a);
-  run(opts, "producer", gz, emit_threads, b);
+  run_both(opts, gz, emit_threads, &a, &b);
   for (size_t i = 0; i < a->nrc; i++)
     assert_int_equal(a->rc[i], 0);
   assert_int_equal(a->stats.events, b->stats.events);
