@@ -128,7 +128,7 @@ static void zero_pids(char *buf, size_t *len)
   while (p < end) {
     if (end - p > 6 && (memcmp(p, "\"pid\":", 6) == 0 ||
                         memcmp(p, "\"tid\":", 6) == 0)) {
-      memcpy(d, p, 6);
+      memmove(d, p, 6);
       d[6] = '0';
       d += 7;
       p += 6;
