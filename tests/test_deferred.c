@@ -627,6 +627,34 @@ static void test_stats_when_formatted(void **state)
   tu_cleanup(path);
 }
 
+/* Without a committer thread (commit=inline, the mmap sink) the option
+ * changes nothing: producers format, the bytes count at once. */
+static void test_no_committer(void **state)
+{
+  static const char *const opts[] = { "commit=inline", "sink=mmap" };
+  (void)state;
+
+  for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
+    char *path = tu_tmppath(".json");
+    tw_writer *w = open_with(path, opts[k], "committer");
+    tw_stats before, after;
+    jc_doc *d;
+    jc_val e;
+    assert_int_equal(tw_get_stats(w, &before), 0);
+    assert_int_equal(tw_complete(w, "cat", "one", TS0, 5, NULL, 0), 0);
+    assert_int_equal(tw_get_stats(w, &after), 0);
+    assert_int_equal(after.events, before.events + 1);
+    assert_true(after.bytes > before.bytes);
+    assert_int_equal(tw_close(w), 0);
+    d = tu_load(path);
+    e = jc_next(d, jc_first(d, tu_events(d)));
+    tu_assert_str(d, e, "name", "one");
+    tu_assert_us(d, e, "dur", 5);
+    jc_free(d);
+    tu_cleanup(path);
+  }
+}
+
 /* --------------------------------------------------------- threads */
 
 #define NTHREADS 4
@@ -909,6 +937,7 @@ int main(void)
     cmocka_unit_test(test_fields),
     cmocka_unit_test(test_sizes),
     cmocka_unit_test(test_stats_when_formatted),
+    cmocka_unit_test(test_no_committer),
     cmocka_unit_test(test_threads),
     cmocka_unit_test(test_rotation),
     cmocka_unit_test(test_crash),
