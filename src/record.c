@@ -124,6 +124,27 @@ static inline uint64_t high_bits(const char *s, size_t n)
   return any & UINT64_C(0x8080808080808080);
 }
 
+/* Copy n bytes from s to d, short runs (a name and its NUL) with two
+ * overlapping loads instead of a call. */
+static inline void copy_bytes(char *d, const char *s, size_t n)
+{
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else {
+    memcpy(d, s, n);
+  }
+}
+
 /* 1 if a string of n bytes at s is written as it is: within max_string,
  * valid UTF-8. */
 static inline int string_plain(const char *s, size_t n,
@@ -236,8 +257,10 @@ int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
   unsigned k = (unsigned)((unsigned char)ev->ph - 'B');
   unsigned has = ev->has;
   size_t nn = 0, cn = 0, nargs = ev->nargs, size, bound;
-  tw__rec_head head;
-  rec_event r;
+  uint64_t ts, dur;
+  int64_t pid, tid;
+  tw__rec_head *head;
+  rec_event *r;
   char *d;
 
   /* The shape and the fields' rules. */
@@ -250,14 +273,14 @@ int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
       ev->instant_scope != 'g' && ev->instant_scope != 'p' &&
       ev->instant_scope != 't')
     return 1;
-  r.ts = (has & TW_HAS_TS) ? ev->ts : def->ts;
-  r.dur = ev->dur;
-  r.pid = (has & TW_HAS_PID) ? ev->pid : def->pid;
-  r.tid = (has & TW_HAS_TID) ? ev->tid : def->tid;
-  if (r.ts >= TIME_END || (ev->ph == 'X' && r.dur >= TIME_END - r.ts) ||
+  ts = (has & TW_HAS_TS) ? ev->ts : def->ts;
+  dur = ev->dur;
+  pid = (has & TW_HAS_PID) ? ev->pid : def->pid;
+  tid = (has & TW_HAS_TID) ? ev->tid : def->tid;
+  if (ts >= TIME_END || (ev->ph == 'X' && dur >= TIME_END - ts) ||
       (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) &&
-       (((has & TW_HAS_PID) && (uint64_t)r.pid > ID32_MAX) ||
-        ((has & TW_HAS_TID) && (uint64_t)r.tid > ID32_MAX))))
+       (((has & TW_HAS_PID) && (uint64_t)pid > ID32_MAX) ||
+        ((has & TW_HAS_TID) && (uint64_t)tid > ID32_MAX))))
     return 1;
 
   /* The strings, and the sizes: entries take a multiple of 8 bytes. */
@@ -265,7 +288,7 @@ int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
   cn = ev->cat ? strlen(ev->cat) : 0;
   if (nn > cfg->max_string || cn > cfg->max_string)
     return 1;
-  size = sizeof head + sizeof r + (ev->name ? nn + 1 : 0) +
+  size = sizeof *head + sizeof *r + (ev->name ? nn + 1 : 0) +
          (ev->cat ? cn + 1 : 0);
   bound = BOUND_HEAD + 6 * (nn + cn);
   for (size_t i = 0; i < nargs; i++)
@@ -278,32 +301,38 @@ int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
   if (size > cap)
     return TW__ENOROOM;
 
-  /* The copy: the padding zeroed first, then the fields. */
+  /* The copy: the padding zeroed first, then the fields, in place (buf
+   * is 8-aligned: slots are malloc'ed and every entry takes a multiple
+   * of 8 bytes). */
   memset(buf + size - 8, 0, 8);
-  head.size = (uint32_t)size;
-  head.kind = TW__REC_EVENT;
-  r.name_n = ev->name ? (uint32_t)(nn + 1) : 0;
-  r.cat_n = ev->cat ? (uint32_t)(cn + 1) : 0;
-  r.ph = (unsigned char)ev->ph;
-  r.scope = (unsigned char)ev->instant_scope;
-  r.has = (unsigned char)has;
-  r.nargs = (unsigned char)nargs;
-  r.spare = 0;
-  memcpy(buf, &head, sizeof head);
-  memcpy(buf + sizeof head, &r, sizeof r);
-  d = buf + sizeof head + sizeof r;
+  head = (tw__rec_head *)(void *)buf;
+  r = (rec_event *)(void *)(buf + sizeof *head);
+  head->size = (uint32_t)size;
+  head->kind = TW__REC_EVENT;
+  r->ts = ts;
+  r->dur = dur;
+  r->pid = pid;
+  r->tid = tid;
+  r->name_n = ev->name ? (uint32_t)(nn + 1) : 0;
+  r->cat_n = ev->cat ? (uint32_t)(cn + 1) : 0;
+  r->ph = (unsigned char)ev->ph;
+  r->scope = (unsigned char)ev->instant_scope;
+  r->has = (unsigned char)has;
+  r->nargs = (unsigned char)nargs;
+  r->spare = 0;
+  d = buf + sizeof *head + sizeof *r;
   if (ev->name) {
-    memcpy(d, ev->name, nn + 1);
+    copy_bytes(d, ev->name, nn + 1);
     d += nn + 1;
   }
   if (ev->cat) {
-    memcpy(d, ev->cat, cn + 1);
+    copy_bytes(d, ev->cat, cn + 1);
     d += cn + 1;
   }
   /* Name and cat: plain ASCII (checked 8 bytes at a time, over the copy
    * and its zeroed padding) or else valid UTF-8. */
-  if ((nargs ? 1 : high_bits(buf + sizeof head + sizeof r,
-                             size - sizeof head - sizeof r)) &&
+  if ((nargs ? 1 : high_bits(buf + sizeof *head + sizeof *r,
+                             size - sizeof *head - sizeof *r)) &&
       ((ev->name && !utf8_valid((const unsigned char *)ev->name, nn)) ||
        (ev->cat && !utf8_valid((const unsigned char *)ev->cat, cn))))
     return 1;
