@@ -97,4 +97,44 @@ for w in $profiles; do
         if (++k >= top) exit
       }'
 done
+
+# ---------------------------------------------------------------------------
+# Issue 22 item 2 (formatting on the committer): workload A with
+# commit=background, the instructions per event of the producing thread
+# (callgrind --separate-threads: thread 1, the program's main thread, is
+# producer 0) and of the committer thread (thread 2), with
+# formatter=committer (sink file-bgc; target <= 120 for the producer) and
+# with the producers formatting (file-bg), the same way: the difference of
+# two event counts.
+deferred_instructions() {   # $1 sink, $2 events; prints "I(thread 1) I(thread 2)"
+  out=$tmp/cgt.$1.$2
+  if ! BENCH_N=$2 $libtool --mode=execute $valgrind --tool=callgrind \
+      --separate-threads=yes --callgrind-out-file="$out" \
+      "$bench" --one A "$1" "$dir" >"$tmp/log" 2>&1; then
+    cat "$tmp/log" >&2
+    return 1
+  fi
+  echo "$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out-01")" \
+    "$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out-02")"
+}
+
+echo
+printf '%-12s %14s %14s %8s  %s\n' "A, sink" producer/ev committer/ev \
+  target result
+for s in file-bgc file-bg; do
+  t1=$(deferred_instructions $s "$n1") && t2=$(deferred_instructions $s "$n2") || {
+    echo "bench-callgrind: A $s: the run failed" >&2
+    status=1
+    continue
+  }
+  awk -v s="$s" -v n1="$n1" -v n2="$n2" -v t1="$t1" -v t2="$t2" 'BEGIN {
+    split(t1, a, " "); split(t2, b, " ")
+    p = (b[1] - a[1]) / (n2 - n1); c = (b[2] - a[2]) / (n2 - n1)
+    if (s == "file-bgc")
+      printf "%-12s %14.1f %14.1f %8s  %s\n", s, p, c, "<= 120",
+             p <= 120 ? "PASS" : "MISS"
+    else
+      printf "%-12s %14.1f %14.1f %8s  %s\n", s, p, c, "-", "(producers format)"
+  }'
+done
 exit $status

@@ -180,6 +180,13 @@ enum tw_crash { TW_CRASH_OFF = 0, TW_CRASH_COMMIT = 1 };
                                             msync of the mapped window, and
                                             fdatasync if it moved, at
                                             tw_flush and tw_close) */
+#define TW_OPT_FORMAT_COMMITTER    0x10u /* with a committer thread
+                                            (commit=background, gzip,
+                                            flush=): producers copy most
+                                            events unformatted and the
+                                            committer formats them; the
+                                            file is the same byte for
+                                            byte (tracewriter(7)) */
 
 #define TW_DEFAULT_BUFFER_SIZE   (64u * 1024u)
 #define TW_DEFAULT_BUFFER_COUNT  4u
@@ -289,6 +296,7 @@ TW_EXTERN int tw_options_init_sized(tw_options *opts, size_t size);
  *   commit=auto|inline|background commit; default auto
  *   flush=DURATION|off            flush_interval_ns; default off
  *   on_full=block|drop            on_full; default block
+ *   formatter=producer|committer  TW_OPT_FORMAT_COMMITTER; default producer
  *   sync, sync=off|on             TW_OPT_SYNC; default off
  *   crash=off|commit              crash; default off
  *   rotate=SIZE|off               rotate_size, at least 4KiB; default off

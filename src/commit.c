@@ -14,7 +14,8 @@
  * active slot, taken as it is under the lock: each thread's slots are
  * written in the order it filled them, so its events keep their order;
  * threads interleave.  Slots go to the sink as they are (pwritev of many
- * segments), not copied.
+ * segments), not copied; a deferring writer's entries are formatted into
+ * fmt_buf first (record.h), and that goes to the sink.
  *
  * The commit token is an atomic owner id held from the first write to the
  * sink until what was written is marked written (slot->done).  It is only
@@ -24,6 +25,7 @@
  * handler waits for this commit rather than cuts into it.
  */
 #include "internal.h"
+#include "record.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -241,6 +243,8 @@ typedef struct gather {
   piece pieces[TW__COMMIT_IOV];
   int n;
   size_t total;            /* bytes written by the commits so far */
+  size_t fmt_used;         /* bytes of w->fmt_buf the segments hold */
+  uint64_t formatted;      /* bytes of the deferred events formatted */
   int rc;
 } gather;
 
@@ -307,13 +311,39 @@ static void gather_add(gather *g, tw__slot *slot, const char *p, size_t len,
   g->n++;
 }
 
+/* Add the records of slot s's entries [from, to) (a deferring writer's,
+ * record.h): formatted into w->fmt_buf, committing what is gathered
+ * whenever it is full. */
+static void gather_entries(gather *g, tw__slot *s, size_t from, size_t to)
+{
+  tw_writer *w = g->w;
+
+  while (from < to && g->rc == 0) {
+    size_t start, n;
+
+    if (g->n == 0)
+      g->fmt_used = 0;              /* every segment in it is written */
+    start = g->fmt_used;
+    n = tw__rec_render(&w->fmt, s->data, &from, to, w->fmt_buf + start,
+                       w->fmt_cap - start, start == 0, &g->formatted);
+    g->fmt_used += n;
+    gather_add(g, s, w->fmt_buf + start, n, from);
+    if (from < to && g->n && g->rc == 0)
+      (void)gather_flush(g);       /* fmt_buf is full */
+  }
+}
+
 /* Add what slot s holds past what was written. */
 static void gather_slot(gather *g, tw__slot *s)
 {
   size_t len = __atomic_load_n(&s->len, __ATOMIC_ACQUIRE);
   size_t done = __atomic_load_n(&s->done, __ATOMIC_RELAXED);
 
-  if (len > done)
+  if (len <= done)
+    return;
+  if (g->w->defer_limit)
+    gather_entries(g, s, done, len);
+  else
     gather_add(g, s, s->data + done, len - done, len);
 }
 
@@ -397,6 +427,8 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
   if (g.rc == 0 && (g.n || what == TW__COLLECT_ALL))
     (void)gather_flush(&g);
   rc = g.rc;
+  if (g.formatted)
+    __atomic_add_fetch(&w->formatted_bytes, g.formatted, __ATOMIC_RELAXED);
   tw__rotation_count(w, g.total);
   tw__token_give(w, &mask);
 

@@ -6,13 +6,23 @@
  * worth, when a producer finds no free slot, and every flush interval
  * (then with every thread's active slot too, so that an idle thread's
  * records reach the file).  Producers only seal slots and nudge it.
+ * With formatter=committer, producers copy events into their slots
+ * unformatted and the commit formats them (record.h): set up here,
+ * before the first record.
  */
 #include "internal.h"
 #include "writer.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <time.h>
+
+/* fmt_buf holds two commits' worth of records (buffer_size each, at most
+ * FMT_COMMIT_MAX counted), and room to spare beyond the largest record
+ * deferred. */
+#define FMT_COMMIT_MAX (1024u * 1024u)
+#define FMT_SPARE 4096u
 
 /* Whether the sealed slots call for a commit: a unit of them is closed,
  * or a producer waits for a free slot. */
@@ -68,6 +78,22 @@ static void *committer_main(void *arg)
   }
   pthread_mutex_unlock(&w->lock);
   return NULL;
+}
+
+int tw__committer_prepare(tw_writer *w)
+{
+  size_t per_commit;
+
+  if (!(w->fmt.flags & TW_OPT_FORMAT_COMMITTER))
+    return 0;
+  per_commit = w->commit_bytes < FMT_COMMIT_MAX ? w->commit_bytes
+                                                : FMT_COMMIT_MAX;
+  w->fmt_cap = 2 * per_commit + FMT_SPARE;
+  if (!(w->fmt_buf = malloc(w->fmt_cap)))
+    return -ENOMEM;
+  w->defer_limit = w->fmt_cap - FMT_SPARE < w->max_event
+                   ? w->fmt_cap - FMT_SPARE : w->max_event;
+  return 0;
 }
 
 int tw__committer_start(tw_writer *w)

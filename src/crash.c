@@ -9,10 +9,14 @@
  * commit token (commit.c), which every commit holds from its first write
  * to the sink until it has marked what it wrote.  The handler waits for
  * the token (a commit in flight in another thread ends by itself), and
- * skips the writer if its own thread holds it.
+ * skips the writer if its own thread holds it.  A deferring writer's
+ * entries (record.h) are formatted here, into the writer's fmt_buf,
+ * which the token makes the handler's: the formatter allocates nothing
+ * and takes no lock.
  */
 #include "internal.h"
 #include "busguard.h"
+#include "record.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -93,36 +97,83 @@ static tw__slot *next_in_use(tw_writer *w, uint64_t last, uint64_t *seq_out)
   return best;
 }
 
+/* The next slot in use after seq *last with entries not yet written:
+ * its [*from, *to).  NULL when there is none, or a slot is corrupted
+ * (*bad set: touch nothing). */
+static tw__slot *next_pending(tw_writer *w, uint64_t *last, size_t *from,
+                              size_t *to, int *bad)
+{
+  tw__slot *s;
+
+  while ((s = next_in_use(w, *last, last)) != NULL) {
+    *to = __atomic_load_n(&s->len, __ATOMIC_ACQUIRE);
+    *from = __atomic_load_n(&s->done, __ATOMIC_RELAXED);
+    if (*to > w->slot_size || *from > *to) {
+      *bad = 1;
+      return NULL;
+    }
+    if (*to > *from)
+      return s;
+  }
+  return NULL;
+}
+
+/* Commit iov[0..n) from the handler and mark the slots' pieces written.
+ * Returns 0 or the sink's error. */
+static int crash_commit_batch(tw_writer *w, const struct iovec *iov,
+                              tw__slot *const *slots, const size_t *ends,
+                              int n, int final)
+{
+  int rc = w->sink->ops->crash_commit(w->sink, iov, n, final);
+
+  if (rc == 0)
+    for (int i = 0; i < n; i++)
+      __atomic_store_n(&slots[i]->done, ends[i], __ATOMIC_RELEASE);
+  return rc;
+}
+
 static void crash_commit_held(tw_writer *w, int final)
 {
   struct iovec iov[TW__COMMIT_IOV];
   tw__slot *slots[TW__COMMIT_IOV];
   size_t ends[TW__COMMIT_IOV];
-  uint64_t last = 0;
-  tw__slot *s;
-  int n = 0;
+  uint64_t last = 0, formatted = 0;
+  size_t from = 0, to = 0, used = 0;
+  int n = 0, bad = 0;
+  tw__slot *s = next_pending(w, &last, &from, &to, &bad);
 
+  if (bad)
+    return;
   for (;;) {
-    if ((s = next_in_use(w, last, &last)) != NULL) {
-      size_t len = __atomic_load_n(&s->len, __ATOMIC_ACQUIRE);
-      size_t done = __atomic_load_n(&s->done, __ATOMIC_RELAXED);
-      if (len > w->slot_size || done > len)
-        return;                        /* corrupted: touch nothing */
-      if (len > done) {
-        iov[n].iov_base = s->data + done;
-        iov[n].iov_len = len - done;
-        slots[n] = s;
-        ends[n++] = len;
+    /* Fill a batch: the slots as they are, or (a deferring writer) the
+     * records of their entries formatted into fmt_buf, which the token
+     * makes the handler's (record.h: async-signal-safe). */
+    while (s && n < TW__COMMIT_IOV) {
+      if (!w->defer_limit) {
+        iov[n].iov_base = s->data + from;
+        iov[n].iov_len = to - from;
+        from = to;
+      } else {
+        size_t k = tw__rec_render(&w->fmt, s->data, &from, to,
+                                  w->fmt_buf + used, w->fmt_cap - used,
+                                  used == 0, &formatted);
+        iov[n].iov_base = w->fmt_buf + used;
+        iov[n].iov_len = k;
+        used += k;
       }
-      if (n < TW__COMMIT_IOV)
-        continue;
+      slots[n] = s;
+      ends[n++] = from;
+      if (from < to)
+        break;                           /* fmt_buf is full */
+      s = next_pending(w, &last, &from, &to, &bad);
+      if (bad)
+        return;
     }
     /* A batch is full, or every slot is in it. */
-    if (w->sink->ops->crash_commit(w->sink, iov, n, final && !s) != 0)
+    if (crash_commit_batch(w, iov, slots, ends, n, final && !s) != 0)
       return;
-    for (int i = 0; i < n; i++)
-      __atomic_store_n(&slots[i]->done, ends[i], __ATOMIC_RELEASE);
     n = 0;
+    used = 0;
     if (!s)
       break;
   }

@@ -79,6 +79,7 @@ static void writer_free(tw_writer *w)
     free(s);
   }
   free(w->drop_report);
+  free(w->fmt_buf);
   free(w);
 }
 
@@ -198,6 +199,8 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
     goto fail;
   }
   conds = 1;
+  if (w->background && (rc = tw__committer_prepare(w)) != 0)
+    goto fail;
   /* The pool of slots: allocated now, not per event. */
   pthread_mutex_lock(&w->lock);
   for (unsigned i = 0; i < w->pool_slots && rc == 0 && !w->direct; i++)

@@ -41,6 +41,8 @@ static const tw__key_word on_full_words[] = {
   { "block", TW_ON_FULL_BLOCK }, { "drop", TW_ON_FULL_DROP }, { NULL, 0 } };
 static const tw__key_word crash_words[] = {
   { "off", TW_CRASH_OFF }, { "commit", TW_CRASH_COMMIT }, { NULL, 0 } };
+static const tw__key_word formatter_words[] = {
+  { "producer", 0 }, { "committer", 1 }, { NULL, 0 } };
 static const tw__key_word utf8_words[] = {
   { "replace", 0 }, { "reject", 1 }, { NULL, 0 } };
 static const tw__key_word nonfinite_words[] = {
@@ -80,6 +82,11 @@ const tw__option_key tw__option_keys[] = {
     .def = TW_ON_FULL_BLOCK, .words = on_full_words,
     .doc = "when every buffer is full: wait, or drop the event (counted, "
            "and reported in the file)" },
+  { .name = "formatter", .kind = TW__KEY_FLAG,
+    FLAG(TW_OPT_FORMAT_COMMITTER), .def = 0, .words = formatter_words,
+    .doc = "with a committer thread, who formats the events: each "
+           "producer, or the committer (producers copy them unformatted; "
+           "the same file)" },
   { .name = "sync", .kind = TW__KEY_FLAG, FLAG(TW_OPT_SYNC),
     .def = 0, .words = on_off_words, .bare = "sync=on",
     .doc = "sync each commit to the disk with fdatasync (mmap: msync at "

@@ -6,7 +6,8 @@
  * formatted straight into the thread's slot and published by storing the
  * slot's new length; nothing shared is written, no lock is taken.  Only
  * a full slot takes the writer's lock, to be sealed for the commit and
- * traded for a free one (commit.c).  A direct sink's thread copies the
+ * traded for a free one (commit.c).  A writer that defers formatting
+ * (record.h) copies most events into the slot unformatted instead.  A direct sink's thread copies the
  * record into its region and is done.
  *
  * Stages outlive neither their thread nor their writer, and each must be
@@ -18,6 +19,7 @@
  */
 #include "internal.h"
 #include "busguard.h"
+#include "record.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -196,7 +198,8 @@ static inline tw__stage *stage_of(tw_writer *w, int *rc)
 
 void tw__stages_count(tw_writer *w, uint64_t *events, uint64_t *bytes)
 {
-  uint64_t e = w->own_events, b = w->own_bytes;
+  uint64_t e = w->own_events, b = w->own_bytes +
+    __atomic_load_n(&w->formatted_bytes, __ATOMIC_RELAXED);
 
   for (tw__stage *st = w->stages; st; st = st->next) {
     e += __atomic_load_n(&st->events, __ATOMIC_RELAXED);
@@ -319,13 +322,15 @@ static inline void count_record(tw__stage *st, size_t len)
   __atomic_store_n(&st->bytes, st->bytes + len, __ATOMIC_RELAXED);
 }
 
-/* A buffering sink's event: formatted straight into the active slot.
+/* A buffering sink's event: formatted straight into the active slot,
+ * behind a TEXT entry's header when the writer defers (record.h).
  * Returns 0 with *rec and *len (the record, for the caller's metadata
  * store), or an error. */
 static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
                        const tw__fmt_defaults *def, tw__fmt_notes *notes,
                        char *stackbuf, char **rec, size_t *len)
 {
+  size_t head = w->defer_limit ? sizeof(tw__rec_head) : 0;
   tw__slot *slot;
   int rc;
 
@@ -333,10 +338,26 @@ static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
     if (TW__UNLIKELY(!(slot = st->slot)) && (rc = next_slot(w, st)) != 0)
       return rc;
     slot = st->slot;
-    *rec = slot->data + slot->len;
-    rc = format_into(w, ev, def, *rec, w->slot_size - slot->len, len, notes);
+    /* (A TEXT entry's room: its header, and its padding.) */
+    if (w->slot_size - slot->len > 2 * head) {
+      *rec = slot->data + slot->len + head;
+      rc = format_into(w, ev, def, *rec,
+                       w->slot_size - slot->len - 2 * head, len, notes);
+    } else {
+      rc = TW__ENOROOM;
+      *len = w->slot_size;
+      notes->truncated = notes->replaced = 0;
+    }
     if (TW__LIKELY(rc == 0)) {
-      __atomic_store_n(&slot->len, slot->len + *len, __ATOMIC_RELEASE);
+      size_t entry = *len;
+      if (head) {
+        size_t pad = (8 - *len % 8) % 8;
+        tw__rec_head h = { (uint32_t)(head + *len + pad),
+                           TW__REC_TEXT | (uint32_t)pad << 8 };
+        memcpy(slot->data + slot->len, &h, sizeof h);
+        entry = h.size;
+      }
+      __atomic_store_n(&slot->len, slot->len + entry, __ATOMIC_RELEASE);
       count_record(st, *len);
       return 0;
     }
@@ -356,6 +377,38 @@ static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
   }
 }
 
+/* A deferring writer's event: copied into the active slot as an EVENT
+ * entry for the commit to format, or, if it is not one to defer (or
+ * larger than a slot), formatted now (emit_staged).  Returns as
+ * emit_staged; *rec NULL for an entry. */
+static int emit_deferred(tw_writer *w, tw__stage *st, const tw_event *ev,
+                         const tw__fmt_defaults *def, tw__fmt_notes *notes,
+                         char *stackbuf, char **rec, size_t *len)
+{
+  tw__slot *slot;
+  int rc;
+
+  for (;;) {
+    if (TW__UNLIKELY(!(slot = st->slot)) && (rc = next_slot(w, st)) != 0)
+      return rc;
+    slot = st->slot;
+    rc = tw__rec_encode(ev, def, &w->fmt, w->defer_limit,
+                        slot->data + slot->len, w->slot_size - slot->len,
+                        len);
+    if (TW__LIKELY(rc == 0)) {
+      __atomic_store_n(&slot->len, slot->len + *len, __ATOMIC_RELEASE);
+      /* The record's bytes are counted when it is formatted. */
+      __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+      notes->truncated = notes->replaced = 0;
+      *rec = NULL;
+      return 0;
+    }
+    if (rc != TW__ENOROOM || slot->len == 0)
+      return emit_staged(w, st, ev, def, notes, stackbuf, rec, len);
+    if ((rc = next_slot(w, st)) != 0)
+      return rc;
+  }
+}
 
 /* A direct sink's reservation of *arg's room for a thread's region
  * (tw__document_retry_cut's operation). */
@@ -467,15 +520,64 @@ static const tw_event *to_timebase(const tw_writer *w, const tw_event *ev,
   return ev;
 }
 
+/* The rest of tw_emit: every event of a writer that formats on the
+ * producer, and those that emit_deferred_fast leaves.  Returns as
+ * tw_emit. */
+static __attribute__((noinline)) int
+emit_general(tw_writer *w, tw__stage *st, const tw_event *ev,
+             tw__fmt_defaults *def)
+{
+  char stackbuf[STACK_RECORD];
+  tw__fmt_notes notes;
+  char *rec;
+  size_t len;
+  int rc;
+
+  if (w->defer_limit)
+    rc = emit_deferred(w, st, ev, def, &notes, stackbuf, &rec, &len);
+  else if (w->direct)
+    rc = emit_direct(w, st, ev, def, &notes, stackbuf, &rec, &len);
+  else
+    rc = emit_staged(w, st, ev, def, &notes, stackbuf, &rec, &len);
+  if (TW__UNLIKELY(rc != 0)) {
+    /* An event refused (bad input, no memory for it) is counted; a
+     * drop is counted as such, and the writer's failure is not the
+     * event's. */
+    if (rc != TW_EDROPPED && rc != __atomic_load_n(&w->err, __ATOMIC_RELAXED))
+      __atomic_fetch_add(&w->rejected, 1, __ATOMIC_RELAXED);
+    return rc;
+  }
+  count_notes(w, &notes);
+  if (TW__UNLIKELY(ev->ph == 'M') && w->meta)
+    tw__meta_remember_event(w, ev, rec, len);
+  return 0;
+}
+
+/* A deferring writer's event as an EVENT entry in the active slot, if
+ * it is one to defer and fits (the path of most events).  Returns 0, or
+ * 1: emit_general's. */
+static inline int emit_deferred_fast(tw_writer *w, tw__stage *st,
+                                     const tw_event *ev,
+                                     const tw__fmt_defaults *def)
+{
+  tw__slot *slot = st->slot;
+  size_t len;
+
+  if (TW__UNLIKELY(!slot) ||
+      tw__rec_encode(ev, def, &w->fmt, w->defer_limit,
+                     slot->data + slot->len, w->slot_size - slot->len,
+                     &len) != 0)
+    return 1;
+  __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+  __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+  return 0;
+}
+
 int tw_emit(tw_writer *w, const tw_event *ev)
 {
   tw_event shifted;
-  char stackbuf[STACK_RECORD];
   tw__fmt_defaults def;
-  tw__fmt_notes notes;
   tw__stage *st;
-  char *rec;
-  size_t len;
   int rc;
 
   if (!w)
@@ -493,18 +595,7 @@ int tw_emit(tw_writer *w, const tw_event *ev)
     ev = to_timebase(w, ev, &def, &shifted);
   def.pid = (ev->has & TW_HAS_PID) ? 0 : tw__pid();
   def.tid = (ev->has & TW_HAS_TID) ? 0 : tw__tid();
-  rc = w->direct ? emit_direct(w, st, ev, &def, &notes, stackbuf, &rec, &len)
-                 : emit_staged(w, st, ev, &def, &notes, stackbuf, &rec, &len);
-  if (TW__UNLIKELY(rc != 0)) {
-    /* An event refused (bad input, no memory for it) is counted; a
-     * drop is counted as such, and the writer's failure is not the
-     * event's. */
-    if (rc != TW_EDROPPED && rc != __atomic_load_n(&w->err, __ATOMIC_RELAXED))
-      __atomic_fetch_add(&w->rejected, 1, __ATOMIC_RELAXED);
-    return rc;
-  }
-  count_notes(w, &notes);
-  if (TW__UNLIKELY(ev->ph == 'M') && w->meta)
-    tw__meta_remember_event(w, ev, rec, len);
-  return 0;
+  if (w->defer_limit && TW__LIKELY(emit_deferred_fast(w, st, ev, &def) == 0))
+    return 0;
+  return emit_general(w, st, ev, &def);
 }

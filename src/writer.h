@@ -13,20 +13,25 @@
  *
  * How records travel.  A thread formats each event straight into a slot
  * of its own (a buffer of slot_size bytes) and publishes the slot's new
- * length.  A full slot is sealed: queued for the commit, under the
- * writer's lock -- once per slot, not once per event -- and the thread
- * takes a free slot.  A commit writes sealed slots, and at tw_flush,
- * tw_close, the flush timer and the crash hook also the part of every
- * thread's active slot not yet written, straight from the slots to the
- * sink (pwritev: no copy).  A direct sink (mmap) has no slots: each
- * thread copies its records into a region of the output (sink.h).
+ * length; with formatting on the committer (defer_limit), it copies the
+ * event into the slot as a binary entry instead, which the commit
+ * formats into fmt_buf just before writing it (record.h).  A full slot
+ * is sealed: queued for the commit, under the writer's lock -- once per
+ * slot, not once per event -- and the thread takes a free slot.  A
+ * commit writes sealed slots, and at tw_flush, tw_close, the flush timer
+ * and the crash hook also the part of every thread's active slot not yet
+ * written, straight from the slots to the sink (pwritev: no copy), or
+ * from fmt_buf, where it formatted the slots' entries.  A direct sink
+ * (mmap) has no slots: each thread copies its records into a region of
+ * the output (sink.h).
  *
  * Memory: a pool of slots holds what is sealed and waiting (commit_bytes,
  * times buffer_count with a background committer, times 2 so that
  * threads go on while a commit is written), plus one active slot per
- * thread that has emitted.  Slots are allocated when a writer opens and
- * at a thread's first event; a thread that exits leaves its slot to the
- * pool for the next thread; all are freed at close.
+ * thread that has emitted, and with deferral fmt_buf (the size of two
+ * commits, at most about 2 MiB).  Slots are allocated when a writer
+ * opens and at a thread's first event; a thread that exits leaves its
+ * slot to the pool for the next thread; all are freed at close.
  */
 #ifndef TW_WRITER_H
 #define TW_WRITER_H
@@ -105,6 +110,7 @@ typedef struct tw__stage {
  *                that set it owns the sink's writes until it clears it.
  *   the token    the sink's contents: every write to the sink (a commit,
  *                a document begun, the crash hook's commit), slot->done,
+ *                w->fmt_buf,
  *                the rotation state (rotate.c) but what is atomic there.
  *   lock + token w->sink itself: it is replaced (rotation, a direct
  *                sink's restart: document.c, swap_sink) only holding both,
@@ -134,6 +140,10 @@ struct tw_writer {
   tw__fmt_config fmt;      /* what the formatter needs */
   size_t max_event;        /* largest record accepted */
   int direct;              /* the sink is direct (mmap) */
+  size_t defer_limit;      /* formatting on the committer (record.h):
+                              the most bytes a deferred event's record
+                              may take; 0: producers format every event
+                              (set before the first event) */
   tw__sink *sink;          /* where commits go; replaced holding the lock
                               and the token (read atomically by direct
                               sinks' producers) */
@@ -178,6 +188,12 @@ struct tw_writer {
   int nudged;              /* a producer asked for a commit (lock) */
   int stopping;            /* tw_close asks it to finish (lock) */
   uint64_t interval_ns;    /* commit at least this often (0: no timer) */
+  char *fmt_buf;           /* with defer_limit: where a commit (or the
+                              crash hook) formats deferred events, the
+                              token's (allocated at open) */
+  size_t fmt_cap;          /* its bytes */
+  uint64_t formatted_bytes; /* bytes of the deferred events' records
+                              formatted so far (atomic) */
 
   /* Policies. */
   int drop_when_full;      /* on_full=drop */
@@ -280,6 +296,10 @@ void tw__drop_locked(tw_writer *w);
 
 /* ------------------------------------------------------------ committer.c */
 
+/* Before the first record: formatting on the committer (with
+ * formatter=committer), its buffer fmt_buf and defer_limit.  Returns 0 or
+ * -ENOMEM. */
+int tw__committer_prepare(tw_writer *w);
 /* Start the committer thread.  Returns 0 or -errno. */
 int tw__committer_start(tw_writer *w);
 /* Ask it to commit what is sealed (after unlock if *wake is set by the

@@ -1,0 +1,461 @@
+/* record.c -- events staged as binary entries, formatted later
+ *
+ * The producer's half (tw__rec_encode) decides whether an event can wait
+ * and copies it; the committer's half (tw__rec_render) turns entries back
+ * into records with the formatter.  record.h has the layout and the
+ * rules.
+ *
+ * What the producer proves before it defers an event -- each a check of
+ * the formatter's that would otherwise decide the call's return value or
+ * a count of the stats:
+ *
+ *  - a common shape: phase X, B, E, i or I; no fields but name, cat, ts,
+ *    dur, pid, tid and the instant's scope; at most TW__REC_MAX_ARGS
+ *    args; a name unless 'E'; a scope 'g', 'p', 't' or none;
+ *  - numbers in range: ts and ts + dur below 2^63, a given pid and tid
+ *    within 32 bits;
+ *  - every string (name, cat, keys, string values) within max_string and
+ *    valid UTF-8, so that nothing is cut, replaced or refused;
+ *  - every arg of a known type; a double finite unless nonfinite=null;
+ *    raw JSON valid (tw__json_validate, the formatter's own check);
+ *  - the record, at its largest once escaped, within limit.
+ *
+ * Anything else is formatted by the producer at once, as without
+ * deferral.
+ */
+#include "internal.h"
+#include "record.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The fixed part of an EVENT entry, after its header. */
+typedef struct rec_event {
+  uint64_t ts;             /* the event's ts, or the default */
+  uint64_t dur;
+  int64_t pid;             /* the event's, or the default */
+  int64_t tid;
+  uint32_t name_n;         /* bytes of name with its NUL; 0: NULL */
+  uint32_t cat_n;          /* the same for cat */
+  unsigned char ph, scope, has, nargs;
+  uint32_t spare;          /* 0: the strings start 8-aligned */
+} rec_event;
+
+/* The fixed part of an arg, then its key (with a NUL) and its value's
+ * bytes (strings and raw JSON). */
+typedef struct rec_arg {
+  uint64_t value;          /* the bits of an int, uint, double or bool */
+  uint64_t len;            /* bytes of a string or raw JSON value */
+  uint32_t key_n;          /* bytes of the key with its NUL */
+  uint32_t type;           /* tw_arg.type, with REC_NULL_VALUE */
+} rec_arg;
+
+/* A string or raw JSON arg whose value is NULL (written null). */
+#define REC_NULL_VALUE 0x100u
+
+/* The largest a record gets besides its strings' escaped text: ph, ts,
+ * dur, pid, tid, s and the punctuation (the formatter's HEAD_MAX is less
+ * than 200); and per arg, besides its key's escaped text, a number, bool
+ * or null and the punctuation. */
+#define BOUND_HEAD 256u
+_Static_assert(sizeof(tw__rec_head) + sizeof(rec_event) == 56,
+               "the strings of an entry start 8-aligned");
+#define BOUND_ARG 64u
+
+/* 1 if s[0..n) is valid UTF-8 as the formatter reads it (Unicode
+ * chapter 3: no overlong forms, no surrogates, nothing above U+10FFFF). */
+static int utf8_valid(const unsigned char *s, size_t n)
+{
+  size_t i = 0;
+
+  for (;;) {
+    /* Plain ASCII 8 bytes at a time. */
+    while (n - i >= 8) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      if (w & UINT64_C(0x8080808080808080))
+        break;
+      i += 8;
+    }
+    while (i < n && s[i] < 0x80)
+      i++;
+    if (i >= n)
+      return 1;
+    unsigned c = s[i], lo = 0x80, hi = 0xbf;
+    size_t len;
+    if (c >= 0xc2 && c <= 0xdf)
+      len = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      if (c == 0xe0)
+        lo = 0xa0;
+      else if (c == 0xed)
+        hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      if (c == 0xf0)
+        lo = 0x90;
+      else if (c == 0xf4)
+        hi = 0x8f;
+    } else
+      return 0;
+    if (n - i < len)
+      return 0;
+    for (size_t k = 1; k < len; k++) {
+      if (s[i + k] < lo || s[i + k] > hi)
+        return 0;
+      lo = 0x80;
+      hi = 0xbf;
+    }
+    i += len;
+  }
+}
+
+/* 0 if the n bytes at s (n a multiple of 8) are all ASCII. */
+static inline uint64_t high_bits(const char *s, size_t n)
+{
+  uint64_t any = 0;
+
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    any |= w;
+  }
+  return any & UINT64_C(0x8080808080808080);
+}
+
+/* Copy n bytes from s to d, short runs (a name and its NUL) with two
+ * overlapping loads instead of a call. */
+static inline void copy_bytes(char *d, const char *s, size_t n)
+{
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else {
+    memcpy(d, s, n);
+  }
+}
+
+/* 1 if a string of n bytes at s is written as it is: within max_string,
+ * valid UTF-8. */
+static inline int string_plain(const char *s, size_t n,
+                               const tw__fmt_config *cfg)
+{
+  return n <= cfg->max_string && utf8_valid((const unsigned char *)s, n);
+}
+
+/* The phases deferred: X, B, E, i, I, as bits from 'B'. */
+#define REC_PHASES ((UINT64_C(1) << ('X' - 'B')) | \
+                    (UINT64_C(1) << ('B' - 'B')) | \
+                    (UINT64_C(1) << ('E' - 'B')) | \
+                    (UINT64_C(1) << ('i' - 'B')) | \
+                    (UINT64_C(1) << ('I' - 'B')))
+#define REC_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID)
+#define TIME_END (UINT64_C(1) << 63)
+#define ID32_MAX UINT64_C(4294967295)
+
+/* The length of an arg's string or raw JSON value. */
+static inline size_t value_len(const tw_arg *a)
+{
+  return a->len == TW_NUL_TERMINATED ? strlen(a->v.s) : a->len;
+}
+
+/* Check arg a as record.c's header says; add its entry bytes to *size
+ * and its largest record text to *bound.  Returns 1 if it can wait. */
+static int arg_plain(const tw_arg *a, const tw__fmt_config *cfg,
+                     size_t *size, size_t *bound)
+{
+  size_t kn, vn;
+
+  if (!a->name || !string_plain(a->name, kn = strlen(a->name), cfg))
+    return 0;
+  *size += sizeof(rec_arg) + kn + 1;
+  *bound += 6 * kn + BOUND_ARG;
+  switch (a->type) {
+  case TW_ARG_INT: case TW_ARG_UINT: case TW_ARG_BOOL: case TW_ARG_NULL:
+    return 1;
+  case TW_ARG_DOUBLE:
+    return isfinite(a->v.d) || !(cfg->flags & TW_OPT_REJECT_NONFINITE);
+  case TW_ARG_STRING:
+    if (!a->v.s)
+      return 1;
+    vn = value_len(a);
+    if (!string_plain(a->v.s, vn, cfg))
+      return 0;
+    *size += vn;
+    *bound += 6 * vn;
+    return 1;
+  case TW_ARG_JSON:
+    if (!a->v.s)
+      return 1;
+    vn = value_len(a);
+    if (tw__json_validate(a->v.s, vn) != 0)
+      return 0;
+    *size += vn;
+    *bound += vn;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Copy arg a's entry to d; returns its end. */
+static char *arg_put(char *d, const tw_arg *a)
+{
+  rec_arg r;
+  size_t kn = strlen(a->name);
+
+  memset(&r, 0, sizeof r);
+  r.type = (uint32_t)a->type;
+  r.key_n = (uint32_t)(kn + 1);
+  switch (a->type) {
+  case TW_ARG_INT:
+    memcpy(&r.value, &a->v.i, sizeof a->v.i);
+    break;
+  case TW_ARG_UINT:
+    r.value = a->v.u;
+    break;
+  case TW_ARG_DOUBLE:
+    memcpy(&r.value, &a->v.d, sizeof a->v.d);
+    break;
+  case TW_ARG_BOOL:
+    r.value = a->v.b != 0;
+    break;
+  case TW_ARG_STRING: case TW_ARG_JSON:
+    if (!a->v.s)
+      r.type |= REC_NULL_VALUE;
+    else
+      r.len = value_len(a);
+    break;
+  default:
+    break;
+  }
+  memcpy(d, &r, sizeof r);
+  d += sizeof r;
+  memcpy(d, a->name, kn + 1);
+  d += kn + 1;
+  if (r.len) {
+    memcpy(d, a->v.s, r.len);
+    d += r.len;
+  }
+  return d;
+}
+
+int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
+                   const tw__fmt_config *cfg, size_t limit, char *buf,
+                   size_t cap, size_t *len)
+{
+  unsigned k = (unsigned)((unsigned char)ev->ph - 'B');
+  unsigned has = ev->has;
+  size_t nn = 0, cn = 0, nargs = ev->nargs, size, bound;
+  uint64_t ts, dur;
+  int64_t pid, tid;
+  tw__rec_head *head;
+  rec_event *r;
+  char *d;
+
+  /* The shape and the fields' rules. */
+  if (!(k < 64 && (REC_PHASES >> k & 1)) || (has & ~REC_HAS) || ev->flags ||
+      ev->reserved[0] || ev->reserved[1] || ev->id_scope || ev->cname ||
+      nargs > TW__REC_MAX_ARGS || (nargs && !ev->args) ||
+      (!ev->name && ev->ph != 'E'))
+    return 1;
+  if ((ev->ph == 'i' || ev->ph == 'I') && ev->instant_scope &&
+      ev->instant_scope != 'g' && ev->instant_scope != 'p' &&
+      ev->instant_scope != 't')
+    return 1;
+  ts = (has & TW_HAS_TS) ? ev->ts : def->ts;
+  dur = ev->dur;
+  pid = (has & TW_HAS_PID) ? ev->pid : def->pid;
+  tid = (has & TW_HAS_TID) ? ev->tid : def->tid;
+  if (ts >= TIME_END || (ev->ph == 'X' && dur >= TIME_END - ts) ||
+      (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) &&
+       (((has & TW_HAS_PID) && (uint64_t)pid > ID32_MAX) ||
+        ((has & TW_HAS_TID) && (uint64_t)tid > ID32_MAX))))
+    return 1;
+
+  /* The strings, and the sizes: entries take a multiple of 8 bytes. */
+  nn = ev->name ? strlen(ev->name) : 0;
+  cn = ev->cat ? strlen(ev->cat) : 0;
+  if (nn > cfg->max_string || cn > cfg->max_string)
+    return 1;
+  size = sizeof *head + sizeof *r + (ev->name ? nn + 1 : 0) +
+         (ev->cat ? cn + 1 : 0);
+  bound = BOUND_HEAD + 6 * (nn + cn);
+  for (size_t i = 0; i < nargs; i++)
+    if (!arg_plain(&ev->args[i], cfg, &size, &bound) || bound > limit)
+      return 1;
+  size = (size + 7) & ~(size_t)7;
+  if (bound > limit || size > UINT32_MAX)
+    return 1;
+  *len = size;
+  if (size > cap)
+    return TW__ENOROOM;
+
+  /* The copy: the padding zeroed first, then the fields, in place (buf
+   * is 8-aligned: slots are malloc'ed and every entry takes a multiple
+   * of 8 bytes). */
+  memset(buf + size - 8, 0, 8);
+  head = (tw__rec_head *)(void *)buf;
+  r = (rec_event *)(void *)(buf + sizeof *head);
+  head->size = (uint32_t)size;
+  head->kind = TW__REC_EVENT;
+  r->ts = ts;
+  r->dur = dur;
+  r->pid = pid;
+  r->tid = tid;
+  r->name_n = ev->name ? (uint32_t)(nn + 1) : 0;
+  r->cat_n = ev->cat ? (uint32_t)(cn + 1) : 0;
+  r->ph = (unsigned char)ev->ph;
+  r->scope = (unsigned char)ev->instant_scope;
+  r->has = (unsigned char)has;
+  r->nargs = (unsigned char)nargs;
+  r->spare = 0;
+  d = buf + sizeof *head + sizeof *r;
+  if (ev->name) {
+    copy_bytes(d, ev->name, nn + 1);
+    d += nn + 1;
+  }
+  if (ev->cat) {
+    copy_bytes(d, ev->cat, cn + 1);
+    d += cn + 1;
+  }
+  /* Name and cat: plain ASCII (checked 8 bytes at a time, over the copy
+   * and its zeroed padding) or else valid UTF-8. */
+  if ((nargs ? 1 : high_bits(buf + sizeof *head + sizeof *r,
+                             size - sizeof *head - sizeof *r)) &&
+      ((ev->name && !utf8_valid((const unsigned char *)ev->name, nn)) ||
+       (ev->cat && !utf8_valid((const unsigned char *)ev->cat, cn))))
+    return 1;
+  for (size_t i = 0; i < nargs; i++)
+    d = arg_put(d, &ev->args[i]);
+  return 0;
+}
+
+/* Format the EVENT entry body[0..n) into out[0..cap), as
+ * tw__format_event. */
+static int render_event(const tw__fmt_config *cfg, const char *body,
+                        size_t n, char *out, size_t cap, size_t *len)
+{
+  tw_arg args[TW__REC_MAX_ARGS];
+  tw__fmt_defaults def;
+  tw__fmt_notes notes = { 0, 0 };
+  const char *p = body + sizeof(rec_event), *end = body + n;
+  rec_event r;
+  tw_event ev;
+
+  if (n < sizeof r)
+    return TW_EEVENT;
+  memcpy(&r, body, sizeof r);
+  if (r.nargs > TW__REC_MAX_ARGS ||
+      (size_t)(end - p) < (size_t)r.name_n + r.cat_n)
+    return TW_EEVENT;
+  memset(&ev, 0, sizeof ev);
+  ev.ph = (char)r.ph;
+  ev.instant_scope = (char)r.scope;
+  ev.has = r.has;
+  ev.ts = def.ts = r.ts;
+  ev.dur = r.dur;
+  ev.pid = def.pid = r.pid;
+  ev.tid = def.tid = r.tid;
+  if (r.name_n) {
+    ev.name = p;
+    p += r.name_n;
+  }
+  if (r.cat_n) {
+    ev.cat = p;
+    p += r.cat_n;
+  }
+  for (unsigned i = 0; i < r.nargs; i++) {
+    rec_arg ra;
+    tw_arg *a = &args[i];
+
+    if ((size_t)(end - p) < sizeof ra)
+      return TW_EEVENT;
+    memcpy(&ra, p, sizeof ra);
+    p += sizeof ra;
+    if ((size_t)(end - p) < ra.key_n || (size_t)(end - p) - ra.key_n < ra.len)
+      return TW_EEVENT;
+    a->name = p;
+    p += ra.key_n;
+    a->type = (int)(ra.type & ~REC_NULL_VALUE);
+    a->len = 0;
+    switch (a->type) {
+    case TW_ARG_INT:
+      memcpy(&a->v.i, &ra.value, sizeof a->v.i);
+      break;
+    case TW_ARG_UINT:
+      a->v.u = ra.value;
+      break;
+    case TW_ARG_DOUBLE:
+      memcpy(&a->v.d, &ra.value, sizeof a->v.d);
+      break;
+    case TW_ARG_BOOL:
+      a->v.b = (int)ra.value;
+      break;
+    case TW_ARG_STRING: case TW_ARG_JSON:
+      a->v.s = (ra.type & REC_NULL_VALUE) ? NULL : p;
+      a->len = (size_t)ra.len;
+      p += ra.len;
+      break;
+    default:
+      a->v.s = NULL;
+      break;
+    }
+  }
+  ev.args = r.nargs ? args : NULL;
+  ev.nargs = r.nargs;
+  return tw__format_event(&ev, &def, cfg, out, cap, len, &notes);
+}
+
+size_t tw__rec_render(const tw__fmt_config *cfg, const char *data,
+                      size_t *from, size_t to, char *out, size_t cap,
+                      int whole, uint64_t *formatted)
+{
+  size_t at = *from, n = 0;
+
+  while (at < to) {
+    tw__rec_head h;
+    const char *body;
+    size_t blen, len;
+    int rc;
+
+    memcpy(&h, data + at, sizeof h);
+    if (h.size < sizeof h || h.size > to - at) {
+      at = to;                         /* not an entry: stop there */
+      break;
+    }
+    body = data + at + sizeof h;
+    blen = h.size - sizeof h;
+    if ((h.kind & 0xff) == TW__REC_TEXT) {
+      blen -= h.kind >> 8 & 7;                /* the padding */
+      if (blen > cap - n) {
+        if (n || !whole)
+          break;
+      } else {
+        memcpy(out + n, body, blen);
+        n += blen;
+      }
+    } else {
+      rc = render_event(cfg, body, blen, out + n, cap - n, &len);
+      if (rc == TW__ENOROOM && (n || !whole))
+        break;
+      if (rc == 0) {
+        n += len;
+        *formatted += len;
+      }
+    }
+    at += h.size;
+  }
+  *from = at;
+  return n;
+}
