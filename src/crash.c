@@ -255,6 +255,7 @@ static int crash_refaults(int sig, const siginfo_t *si)
 static void crash_handler(int sig, siginfo_t *si, void *ctx)
 {
   int saved_errno = errno, i, final;
+  tw__fmt_thread_cache saved_cache;
   struct sigaction prev;
   int64_t pid;
   int me;
@@ -276,6 +277,7 @@ static void crash_handler(int sig, siginfo_t *si, void *ctx)
   final = !(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_DFL;
   pid = (int64_t)getpid();
   me = (int)syscall(SYS_gettid);
+  tw__format_cache_save(&saved_cache);
   __atomic_add_fetch(&crash_active, 1, __ATOMIC_SEQ_CST);
   for (unsigned k = 0; k < TW_CRASH_MAX_WRITERS; k++) {
     tw_writer *w = __atomic_load_n(&crash_slots[k], __ATOMIC_SEQ_CST);
@@ -283,6 +285,7 @@ static void crash_handler(int sig, siginfo_t *si, void *ctx)
       crash_commit_writer(w, pid, me, final);
   }
   __atomic_sub_fetch(&crash_active, 1, __ATOMIC_SEQ_CST);
+  tw__format_cache_restore(&saved_cache);
   (void)sigaction(sig, &prev, NULL);
   if (!crash_refaults(sig, si))
     (void)raise(sig);             /* pending until the handler returns */

@@ -242,26 +242,43 @@ static void put_us(cursor *o, uint64_t ns)
 }
 
 /* ,"pid":P,"tid":T -- the same for every event of a thread, so each
- * thread keeps its last one formatted. */
-#define PIDTID_MAX 64
-static TW__THREAD struct {
-  int64_t pid, tid;
-  unsigned char len;       /* 0: nothing cached */
-  char text[PIDTID_MAX];   /* at most 54 used, the rest zeros */
-} pid_tid_cache;
+ * thread keeps its last one formatted (tw__fmt_thread_cache, in
+ * internal.h for the crash hook). */
+#define PIDTID_MAX TW__PIDTID_MAX
+static TW__THREAD tw__fmt_thread_cache pid_tid_cache;
 
+/* Emptied first and filled last: a signal handler that formats (the
+ * crash hook) and lands inside a refresh finds no entry rather than a
+ * half-written one.  The handler keeps what it found and puts it back
+ * (tw__format_cache_save), so the refresh it interrupted, or a copy
+ * out of the entry, goes on over the entry it began with. */
 static void pid_tid_refresh(int64_t pid, int64_t tid)
 {
   cursor c = { pid_tid_cache.text, pid_tid_cache.text + PIDTID_MAX,
                pid_tid_cache.text, 0, 0 };
 
+  pid_tid_cache.len = 0;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   PUTLIT(&c, ",\"pid\":");
   put_i64(&c, pid);
   PUTLIT(&c, ",\"tid\":");
   put_i64(&c, tid);
   pid_tid_cache.pid = pid;
   pid_tid_cache.tid = tid;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   pid_tid_cache.len = (unsigned char)(c.p - c.start);
+}
+
+void tw__format_cache_save(tw__fmt_thread_cache *saved)
+{
+  memcpy(saved, &pid_tid_cache, sizeof *saved);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+void tw__format_cache_restore(const tw__fmt_thread_cache *saved)
+{
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  memcpy(&pid_tid_cache, saved, sizeof *saved);
 }
 
 /* The text at d, which has PIDTID_MAX bytes of room (all of them are

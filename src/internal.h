@@ -81,6 +81,18 @@ typedef struct tw__fmt_defaults {
   int64_t tid;             /* without TW_HAS_TID */
 } tw__fmt_defaults;
 
+/* The formatter's per-thread cache of ,"pid":P,"tid":T.  A signal
+ * handler that formats (the crash hook) saves it first and puts it back
+ * before it returns, so the code it interrupted finds it as it was. */
+#define TW__PIDTID_MAX 64
+typedef struct tw__fmt_thread_cache {
+  int64_t pid, tid;
+  unsigned char len;            /* 0: nothing cached */
+  char text[TW__PIDTID_MAX];    /* at most 54 used, the rest zeros */
+} tw__fmt_thread_cache;
+void tw__format_cache_save(tw__fmt_thread_cache *saved);
+void tw__format_cache_restore(const tw__fmt_thread_cache *saved);
+
 /* Format ev as one record ",\n{...}" into buf[0..cap).  Returns 0 and the
  * record's length in *len; TW__ENOROOM when cap was too small, with *len an
  * upper bound of the room needed; or a TW_E* code for bad input.  Any byte

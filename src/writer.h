@@ -130,6 +130,8 @@ typedef struct tw__stage {
  * lengths), and writes to w->sink holding the token.  With crash=commit
  * every thread blocks SIGTERM while it holds the token or meta_lock, so
  * that a SIGTERM handler never waits for what its own thread holds.
+ * The one thread-local state it changes, the formatter's pid/tid cache,
+ * it saves first and puts back (tw__format_cache_save).
  * The SIGBUS guard (busguard.c) touches nothing of the writer's.
  */
 struct tw_writer {
