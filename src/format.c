@@ -938,6 +938,11 @@ static int utf8_sequence(const unsigned char *s, size_t n)
   return len;
 }
 
+int tw__utf8_sequence(const unsigned char *s, size_t n)
+{
+  return utf8_sequence(s, n);
+}
+
 /* The longest prefix of s of at most max bytes that does not end inside a
  * UTF-8 sequence. */
 static size_t utf8_cut(const unsigned char *s, size_t max)

@@ -81,6 +81,11 @@ typedef struct tw__fmt_defaults {
   int64_t tid;             /* without TW_HAS_TID */
 } tw__fmt_defaults;
 
+/* The length of the valid UTF-8 sequence at s (n > 0 bytes), or minus
+ * the length of its maximal invalid subpart: the formatter's rule, for
+ * the checks made before formatting (record.c). */
+int tw__utf8_sequence(const unsigned char *s, size_t n);
+
 /* The formatter's per-thread cache of ,"pid":P,"tid":T.  A signal
  * handler that formats (the crash hook) saves it first and puts it back
  * before it returns, so the code it interrupted finds it as it was. */

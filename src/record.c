@@ -62,14 +62,14 @@ _Static_assert(sizeof(tw__rec_head) + sizeof(rec_event) == 56,
                "the strings of an entry start 8-aligned");
 #define BOUND_ARG 64u
 
-/* 1 if s[0..n) is valid UTF-8 as the formatter reads it (Unicode
- * chapter 3: no overlong forms, no surrogates, nothing above U+10FFFF). */
+/* 1 if s[0..n) is valid UTF-8 as the formatter reads it: ASCII here,
+ * 8 bytes at a time, every other sequence by the formatter's own rule
+ * (tw__utf8_sequence). */
 static int utf8_valid(const unsigned char *s, size_t n)
 {
   size_t i = 0;
 
   for (;;) {
-    /* Plain ASCII 8 bytes at a time. */
     while (n - i >= 8) {
       uint64_t w;
       memcpy(&w, s + i, 8);
@@ -81,33 +81,10 @@ static int utf8_valid(const unsigned char *s, size_t n)
       i++;
     if (i >= n)
       return 1;
-    unsigned c = s[i], lo = 0x80, hi = 0xbf;
-    size_t len;
-    if (c >= 0xc2 && c <= 0xdf)
-      len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      if (c == 0xe0)
-        lo = 0xa0;
-      else if (c == 0xed)
-        hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      if (c == 0xf0)
-        lo = 0x90;
-      else if (c == 0xf4)
-        hi = 0x8f;
-    } else
+    int k = tw__utf8_sequence(s + i, n - i);
+    if (k < 0)
       return 0;
-    if (n - i < len)
-      return 0;
-    for (size_t k = 1; k < len; k++) {
-      if (s[i + k] < lo || s[i + k] > hi)
-        return 0;
-      lo = 0x80;
-      hi = 0xbf;
-    }
-    i += len;
+    i += (size_t)k;
   }
 }
 
