@@ -435,6 +435,6 @@ int main(void)
     cmocka_unit_test(test_output),
   };
 
-  tt_deadline(300, "test_reader (300 s)");
+  tt_deadline("test_reader");
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2007,6 +2007,6 @@ int main(void)
     cmocka_unit_test(test_depth_limit),
     cmocka_unit_test(test_strict_other_layout),
   };
-  tt_deadline(600, "test_repair (600 s)");
+  tt_deadline("test_repair");
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

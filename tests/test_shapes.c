@@ -1684,6 +1684,6 @@ int main(void)
     cmocka_unit_test(test_truncated_while_read),
   };
 
-  tt_deadline(300, "test_shapes");
+  tt_deadline("test_shapes");
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -806,6 +806,6 @@ int main(void)
     perror("mmap");
     return 99;
   }
-  tt_deadline(600, "test_snapshot (600 s)");
+  tt_deadline("test_snapshot");
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

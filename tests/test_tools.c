@@ -843,6 +843,6 @@ int main(void)
     cmocka_unit_test(test_hostile),
   };
 
-  tt_deadline(300, "test_tools");
+  tt_deadline("test_tools");
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
