@@ -377,7 +377,7 @@ static int grow(mmap_sink *m, off_t need)
       m->broken = 1;
     return rc;
   }
-  m->size = new_size;
+  __atomic_store_n(&m->size, new_size, __ATOMIC_RELEASE);
   /* A cut (copytruncate) between two of the fill's writes leaves a hole
    * below what the last one wrote, and a file of the right size: the
    * head (or, before the first record, the fill's first space) reads
@@ -594,38 +594,41 @@ static size_t region_size(size_t prev, size_t len)
   return len > want ? len : want;
 }
 
+/* Whether the file was cut under the writer: shorter than it was made,
+ * or cut and made longer again (by a growth, or a store into a page a
+ * fault had fixed), which leaves a hole where the document began.
+ * Without the lock, so that the two system calls do not hold up the
+ * other threads' reservations: the size is read before fstat and only
+ * grows, and start and first no longer change once has_tail is set. */
+static int was_cut(mmap_sink *m)
+{
+  struct stat st;
+  off_t size;
+
+  if (!__atomic_load_n(&m->has_tail, __ATOMIC_ACQUIRE))
+    return 0;
+  size = __atomic_load_n(&m->size, __ATOMIC_ACQUIRE);
+  return (fstat(m->fd, &st) == 0 && st.st_size < size) ||
+         tw__fd_head_lost(m->fd, m->start, m->first);
+}
+
 static int mmap_reserve(tw__sink *s, tw__region *r, size_t len)
 {
   mmap_sink *m = (mmap_sink *)s;
   size_t prev = 0;
   off_t off;
-  int rc;
+  int cut, rc;
 
   /* A region of another (rotated) sink goes back to it first. */
   if (r->sink && r->sink != s)
     mmap_release(r);
-  pthread_mutex_lock(&m->lock);
-  if (m->base.err) {
-    rc = m->base.err;
-    goto out;
-  }
   /* Cut under the writer (logrotate's copytruncate): the writer begins a
    * new document on a new sink (mmap_reopen).  len 0 asks only that. */
-  {
-    struct stat st;
-    /* Shorter than it was made, or cut and made longer again (by a
-     * growth, or a store into a page a fault had fixed): a hole where
-     * the document began. */
-    if (m->has_tail &&
-        ((fstat(m->fd, &st) == 0 && st.st_size < m->size) ||
-         tw__fd_head_lost(m->fd, m->start, m->first))) {
-      rc = TW__ETRUNCATED;
-      goto out;
-    }
-    if (len == 0) {
-      rc = 0;
-      goto out;
-    }
+  cut = was_cut(m);
+  pthread_mutex_lock(&m->lock);
+  if (m->base.err || cut || len == 0) {
+    rc = m->base.err ? m->base.err : cut ? TW__ETRUNCATED : 0;
+    goto out;
   }
   if (r->sink) {
     prev = r->size;            /* the size r had decides the next one's */
@@ -667,12 +670,12 @@ static int mmap_commit(tw__sink *s, const struct iovec *iov, int n)
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     store(addr_in(m->cur, m->size - (off_t)s->tail_len + (off_t)m->core_off),
           s->tail + m->core_off, m->core_len);
-    m->has_tail = 1;
     for (int i = 0; i < n; i++)
       if (iov[i].iov_len) {
         m->first = *(const char *)iov[i].iov_base;
         break;
       }
+    __atomic_store_n(&m->has_tail, 1, __ATOMIC_RELEASE);
   }
   release_locked(m, &r);
 out:
