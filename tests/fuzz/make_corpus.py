@@ -3,7 +3,7 @@
 
     python3 tests/fuzz/make_corpus.py
 
-Rewrites tests/fuzz/corpus/{format,options,json}/ with small, named seeds
+Rewrites tests/fuzz/corpus/{format,options,json,scan}/ with small, named seeds
 (the inputs kept as found, named in KEPT, stay as they are).
 The format seeds follow the input layout described at the top of
 fuzz_format.c; keep the two in step.
@@ -274,6 +274,49 @@ JSON = {
 }
 
 
+# fuzz_scan.c: byte 0 seeds the chunk sizes, byte 1 picks max_record
+# (& 3: 64, 512, 4096 or 1 MiB bytes); the rest is the JSON text.
+def scan(text, seed=7, max_record=3):
+    if isinstance(text, str):
+        text = text.encode()
+    return bytes([seed, max_record]) + text
+
+
+PRETTY = (
+    '{\n  "schemaVersion": 1,\n  "deviceProperties": [\n    {"id": 0, '
+    '"name": "GPU"}\n  ],\n  "traceEvents": [\n  {\n    "ph": "X", '
+    '"cat": "kernel", "name": "gemm",\n    "pid": 0, "tid": "stream 7",\n'
+    '    "ts": 1700000000000000.250, "dur": 12.5,\n    "args": {\n'
+    '      "grid": [1, 2, 3], "note": "a\\"{}[],\\\\"\n    }\n  },\n'
+    '  {\n    "name": "process_name", "ph": "M", "pid": 0,\n'
+    '    "args": {"name": "python"}\n  }\n  ],\n'
+    '  "traceName": "t.json",\n  "baseTimeNanoseconds": 1700000000000000000\n}\n'
+)
+DEEP = "[" + "{\"a\":" * 70 + "1" + "}" * 70 + "]"
+SCAN = {
+    "layout": scan('[\n{"ph":"M","name":"process_name","pid":1,"tid":1,'
+                   '"args":{"name":"srv"}},\n{"ph":"X","name":"w","cat":"c",'
+                   '"ts":1.000,"dur":2.000,"pid":1,"tid":1}\n]\n'),
+    "object_form": scan('{"traceEvents":[\n{"ph":"i","name":"a","ts":1,'
+                        '"pid":1,"tid":1,"s":"t"}\n],"displayTimeUnit":"ns"}'),
+    "pretty": scan(PRETTY, seed=3),
+    "pretty_small_record": scan(PRETTY, seed=1, max_record=0),
+    "chrome_trailing": scan('[{"ph":"B","name":"x","ts":0,"pid":1,"tid":1},'
+                            '1,"s",[],{},,{"ph":"E","ts":1,"pid":1,'
+                            '"tid":1},]'),
+    "cut": scan('[\n{"ph":"X","name":"w","ts":1,"dur":2,"pid":1,"tid":1},'
+                '\n{"ph":"X","name":"w","ts":3,"du'),
+    "escapes": scan('[{"name":"\\\\\\"\\u00e9\\ud83d\\ude00\u20ac",'
+                    '"ph":"i","ts":1,"pid":1,"tid":1,'
+                    '"args":{"k":"}],{[\\\\"}}]', seed=5),
+    "bom": scan(b"\xef\xbb\xbf[{\"ph\":\"i\",\"ts\":1}]"),
+    "bad_utf8": scan(b'[{"name":"\xc0\xaf","ph":"i"},{"name":"ok"}]'),
+    "deep": scan(DEEP, max_record=2),
+    "not_json": scan("hello, world\n"),
+    "one_line": scan('{"traceEvents": [ {"a": 1} , { "b" : [ 1 , 2 ] } ]}'),
+}
+
+
 # Inputs kept as found (regressions, crashes made into seeds): not
 # written here, never removed.
 KEPT = ("regress-", "format-", "options-", "units_any_case")
@@ -293,3 +336,4 @@ def write(sub, seeds):
 write("format", FORMAT)
 write("options", OPTIONS)
 write("json", JSON)
+write("scan", SCAN)
