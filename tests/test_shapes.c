@@ -1338,6 +1338,121 @@ static void test_ndjson(void **state)
 }
 
 
+/* A member kept besides traceEvents is written back as it was read: its
+ * key is checked like its value, and one that is not strict JSON (a raw
+ * control byte, invalid UTF-8) stops the reading there, with a warning,
+ * instead of reaching the output. */
+static void test_member_keys(void **state)
+{
+  static const char bad_keys[][8] = { "a\x01", "\xc0\xaf", "\\q" };
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "in.json");
+  char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
+  (void)state;
+
+  for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++) {
+    char doc[256];
+    /* Not the library's layout: the general reader reads it. */
+    int n = snprintf(doc, sizeof doc, "{ \"traceEvents\": [\n  {\"ph\": "
+                     "\"i\", \"ts\": 1, \"pid\": 1, \"tid\": 1, \"s\": "
+                     "\"t\"}\n],\n\"ok\": 2, \"%s\": 1}\n", bad_keys[i]);
+    char *argv[] = { "cat", "-o", out, in, NULL };
+    size_t len;
+    char *msg;
+    jc_doc *d;
+
+    tt_write_bytes(in, doc, (size_t)n);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, err), 0);
+    d = tt_load_file(out);
+    assert_int_equal(jc_len(d, jc_trace_events(d)), 1);
+    assert_int_equal(jc_num(d, jc_get(d, jc_root(d), "ok")), 2);
+    assert_int_equal(jc_len(d, jc_root(d)), 2);   /* the bad one left out */
+    jc_free(d);
+    msg = tu_read_file(err, &len);
+    assert_non_null(strstr(msg, "a valid JSON string (a key)"));
+    free(msg);
+  }
+  free(in);
+  free(out);
+  free(err);
+  tt_remove_dir(dir);
+}
+
+/* The output's form and tail: that of the first file with a record, and
+ * the tail of the last file of that form.  Files of both forms read as
+ * one trace, and a trace of the object form with no valid record, give
+ * strict JSON with every record and the members that have a place. */
+static void test_mixed_forms(void **state)
+{
+  static const char arr[] =
+      "[\n{\"ph\":\"i\",\"name\":\"a\",\"ts\":1,\"pid\":1,\"tid\":1,"
+      "\"s\":\"t\"}\n]\n";
+  static const char obj[] =
+      "{\"traceEvents\":[\n{\"ph\":\"i\",\"name\":\"b\",\"ts\":2,"
+      "\"pid\":1,\"tid\":1,\"s\":\"t\"}\n],\"meta\":1}\n";
+  /* The object form, its only record invalid (a bare word for a key). */
+  static const char none[] =
+      "{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n  {\"ph\": \"X\","
+      " name: \"x\"}\n  ],\n  \"traceName\": \"t\"\n}\n";
+  char *dir = tt_make_dir(), *a = tt_in_dir(dir, "a.json");
+  char *b = tt_in_dir(dir, "b.json"), *n = tt_in_dir(dir, "n.json");
+  char *out = tt_in_dir(dir, "out.json"), *parts = tt_in_dir(dir, "p.json");
+  char *part1 = tt_in_dir(dir, "p.000001.json");
+  jc_doc *d;
+  (void)state;
+
+  tt_write_bytes(a, arr, sizeof arr - 1);
+  tt_write_bytes(b, obj, sizeof obj - 1);
+  tt_write_bytes(n, none, sizeof none - 1);
+  {
+    /* An array first: an array, b's member has no place. */
+    char *argv[] = { "cat", "-q", "-o", out, a, b, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
+    assert_int_equal(jc_type(d, jc_root(d)), JC_ARRAY);
+    assert_int_equal(jc_len(d, jc_root(d)), 2);
+    assert_true(jc_streq(d, jc_get(d, jc_index(d, jc_root(d), 1), "name"),
+                         "b"));
+    jc_free(d);
+  }
+  {
+    /* An object first: an object, with b's member (a has none). */
+    char *argv[] = { "cat", "-q", "-o", out, b, a, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
+    assert_int_equal(jc_len(d, jc_trace_events(d)), 2);
+    assert_true(jc_streq(d, jc_get(d, jc_index(d, jc_trace_events(d), 1),
+                                   "name"), "a"));
+    assert_int_equal(jc_num(d, jc_get(d, jc_root(d), "meta")), 1);
+    jc_free(d);
+  }
+  {
+    /* No valid record: the object form and its members, no event. */
+    char *argv[] = { "cat", "-q", "-o", out, n, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
+    assert_int_equal(jc_type(d, jc_trace_events(d)), JC_ARRAY);
+    assert_int_equal(jc_len(d, jc_trace_events(d)), 0);
+    assert_true(jc_streq(d, jc_get(d, jc_root(d), "traceName"), "t"));
+    assert_int_equal(jc_num(d, jc_get(d, jc_root(d), "schemaVersion")), 1);
+    jc_free(d);
+  }
+  {
+    char *argv[] = { "split", "-q", "--size", "4k", "-o", parts, n, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_split_main, argv, NULL, NULL), 0);
+    d = tt_load_file(part1);
+    assert_int_equal(jc_len(d, jc_trace_events(d)), 0);
+    assert_true(jc_streq(d, jc_get(d, jc_root(d), "traceName"), "t"));
+    jc_free(d);
+  }
+  free(a);
+  free(b);
+  free(n);
+  free(out);
+  free(parts);
+  free(part1);
+  tt_remove_dir(dir);
+}
+
 /* slice --clip: complete events that cross the window's edges are cut
  * to it (ts and dur rewritten); one inside stays byte for byte; without
  * --clip all are kept whole. */
@@ -1678,6 +1793,8 @@ int main(void)
     cmocka_unit_test(test_merge_kineto),
     cmocka_unit_test(test_merge_pids),
     cmocka_unit_test(test_ndjson),
+    cmocka_unit_test(test_mixed_forms),
+    cmocka_unit_test(test_member_keys),
     cmocka_unit_test(test_slice_clip),
     cmocka_unit_test(test_split),
     cmocka_unit_test(test_stats_places),

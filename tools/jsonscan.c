@@ -604,6 +604,7 @@ struct twt_scan {
   char key[KEY_KEEP];
   size_t key_len;
   int key_esc, key_odd;    /* in an escape; escaped or too long */
+  uint64_t key_off;        /* its offset (its opening quote) */
   int is_events;
 
   /* A value skipped: strings, escapes, nesting counted. */
@@ -1103,6 +1104,14 @@ static int skip_done(twt_scan *s)
     s->info.strict = 0;
     return 0;
   }
+  /* The key too: a member kept is written back as it is, between the
+   * comma and the colon the scanner added. */
+  if (twt_json_check(s->mem + s->mem_start + 1,
+                     s->mem_vstart - 1 - (s->mem_start + 1), 0, NULL) != 0) {
+    s->mem_len = s->mem_start;
+    s->info.members_len = s->mem_len;
+    return stop(s, s->key_off, '"', "a valid JSON string (a key)");
+  }
   if (twt_json_check(s->mem + s->mem_vstart, s->mem_len - s->mem_vstart,
                      DEPTH_MAX, NULL) != 0) {
     s->mem_len = s->mem_start;
@@ -1190,6 +1199,7 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       }
       s->key_len = 0;
       s->key_esc = s->key_odd = 0;
+      s->key_off = at;
       s->mem_start = s->mem_len;
       s->mem_over = 0;
       if ((rc = mem_add(s, ",\"", 2)) != 0)

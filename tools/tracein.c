@@ -61,8 +61,10 @@ struct twt_tin {
   int have_base;
 
   int form_known, object_form;
-  char *tail;              /* the last file's tail (malloc'd) */
+  char *tail;              /* the tail of the last file in the output's
+                              form (malloc'd) */
   size_t tail_len;
+  int tail_form;           /* the form of that file */
 
   struct twt_tin_stats stats;
   int err;
@@ -320,6 +322,13 @@ static void warn_dropped(twt_tin *t, const struct twt_read_info *info)
   if (info->members_dropped)
     ADD("%s%" PRIu64 " members besides traceEvents too long to keep",
         k ? "; " : "", info->members_dropped);
+  if (t->form_known && !t->object_form && info->object_form && info->tail) {
+    size_t n;
+    const char *bare = twt_read_bracket(1, &n);
+    if (info->tail_len != n || memcmp(info->tail, bare, n) != 0)
+      ADD("%sits members besides traceEvents left out: the output is an "
+          "array, as the first file with a record", k ? "; " : "");
+  }
   if (info->gzip_cut)
     ADD("%sthe gzip data was cut", k ? "; " : "");
   if (info->gzip_corrupt)
@@ -343,12 +352,19 @@ static void file_done(twt_tin *t)
   t->stats.dropped_bytes += info->dropped_bytes + info->junk_bytes;
   t->stats.files_done++;
   t->stats.any_gzip |= info->gzip;
-  if (info->tail) {
+  /* With no record yet, the output's form is this file's: a trace of
+   * no event keeps its form and its members. */
+  if (!t->form_known)
+    t->object_form = info->object_form;
+  /* The tail of the last file in the output's form (a file in the
+   * other form has members that have no place in it, or none). */
+  if (info->tail && (!t->form_known || info->object_form == t->object_form)) {
     char *p = realloc(t->tail, info->tail_len + 1);
     if (p) {
       memcpy(p, info->tail, info->tail_len);
       t->tail = p;
       t->tail_len = info->tail_len;
+      t->tail_form = info->object_form;
     }
   }
   t->base_pos += info->json_bytes;
@@ -635,7 +651,9 @@ int twt_tin_object_form(const twt_tin *t)
 
 const char *twt_tin_tail(const twt_tin *t, size_t *len)
 {
-  if (!t->tail_len)
+  /* The output has the form of the first file with a record: the tail
+   * of the last file of that form, else the bare bracket. */
+  if (!t->tail_len || t->tail_form != t->object_form)
     return twt_read_bracket(t->object_form, len);
   *len = t->tail_len;
   return t->tail;

@@ -131,9 +131,11 @@ size_t twt_tin_member(const twt_tin *t, const char *key, char *val,
  * being read.  Valid until the next call on t. */
 const char *twt_tin_members(const twt_tin *t, size_t *len);
 
-/* The form of the first file (1: {"traceEvents":[...]}), known once a
- * record was read, and the tail of the last file read (without its
- * newline), valid after the end until twt_tin_close. */
+/* The output's form (1: {"traceEvents":[...]}): that of the first file
+ * with a record (of the last file read while there is none); and the
+ * tail in that form: the last such file's (without its newline; a file
+ * of the other form has its members left out, with a warning), valid
+ * after the end until twt_tin_close. */
 int twt_tin_object_form(const twt_tin *t);
 const char *twt_tin_tail(const twt_tin *t, size_t *len);
 
