@@ -1437,6 +1437,14 @@ static void test_mixed_forms(void **state)
     jc_free(d);
   }
   {
+    char *argv[] = { "slice", "-q", "-o", out, n, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_slice_main, argv, NULL, NULL), 0);
+    d = tt_load_file(out);
+    assert_int_equal(jc_len(d, jc_trace_events(d)), 0);
+    assert_true(jc_streq(d, jc_get(d, jc_root(d), "traceName"), "t"));
+    jc_free(d);
+  }
+  {
     char *argv[] = { "split", "-q", "--size", "4k", "-o", parts, n, NULL };
     assert_int_equal(tt_run_argv(twt_tool_split_main, argv, NULL, NULL), 0);
     d = tt_load_file(part1);

@@ -713,10 +713,22 @@ static const char *show(int c, char *out)
 /* The text stopped making sense at offset, where want was expected.
  * Before any record that is an error: not a trace.  After, the rest is
  * ignored like a cut.  Returns 0 or the error. */
+/* The reading ends (cut or stopped) in state st: a member being read is
+ * not kept. */
+static void drop_partial_member(twt_scan *s, int st)
+{
+  if (st == ST_KEYSTR || st == ST_COLON || st == ST_VALUE ||
+      (st == ST_SKIP && s->sk_keep)) {
+    s->mem_len = s->mem_start;
+    s->info.members_len = s->mem_len;
+  }
+}
+
 static int stop(twt_scan *s, uint64_t offset, int c, const char *want)
 {
   char b[8];
 
+  drop_partial_member(s, s->state);
   s->info.strict = 0;
   if (s->info.records == 0)
     return fail(s, TWT_SCAN_ENOTTRACE, "not a trace: byte %" PRIu64
@@ -1441,11 +1453,7 @@ int twt_scan_end(twt_scan *s)
     }
     /* fall through */
   default:
-    if (s->state == ST_KEYSTR || s->state == ST_COLON ||
-        s->state == ST_VALUE || (s->state == ST_SKIP && s->sk_keep)) {
-      s->mem_len = s->mem_start;    /* a member cut: not kept */
-      in->members_len = s->mem_len;
-    }
+    drop_partial_member(s, s->state);
     if (s->state == ST_RECORD) {
       if (in->invalid++ == 0)
         in->first_invalid = s->r_off;

@@ -373,7 +373,7 @@ static int write_head(twt_out *o, int object_form)
   const char *head = tw__layout_head(object_form, &len);
   int rc = twt_out_write(o, head, len);
 
-  return rc ? rc : twt_out_write(o, TW__LAYOUT_SEP + 1,
+  return rc ? rc : twt_out_write(o, &TW__LAYOUT_SEP[1],
                                  TW__LAYOUT_SEP_LEN - 1);
 }
 

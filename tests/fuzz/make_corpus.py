@@ -3,7 +3,7 @@
 
     python3 tests/fuzz/make_corpus.py
 
-Rewrites tests/fuzz/corpus/{format,options,json,scan}/ with small, named seeds
+Rewrites tests/fuzz/corpus/{format,options,json,scan,commands}/ with small, named seeds
 (the inputs kept as found, named in KEPT, stay as they are).
 The format seeds follow the input layout described at the top of
 fuzz_format.c; keep the two in step.
@@ -317,6 +317,21 @@ SCAN = {
 }
 
 
+# fuzz_commands.c: byte 0 picks the command (% 8: cat, cat --ndjson,
+# slice, slice --clip, stats, stats --json, merge, split), byte 1 the
+# -m size (& 3: 4k, 16k, 1m, 64m) and, bit 2, a .json.gz input; the rest
+# is the file.
+COMMAND_NAMES = ("cat", "ndjson", "slice", "clip", "stats", "stats_json",
+                 "merge", "split")
+COMMANDS = {}
+for text_name in ("layout", "pretty", "chrome_trailing", "cut", "escapes"):
+    text = SCAN[text_name][2:]
+    for c, cname in enumerate(COMMAND_NAMES):
+        COMMANDS["%s_%s" % (cname, text_name)] = bytes([c, 3]) + text
+COMMANDS["cat_layout_gz"] = bytes([0, 3 | 4]) + SCAN["layout"][2:]
+COMMANDS["stats_pretty_gz"] = bytes([5, 3 | 4]) + SCAN["pretty"][2:]
+
+
 # Inputs kept as found (regressions, crashes made into seeds): not
 # written here, never removed.
 KEPT = ("regress-", "format-", "options-", "units_any_case")
@@ -337,3 +352,4 @@ write("format", FORMAT)
 write("options", OPTIONS)
 write("json", JSON)
 write("scan", SCAN)
+write("commands", COMMANDS)
