@@ -1,5 +1,5 @@
 /* fuzz_commands.c -- fuzz the trace commands (cat, slice, stats, merge,
- * split) on any input file
+ * split, repair) on any input file
  *
  * The input: byte 0 picks the command and its options, byte 1 the
  * longest record (-m) and whether the file is given gzip-compressed
@@ -19,6 +19,7 @@
 #include "fuzz.h"
 
 #include "command.h"
+#include "repair.h"
 #include "jsoncheck.h"
 
 #include <dirent.h>
@@ -74,12 +75,28 @@ static void write_file(const char *path, const uint8_t *data, size_t n,
     FZ_FAIL("harness: cannot write %s: %s", path, strerror(errno));
 }
 
-/* The whole file (malloc'ed), or NULL when there is none. */
+/* The whole file (malloc'ed; inflated when its name ends in .gz), or
+ * NULL when there is none. */
 static char *read_file(const char *path, size_t *len)
 {
+  size_t n = strlen(path);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   char *buf;
 
+  if (fd >= 0 && n > 3 && strcmp(path + n - 3, ".gz") == 0) {
+    gzFile g = gzdopen(fd, "rb");
+    size_t cap = 1 << 16;
+    int k;
+    if (!g || !(buf = malloc(cap)))
+      FZ_FAIL("harness: cannot read %s", path);
+    *len = 0;
+    while ((k = gzread(g, buf + *len, (unsigned)(cap - *len))) > 0)
+      if ((*len += (size_t)k) == cap && !(buf = realloc(buf, cap *= 2)))
+        FZ_FAIL("harness: out of memory");
+    FZ_CHECK(k == 0 && gzclose(g) == Z_OK, "%s: not a whole gzip stream",
+             path);
+    return buf;
+  }
   if (fd < 0) {
     FZ_CHECK(errno == ENOENT, "harness: %s: %s", path, strerror(errno));
     return NULL;
@@ -146,7 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   }
   cleanup();
   out = in_dir("out.json");
-  cmd = data[0] % 8;
+  cmd = data[0] % 9;
   gz = (data[1] >> 2) & 1;
   in = in_dir(gz ? "in.json.gz" : "in.json");
   write_file(in, data + 2, size - 2, gz);
@@ -177,6 +194,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     argv[argc++] = (char *)in_dir(gz ? "copy.json.gz" : "copy.json");
     write_file(argv[argc - 1], data + 2, size - 2, gz);
     break;
+  case 8:
+    argv[argc++] = "repair";         /* -o: the input stays */
+    out = in_dir(gz ? "out.json.gz" : "out.json");
+    break;
   default:
     argv[argc++] = "split";
     argv[argc++] = "--size";
@@ -186,7 +207,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     break;
   }
   argv[argc++] = "-q";
-  argv[argc++] = "--no-parts";
+  if (cmd != 8)
+    argv[argc++] = "--no-parts";
   argv[argc++] = "-m";
   argv[argc++] = (char *)max_line[data[1] & 3];
   argv[argc++] = "-o";
@@ -199,6 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   case 2: case 3: rc = twt_tool_slice_main(argc, argv); break;
   case 4: case 5: rc = twt_tool_stats_main(argc, argv); break;
   case 6: rc = twt_tool_merge_main(argc, argv); break;
+  case 8: rc = twt_tool_repair_main(argc, argv); break;
   default: rc = twt_tool_split_main(argc, argv); break;
   }
   FZ_CHECK(rc == 0 || rc == 1, "%s returned %d", argv[0], rc);

@@ -317,12 +317,12 @@ SCAN = {
 }
 
 
-# fuzz_commands.c: byte 0 picks the command (% 8: cat, cat --ndjson,
-# slice, slice --clip, stats, stats --json, merge, split), byte 1 the
+# fuzz_commands.c: byte 0 picks the command (% 9: cat, cat --ndjson,
+# slice, slice --clip, stats, stats --json, merge, split, repair), byte 1 the
 # -m size (& 3: 4k, 16k, 1m, 64m) and, bit 2, a .json.gz input; the rest
 # is the file.
 COMMAND_NAMES = ("cat", "ndjson", "slice", "clip", "stats", "stats_json",
-                 "merge", "split")
+                 "merge", "split", "repair")
 COMMANDS = {}
 for text_name in ("layout", "pretty", "chrome_trailing", "cut", "escapes"):
     text = SCAN[text_name][2:]
@@ -330,6 +330,7 @@ for text_name in ("layout", "pretty", "chrome_trailing", "cut", "escapes"):
         COMMANDS["%s_%s" % (cname, text_name)] = bytes([c, 3]) + text
 COMMANDS["cat_layout_gz"] = bytes([0, 3 | 4]) + SCAN["layout"][2:]
 COMMANDS["stats_pretty_gz"] = bytes([5, 3 | 4]) + SCAN["pretty"][2:]
+COMMANDS["repair_cut_gz"] = bytes([8, 3 | 4]) + SCAN["cut"][2:]
 
 
 # Inputs kept as found (regressions, crashes made into seeds): not
