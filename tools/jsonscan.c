@@ -569,6 +569,25 @@ int twt_json_check_ex(const char *json, size_t len, unsigned max_depth,
   return rc;
 }
 
+int twt_json_check_prefix(const char *json, size_t len, unsigned max_depth,
+                          size_t *end, int *spread, size_t *bad,
+                          twt_member_fn fn, void *arg)
+{
+  struct ck ck;
+  int rc;
+
+  ck.fn = fn;
+  ck.arg = arg;
+  rc = fn ? check(json, len, max_depth, &ck, 1, 0, 2)
+          : check(json, len, max_depth, &ck, 1, 0, 0);
+  if (rc == 0) {
+    *end = ck.end;
+    *spread = ck.nl;
+  } else if (bad)
+    *bad = ck.bad;
+  return rc;
+}
+
 /* ===================================================== the scanner */
 
 enum state {

@@ -1018,6 +1018,55 @@ static int choose(twt_reader *r, const char *p, size_t n)
   return 0;
 }
 
+/* The line the library writes most, between lines: p[0..n) begins with a
+ * record that ends, on its line, with at most padding and commas, and
+ * the line's newline is in p.  Then what scan_between, scan_line and
+ * take_record would do, in one pass: the record checked (and its
+ * members found) as its end is found, instead of finding the newline,
+ * trimming the line and checking it.  Returns the bytes used (the
+ * newline's too), or 0 to leave the line to them (anything else: a
+ * record cut, invalid, glued to the old tail, spread over lines, too
+ * long). */
+static size_t layout_fast(twt_reader *r, const char *p, size_t n)
+{
+  size_t end, j, lim = n < r->max_record ? n : r->max_record;
+  uint64_t commas = 0;
+  int members = (r->flags & TWT_READ_MEMBERS) != 0, spread;
+
+  if (members)
+    twt_rec_take(&r->rec, NULL, 0, 0, 0);
+  if (twt_json_check_prefix(p, lim, TWT_RECORD_DEPTH, &end, &spread, NULL,
+                            members ? twt_rec_take : NULL, &r->rec) != 0 ||
+      spread)
+    return 0;                       /* (spread: joined by scan_line) */
+  for (j = end; j < n && j - end <= WS_KEEP; j++) {
+    if (p[j] == ',')
+      commas++;
+    else if (p[j] != ' ' && p[j] != '\t' && p[j] != '\r')
+      break;
+  }
+  if (j >= n || p[j] != '\n' || j - end > WS_KEEP)
+    return 0;
+  if (line_begin(r, '{', r->offset) != 0)
+    return 0;
+  r->view = p;
+  r->content = end;
+  r->len = j;
+  r->run.len = j - end;
+  r->run.commas = commas;
+  /* take_record, the record known complete and not spread over lines */
+  r->state = ST_BETWEEN;
+  if (r->info.records == 0 ? r->commas != 0 : r->commas != 1)
+    r->strict = 0;
+  r->commas = commas;
+  r->info.records++;
+  yield(r, TWT_ITEM_RECORD, p, end);
+  r->first_pending = 0;
+  r->line_no++;
+  r->lead = 0;
+  return j + 1;
+}
+
 /* Scan p[0..n) until an item is ready.  Returns the bytes used, or a
  * negative code. */
 static ptrdiff_t scan(twt_reader *r, const char *p, size_t n)
@@ -1041,6 +1090,10 @@ static ptrdiff_t scan(twt_reader *r, const char *p, size_t n)
       k = scan_head(r, p + used, n - used);
       break;
     case ST_BETWEEN:
+      if (p[used] == '{' && !r->join_pending && !r->after_tail &&
+          !r->first_pending &&
+          (k = (ptrdiff_t)layout_fast(r, p + used, n - used)) > 0)
+        break;
       k = scan_between(r, p + used, n - used);
       break;
     case ST_RECORD:
