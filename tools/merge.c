@@ -92,13 +92,14 @@ struct entry {
 /* Records in a ring: pushed at the end, dropped at the head. */
 struct ring {
   struct entry **v;
-  size_t cap, head, len;
+  size_t cap, head, len;   /* cap: 0 or a power of two (a mask, not a
+                              division, wraps the index) */
 };
 
 /* The k-th record from the head. */
 static struct entry *ring_at(const struct ring *r, size_t k)
 {
-  return r->v[(r->head + k) % r->cap];
+  return r->v[(r->head + k) & (r->cap - 1)];
 }
 
 /* Push e at the end.  0, or -1 when out of memory. */
@@ -116,14 +117,14 @@ static int ring_push(struct ring *r, struct entry *e)
     r->cap = cap;
     r->head = 0;
   }
-  r->v[(r->head + r->len++) % r->cap] = e;
+  r->v[(r->head + r->len++) & (r->cap - 1)] = e;
   return 0;
 }
 
 /* Drop the head. */
 static void ring_drop(struct ring *r)
 {
-  r->head = (r->head + 1) % r->cap;
+  r->head = (r->head + 1) & (r->cap - 1);
   r->len--;
 }
 
