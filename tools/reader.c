@@ -24,6 +24,11 @@
  *    JSON text (sniff): the library's head line followed by a record on
  *    one line is the crash-layout reader's; anything else goes to the
  *    general reader (jsonscan.c), which is fed the same chunks.
+ *  - A record line of the layout (the most of them) is taken in one pass
+ *    (layout_fast): checked, its members found and its end found by the
+ *    checker, then only its padding and newline looked at; any other
+ *    line goes the way above.  TWT_READ_LINES_ONLY in the environment at
+ *    open turns that pass off (the tests compare both ways).
  *  - twt_reader_next feeds the current chunk to the scanner until a line
  *    ends with an item to yield, so records come one at a time, and the
  *    record's text is the chunk itself when the line lies whole in it
@@ -190,6 +195,9 @@ struct twt_reader {
   int ready;               /* ... is there */
 
   twt_rec rec;              /* the members of the record yielded */
+
+  int lines_only;          /* no layout_fast: TWT_READ_LINES_ONLY was
+                              set at open (tests compare both ways) */
 
   /* The front end. */
   int mode;                /* MODE_*: decided on the first chunk */
@@ -1090,7 +1098,8 @@ static ptrdiff_t scan(twt_reader *r, const char *p, size_t n)
       k = scan_head(r, p + used, n - used);
       break;
     case ST_BETWEEN:
-      if (p[used] == '{' && !r->join_pending && !r->after_tail &&
+      if (p[used] == '{' && !r->lines_only && !r->join_pending &&
+          !r->after_tail &&
           !r->first_pending &&
           (k = (ptrdiff_t)layout_fast(r, p + used, n - used)) > 0)
         break;
@@ -1541,6 +1550,7 @@ static int open_reader(twt_reader **rp, int fd, int own_fd, const char *name,
   }
   r->fd = fd;
   r->own_fd = own_fd;
+  r->lines_only = getenv("TWT_READ_LINES_ONLY") != NULL;
   r->max_record = TWT_READ_DEFAULT_MAX_RECORD;
   if (opts) {
     if (opts->max_record)
