@@ -12,6 +12,8 @@
  *     commas, UTF-8 and invalid UTF-8, control bytes, deep nesting,
  *     whitespace and newlines between tokens, cuts), followed by what
  *     may follow a record;
+ *   - the general reader's records without their whitespace against
+ *     twt_json_compact, fed in chunks of every size;
  *   - the reader with the one-pass path and without it
  *     (TWT_READ_LINES_ONLY) on random files in the library's layout
  *     with such lines, padding, commas, NULs, glued tails, lines spread
@@ -339,6 +341,84 @@ static void test_prefix_check(void **state)
   }
 }
 
+/* The general reader yields each record spread over lines without the
+ * whitespace between its tokens (the whitespace runs of a pretty-printed
+ * record taken a word at a time), the others as they are, fed in chunks
+ * of every size, and drops the invalid ones. */
+static void test_scan_compacts(void **state)
+{
+  (void)state;
+
+  rng = tt_seed();
+  for (unsigned i = 0; i < 3000; i++) {
+    buf doc = { 0 }, want = { 0 };
+    unsigned n = 1 + rnd(6), valid = 0, got = 0;
+    size_t chunk = rnd(3) == 0 ? 1 + rnd(40) : 1 + rnd(5000), off = 0;
+    twt_scan *s = twt_scan_new(1 << 20, 1 << 16);
+    assert_non_null(s);
+
+    puts_(&doc, "{\"traceEvents\": [\n  ");
+    for (unsigned k = 0; k < n; k++) {
+      buf r = { 0 };
+      gen_record(&r, rnd(4) != 0);
+      if (rnd(5) == 0) {            /* invalid, its nesting kept: the
+                                       scanner finds its end and goes on */
+        char *ts = strstr(r.p, "\"ts\":");
+        assert_non_null(ts);
+        ts[5] = rnd(2) ? 'x' : '\x01';
+      }
+      if (twt_json_check(r.p, r.len, TWT_RECORD_DEPTH, NULL) == 0) {
+        char *cp = malloc(r.len + 1);
+        assert_non_null(cp);
+        if (spread_of(r.p, r.len))     /* spread: compacted; else as is */
+          put(&want, cp, twt_json_compact(cp, r.p, r.len));
+        else
+          put(&want, r.p, r.len);
+        put(&want, "\n", 1);
+        free(cp);
+        valid++;
+      }
+      if (k)
+        puts_(&doc, ",\n  ");
+      put(&doc, r.p, r.len);
+      free(r.p);
+    }
+    puts_(&doc, "\n  ],\n  \"x\": 1\n}\n");
+    {
+      buf have = { 0 };
+      while (off < doc.len) {
+        size_t m = doc.len - off < chunk ? doc.len - off : chunk;
+        char *copy = malloc(m);     /* exact: reads past it are seen */
+        twt_scan_rec rec;
+        int ready;
+        ptrdiff_t used;
+        assert_non_null(copy);
+        memcpy(copy, doc.p + off, m);
+        used = twt_scan_feed(s, copy, m, &rec, &ready);
+        assert_true(used >= 0);
+        if (ready && !rec.dropped) {
+          put(&have, rec.text, rec.len);
+          put(&have, "\n", 1);
+          got++;
+        }
+        free(copy);
+        off += (size_t)used;
+      }
+      assert_int_equal(twt_scan_end(s), 0);
+      if (got != valid || have.len != want.len ||
+          memcmp(have.p, want.p, want.len) != 0)
+        fail_msg("chunks of %zu: %u records <%.*s>, want %u <%.*s>", chunk,
+                 got, (int)have.len, have.p, valid, (int)want.len, want.p);
+      assert_int_equal(twt_scan_info(s)->records, valid);
+      assert_int_equal(twt_scan_info(s)->invalid, n - valid);
+      free(have.p);
+    }
+    twt_scan_free(s);
+    free(doc.p);
+    free(want.p);
+  }
+}
+
 /* ----------------------------------------------- the reader, both ways */
 
 typedef struct item_copy {
@@ -590,6 +670,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_prefix_check),
+    cmocka_unit_test(test_scan_compacts),
     cmocka_unit_test(test_reader_both_ways),
     cmocka_unit_test(test_us_to_ns),
   };
