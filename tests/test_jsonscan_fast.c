@@ -96,6 +96,20 @@ static void gen_string(buf *b)
   puts_(b, "\"");
 }
 
+static void gen_value(buf *b, unsigned depth, int pretty);
+
+/* "key": value, with whitespace around its tokens if pretty. */
+static void gen_member(buf *b, unsigned depth, int pretty)
+{
+  ws(b, pretty);
+  gen_string(b);
+  ws(b, pretty);
+  puts_(b, ":");
+  ws(b, pretty);
+  gen_value(b, depth, pretty);
+  ws(b, pretty);
+}
+
 static void gen_value(buf *b, unsigned depth, int pretty)
 {
   static const char *const nums[] = {
@@ -117,13 +131,7 @@ static void gen_value(buf *b, unsigned depth, int pretty)
     for (unsigned i = 0; i < n; i++) {
       if (i)
         puts_(b, ",");
-      ws(b, pretty);
-      gen_string(b);
-      ws(b, pretty);
-      puts_(b, ":");
-      ws(b, pretty);
-      gen_value(b, depth + 1, pretty);
-      ws(b, pretty);
+      gen_member(b, depth + 1, pretty);
     }
     puts_(b, "}");
   } else {
@@ -155,13 +163,7 @@ static void gen_record(buf *b, int pretty)
   puts_(b, num);
   for (unsigned i = 0; i < n; i++) {
     puts_(b, ",");
-    ws(b, pretty);
-    gen_string(b);
-    ws(b, pretty);
-    puts_(b, ":");
-    ws(b, pretty);
-    gen_value(b, 0, pretty);
-    ws(b, pretty);
+    gen_member(b, 0, pretty);
   }
   if (!shallow && rnd(20) == 0) {   /* deep */
     unsigned d = rnd(2) ? TWT_RECORD_DEPTH - 1 : TWT_RECORD_DEPTH + 3;
