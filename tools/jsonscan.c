@@ -1346,8 +1346,10 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       i++;
       break;
     case ST_EVENTS:
-      if (is_ws(c)) {
-        i++;
+      if (is_ws(c)) {               /* the run at once (pretty-printed:
+                                       a newline and indentation) */
+        for (i++; i < n && is_ws(p[i]); i++)
+          continue;
         break;
       }
       if (c == ']') {
