@@ -336,6 +336,42 @@ static inline const unsigned char *ws_run(const unsigned char *p,
   return p;
 }
 
+static __attribute__((noinline))
+const unsigned char *ws_run_long(const unsigned char *p,
+                                 const unsigned char *e, int *nl)
+{
+  return ws_run(p, e, nl);
+}
+
+/* The same, the runs of a pretty-printed text first: one whitespace
+ * byte, then up to eight spaces (the indentation after a newline, the
+ * space after a colon), looked at in one word; longer runs out of line.
+ * (Where whitespace is rare, ws_run inline costs less: no call.) */
+static inline const unsigned char *ws_run_pretty(const unsigned char *p,
+                                                 const unsigned char *e,
+                                                 int *nl)
+{
+  if (e - p >= 10 && (*p == ' ' || *p == '\n')) {
+    uint64_t w, x;
+    unsigned k;
+    memcpy(&w, p + 1, 8);
+    x = w ^ UINT64_C(0x2020202020202020);   /* zero bytes: spaces */
+    if (x) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      k = (unsigned)__builtin_clzll(x) >> 3;  /* the first non-space */
+#else
+      k = (unsigned)__builtin_ctzll(x) >> 3;
+#endif
+      if (p[1 + k] > ' ') {
+        if (*p == '\n')
+          *nl = 1;
+        return p + 1 + k;
+      }
+    }
+  }
+  return ws_run_long(p, e, nl);
+}
+
 /* Copy n bytes from src down to dst (dst <= src, maybe overlapping).
  * When the text written is not the text read (!inplace) and sixteen
  * bytes fit at both ends, a short run is copied in two fixed words. */
@@ -359,7 +395,7 @@ static inline void copy_down(unsigned char *dst, const unsigned char *src,
   do {                                                                 \
     if (p < e && *p <= ' ') {                                          \
       const unsigned char *ws_ = p;                                    \
-      p = ws_run(p, e, &ck->nl);                                       \
+      p = compact ? ws_run_pretty(p, e, &ck->nl) : ws_run(p, e, &ck->nl); \
       if (p != ws_) {                                                  \
         if (compact) {                                                 \
           size_t n_ = (size_t)(ws_ - mark);                            \
@@ -369,7 +405,8 @@ static inline void copy_down(unsigned char *dst, const unsigned char *src,
           ck->wlen += n_;                                              \
           mark = p;                                                    \
         }                                                              \
-        ck->removed += (size_t)(p - ws_);                              \
+        if (members == 1)                                              \
+          ck->removed += (size_t)(p - ws_);                            \
       }                                                                \
     }                                                                  \
   } while (0)
@@ -565,6 +602,25 @@ int twt_json_check_ex(const char *json, size_t len, unsigned max_depth,
   ck.arg = arg;
   rc = check(json, len, max_depth, &ck, 0, 0, 2);  /* reported as found */
   if (rc && bad)
+    *bad = ck.bad;
+  return rc;
+}
+
+int twt_json_check_prefix(const char *json, size_t len, unsigned max_depth,
+                          size_t *end, int *spread, size_t *bad,
+                          twt_member_fn fn, void *arg)
+{
+  struct ck ck;
+  int rc;
+
+  ck.fn = fn;
+  ck.arg = arg;
+  rc = fn ? check(json, len, max_depth, &ck, 1, 0, 2)
+          : check(json, len, max_depth, &ck, 1, 0, 0);
+  if (rc == 0) {
+    *end = ck.end;
+    *spread = ck.nl;
+  } else if (bad)
     *bad = ck.bad;
   return rc;
 }
@@ -1312,8 +1368,10 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       i++;
       break;
     case ST_EVENTS:
-      if (is_ws(c)) {
-        i++;
+      if (is_ws(c)) {               /* the run at once (pretty-printed:
+                                       a newline and indentation) */
+        for (i++; i < n && is_ws(p[i]); i++)
+          continue;
         break;
       }
       if (c == ']') {

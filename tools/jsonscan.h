@@ -65,6 +65,14 @@ typedef void (*twt_member_fn)(void *arg, const char *key, size_t klen,
 int twt_json_check_ex(const char *json, size_t len, unsigned max_depth,
                       size_t *bad, twt_member_fn fn, void *arg);
 
+/* The same for the value that json[0..len) begins with, whatever
+ * follows it: 0, where it ends in *end and, in *spread, whether the
+ * whitespace between its tokens held a newline, CR or tab; or -1 (then
+ * *bad as above; members may have been reported). */
+int twt_json_check_prefix(const char *json, size_t len, unsigned max_depth,
+                          size_t *end, int *spread, size_t *bad,
+                          twt_member_fn fn, void *arg);
+
 /* Copy the valid JSON text[0..n) to d without the whitespace between its
  * tokens (d may be text).  Returns the length written (at most n). */
 size_t twt_json_compact(char *d, const char *text, size_t n);

@@ -89,16 +89,27 @@ struct entry {
   char text[];             /* moved and remapped */
 };
 
+/* Entries are sized in steps of ENTRY_STEP bytes; those of the first
+ * ENTRY_CLASSES sizes are kept for reuse when freed (struct merge). */
+#define ENTRY_STEP 32u
+#define ENTRY_CLASSES 32u
+
+static size_t entry_class(size_t len)
+{
+  return (sizeof(struct entry) + len + ENTRY_STEP - 1) / ENTRY_STEP - 1;
+}
+
 /* Records in a ring: pushed at the end, dropped at the head. */
 struct ring {
   struct entry **v;
-  size_t cap, head, len;
+  size_t cap, head, len;   /* cap: 0 or a power of two (a mask, not a
+                              division, wraps the index) */
 };
 
 /* The k-th record from the head. */
 static struct entry *ring_at(const struct ring *r, size_t k)
 {
-  return r->v[(r->head + k) % r->cap];
+  return r->v[(r->head + k) & (r->cap - 1)];
 }
 
 /* Push e at the end.  0, or -1 when out of memory. */
@@ -116,14 +127,14 @@ static int ring_push(struct ring *r, struct entry *e)
     r->cap = cap;
     r->head = 0;
   }
-  r->v[(r->head + r->len++) % r->cap] = e;
+  r->v[(r->head + r->len++) & (r->cap - 1)] = e;
   return 0;
 }
 
 /* Drop the head. */
 static void ring_drop(struct ring *r)
 {
-  r->head = (r->head + 1) % r->cap;
+  r->head = (r->head + 1) & (r->cap - 1);
   r->len--;
 }
 
@@ -204,6 +215,10 @@ struct merge {
   uint64_t remapped;
   int err;                 /* an exit status to return, or 0 */
   int explain;             /* --explain */
+  struct entry *spare[ENTRY_CLASSES]; /* entries freed, by size class,
+                              for the next ones (no malloc and free per
+                              record); at most as many as were held at
+                              once */
 };
 
 /* ============================================================ pids */
@@ -551,11 +566,49 @@ static uint64_t span(const struct input *in)
   return in->fifo.len ? in->end_pos - ring_at(&in->fifo, 0)->pos : 0;
 }
 
+/* A new entry for a record of len bytes (its fields not set), or
+ * NULL. */
+static struct entry *entry_new(struct merge *m, size_t len)
+{
+  size_t k = entry_class(len);
+  struct entry *e;
+
+  if (k < ENTRY_CLASSES && (e = m->spare[k]) != NULL) {
+    memcpy(&m->spare[k], e, sizeof e);    /* the next spare, kept in it */
+    return e;
+  }
+  return malloc((k + 1) * ENTRY_STEP);
+}
+
+/* Free e: kept for the next entry of its size class. */
+static void entry_free(struct merge *m, struct entry *e)
+{
+  size_t k = entry_class(e->len);
+
+  if (k < ENTRY_CLASSES) {
+    memcpy(e, &m->spare[k], sizeof e);
+    m->spare[k] = e;
+  } else {
+    free(e);
+  }
+}
+
+/* Free the spare entries. */
+static void entries_free(struct merge *m)
+{
+  for (size_t k = 0; k < ENTRY_CLASSES; k++)
+    while (m->spare[k]) {
+      struct entry *e = m->spare[k];
+      memcpy(&m->spare[k], e, sizeof e);
+      free(e);
+    }
+}
+
 /* Free the written records at the head of the input's fifo. */
-static void fifo_release(struct input *in)
+static void fifo_release(struct merge *m, struct input *in)
 {
   while (in->fifo.len && ring_at(&in->fifo, 0)->released) {
-    free(ring_at(&in->fifo, 0));
+    entry_free(m, ring_at(&in->fifo, 0));
     ring_drop(&in->fifo);
   }
 }
@@ -732,7 +785,7 @@ static int pull(struct merge *m, unsigned i)
   }
   if (!(rec.r.has & TWT_REC_TS) || rec.kind != TWT_TIN_EVENT)
     return write_text(m, text, len) ? -1 : 1;
-  if (!(e = malloc(sizeof *e + len))) {
+  if (!(e = entry_new(m, len))) {
     m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
@@ -745,7 +798,7 @@ static int pull(struct merge *m, unsigned i)
   memcpy(e->text, text, len);
   in->end_pos = rec.pos + rec.r.len;
   if (ring_push(&in->fifo, e) != 0) {
-    free(e);
+    entry_free(m, e);
     m->err = twt_cmd_error(CMD, "out of memory");
     return -1;
   }
@@ -787,7 +840,7 @@ static int write_least(struct merge *m)
   if (write_text(m, e->text, e->len) != 0)
     return -1;
   e->released = 1;
-  fifo_release(in);                 /* may free e */
+  fifo_release(m, in);              /* may free e */
   if (fill(m, input) != 0)
     return -1;
   /* Its least record changed: its place among the inputs too. */
@@ -1089,12 +1142,13 @@ done:
   for (size_t i = 0; m.in && i < m.n; i++) {
     struct input *in = &m.in[i];
     for (size_t k = 0; k < in->fifo.len; k++)
-      free(ring_at(&in->fifo, k));
+      entry_free(&m, ring_at(&in->fifo, k));
     free(in->fifo.v);
     free(in->run.v);
     free(in->late);
     twt_tin_close(m.in[i].tin);
   }
+  entries_free(&m);
   free(m.iheap);
   free(m.pids);
   free(m.used);

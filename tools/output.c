@@ -381,6 +381,16 @@ int twt_out_record(twt_out *o, int object_form, const char *text, size_t len)
 {
   int rc;
 
+  /* Most records: the separator and the record fit in the buffer of a
+   * plain file already open. */
+  if (o->records && !o->ndjson && !o->gzip && !o->err && o->fd >= 0 &&
+      len + TW__LAYOUT_SEP_LEN <= OUT_BUF - o->used) {
+    memcpy(o->buf + o->used, TW__LAYOUT_SEP, TW__LAYOUT_SEP_LEN);
+    memcpy(o->buf + o->used + TW__LAYOUT_SEP_LEN, text, len);
+    o->used += TW__LAYOUT_SEP_LEN + len;
+    o->records++;
+    return 0;
+  }
   if (o->ndjson) {
     if ((rc = twt_out_write(o, text, len)) != 0 ||
         (rc = twt_out_write(o, "\n", 1)) != 0)

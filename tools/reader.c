@@ -24,6 +24,11 @@
  *    JSON text (sniff): the library's head line followed by a record on
  *    one line is the crash-layout reader's; anything else goes to the
  *    general reader (jsonscan.c), which is fed the same chunks.
+ *  - A record line of the layout (the most of them) is taken in one pass
+ *    (layout_fast): checked, its members found and its end found by the
+ *    checker, then only its padding and newline looked at; any other
+ *    line goes the way above.  TWT_READ_LINES_ONLY in the environment at
+ *    open turns that pass off (the tests compare both ways).
  *  - twt_reader_next feeds the current chunk to the scanner until a line
  *    ends with an item to yield, so records come one at a time, and the
  *    record's text is the chunk itself when the line lies whole in it
@@ -190,6 +195,9 @@ struct twt_reader {
   int ready;               /* ... is there */
 
   twt_rec rec;              /* the members of the record yielded */
+
+  int lines_only;          /* no layout_fast: TWT_READ_LINES_ONLY was
+                              set at open (tests compare both ways) */
 
   /* The front end. */
   int mode;                /* MODE_*: decided on the first chunk */
@@ -1018,6 +1026,55 @@ static int choose(twt_reader *r, const char *p, size_t n)
   return 0;
 }
 
+/* The line the library writes most, between lines: p[0..n) begins with a
+ * record that ends, on its line, with at most padding and commas, and
+ * the line's newline is in p.  Then what scan_between, scan_line and
+ * take_record would do, in one pass: the record checked (and its
+ * members found) as its end is found, instead of finding the newline,
+ * trimming the line and checking it.  Returns the bytes used (the
+ * newline's too), or 0 to leave the line to them (anything else: a
+ * record cut, invalid, glued to the old tail, spread over lines, too
+ * long). */
+static size_t layout_fast(twt_reader *r, const char *p, size_t n)
+{
+  size_t end, j, lim = n < r->max_record ? n : r->max_record;
+  uint64_t commas = 0;
+  int members = (r->flags & TWT_READ_MEMBERS) != 0, spread;
+
+  if (members)
+    twt_rec_take(&r->rec, NULL, 0, 0, 0);
+  if (twt_json_check_prefix(p, lim, TWT_RECORD_DEPTH, &end, &spread, NULL,
+                            members ? twt_rec_take : NULL, &r->rec) != 0 ||
+      spread)
+    return 0;                       /* (spread: joined by scan_line) */
+  for (j = end; j < n && j - end <= WS_KEEP; j++) {
+    if (p[j] == ',')
+      commas++;
+    else if (p[j] != ' ' && p[j] != '\t' && p[j] != '\r')
+      break;
+  }
+  if (j >= n || p[j] != '\n' || j - end > WS_KEEP)
+    return 0;
+  if (line_begin(r, '{', r->offset) != 0)
+    return 0;
+  r->view = p;
+  r->content = end;
+  r->len = j;
+  r->run.len = j - end;
+  r->run.commas = commas;
+  /* take_record, the record known complete and not spread over lines */
+  r->state = ST_BETWEEN;
+  if (r->info.records == 0 ? r->commas != 0 : r->commas != 1)
+    r->strict = 0;
+  r->commas = commas;
+  r->info.records++;
+  yield(r, TWT_ITEM_RECORD, p, end);
+  r->first_pending = 0;
+  r->line_no++;
+  r->lead = 0;
+  return j + 1;
+}
+
 /* Scan p[0..n) until an item is ready.  Returns the bytes used, or a
  * negative code. */
 static ptrdiff_t scan(twt_reader *r, const char *p, size_t n)
@@ -1041,6 +1098,11 @@ static ptrdiff_t scan(twt_reader *r, const char *p, size_t n)
       k = scan_head(r, p + used, n - used);
       break;
     case ST_BETWEEN:
+      if (p[used] == '{' && !r->lines_only && !r->join_pending &&
+          !r->after_tail &&
+          !r->first_pending &&
+          (k = (ptrdiff_t)layout_fast(r, p + used, n - used)) > 0)
+        break;
       k = scan_between(r, p + used, n - used);
       break;
     case ST_RECORD:
@@ -1488,6 +1550,7 @@ static int open_reader(twt_reader **rp, int fd, int own_fd, const char *name,
   }
   r->fd = fd;
   r->own_fd = own_fd;
+  r->lines_only = getenv("TWT_READ_LINES_ONLY") != NULL;
   r->max_record = TWT_READ_DEFAULT_MAX_RECORD;
   if (opts) {
     if (opts->max_record)

@@ -397,6 +397,42 @@ static int dec_to_ns(const dec *d, int64_t *ns)
   return 0;
 }
 
+/* How many digits the eight bytes at p begin with, and their value in
+ * *v: eight at once (SWAR) where words are little-endian.  The bytes
+ * after the digits are read, not used. */
+static inline unsigned digits8(const char *p, uint64_t *v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t w, d, bad;
+  unsigned k;
+
+  memcpy(&w, p, 8);
+  d = w - UINT64_C(0x3030303030303030);
+  /* a byte below '0' (its borrow only marks bytes above it) or above
+   * '9': its top bit set */
+  bad = (d | (d + UINT64_C(0x7676767676767676))) & UINT64_C(0x8080808080808080);
+  k = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+  if (k == 0) {
+    *v = 0;
+    return 0;
+  }
+  d <<= 8 * (8 - k);               /* the digits, zeros before them */
+  d = (d * 2561) >> 8;              /* pairs, then fours, then eight */
+  d = ((d & UINT64_C(0x00FF00FF00FF00FF)) * 6553601) >> 16;
+  d = ((d & UINT64_C(0x0000FFFF0000FFFF)) * UINT64_C(42949672960001)) >> 32;
+  *v = d;
+  return k;
+#else
+  uint64_t x = 0;
+  unsigned k = 0;
+
+  while (k < 8 && p[k] >= '0' && p[k] <= '9')
+    x = x * 10 + (uint64_t)(p[k++] - '0');
+  *v = x;
+  return k;
+#endif
+}
+
 int twt_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
 {
   const char *p = tok, *e = tok + n;
@@ -414,6 +450,10 @@ int twt_rec_us_to_ns(const char *tok, size_t n, int64_t *ns)
   }
   if (p < e && e - p <= 20) {
     const char *s = p;
+    if (e - p >= 8) {               /* up to 8 digits at once */
+      unsigned k = digits8(p, &us);
+      p += k;
+    }
     while (p < e && *p >= '0' && *p <= '9' && p - s < 15)
       us = us * 10 + (uint64_t)(*p++ - '0');
     if (p > s && p < e && *p == '.') {
