@@ -1338,6 +1338,44 @@ static void test_ndjson(void **state)
 }
 
 
+/* A member too long to keep (over the reader's 1 MiB for members) is
+ * left out whole, whatever chunks it was read in, with a warning; the
+ * members before and after it stay. */
+static void test_member_too_long(void **state)
+{
+  const size_t big = 3u << 19;            /* 1.5 MiB of string */
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "in.json");
+  char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
+  char *argv[] = { "cat", "-o", out, in, NULL };
+  text doc = { 0 };
+  size_t len;
+  char *msg;
+  jc_doc *d;
+  (void)state;
+
+  puts_(&doc, "{ \"before\": 1, \"big\": \"");
+  for (size_t i = 0; i < big; i++)
+    put(&doc, "x", 1);
+  puts_(&doc, "\", \"traceEvents\": [\n  {\"ph\": \"i\", \"ts\": 1, "
+        "\"pid\": 1, \"tid\": 1, \"s\": \"t\"}\n], \"after\": 2}\n");
+  tt_write_bytes(in, doc.p, doc.len);
+  assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, err), 0);
+  d = tt_load_file(out);
+  assert_int_equal(jc_len(d, jc_trace_events(d)), 1);
+  assert_int_equal(jc_num(d, jc_get(d, jc_root(d), "before")), 1);
+  assert_int_equal(jc_num(d, jc_get(d, jc_root(d), "after")), 2);
+  assert_int_equal(jc_get(d, jc_root(d), "big"), -1);
+  jc_free(d);
+  msg = tu_read_file(err, &len);
+  assert_non_null(strstr(msg, "too long to keep"));
+  free(msg);
+  free(doc.p);
+  free(in);
+  free(out);
+  free(err);
+  tt_remove_dir(dir);
+}
+
 /* A member kept besides traceEvents is written back as it was read: its
  * key is checked like its value, and one that is not strict JSON (a raw
  * control byte, invalid UTF-8) stops the reading there, with a warning,
@@ -1803,6 +1841,7 @@ int main(void)
     cmocka_unit_test(test_ndjson),
     cmocka_unit_test(test_mixed_forms),
     cmocka_unit_test(test_member_keys),
+    cmocka_unit_test(test_member_too_long),
     cmocka_unit_test(test_slice_clip),
     cmocka_unit_test(test_split),
     cmocka_unit_test(test_stats_places),

@@ -807,6 +807,7 @@ static int mem_add(twt_scan *s, const char *p, size_t n)
   if (s->mem_len + n > s->max_members) {
     s->mem_over = 1;
     s->mem_len = s->mem_start;
+    s->info.members_len = s->mem_len;   /* none of it kept */
     return 0;
   }
   if (s->mem_len + n > s->mem_cap) {

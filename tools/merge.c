@@ -566,6 +566,20 @@ static uint64_t span(const struct input *in)
   return in->fifo.len ? in->end_pos - ring_at(&in->fifo, 0)->pos : 0;
 }
 
+/* A spare entry holds the next spare of its class in its first bytes. */
+static struct entry *spare_next(const struct entry *e)
+{
+  struct entry *next;
+
+  memcpy(&next, (const void *)e, sizeof next);
+  return next;
+}
+
+static void spare_link(struct entry *e, struct entry *next)
+{
+  memcpy((void *)e, &next, sizeof next);
+}
+
 /* A new entry for a record of len bytes (its fields not set), or
  * NULL. */
 static struct entry *entry_new(struct merge *m, size_t len)
@@ -574,7 +588,7 @@ static struct entry *entry_new(struct merge *m, size_t len)
   struct entry *e;
 
   if (k < ENTRY_CLASSES && (e = m->spare[k]) != NULL) {
-    memcpy(&m->spare[k], e, sizeof e);    /* the next spare, kept in it */
+    m->spare[k] = spare_next(e);
     return e;
   }
   return malloc((k + 1) * ENTRY_STEP);
@@ -586,7 +600,7 @@ static void entry_free(struct merge *m, struct entry *e)
   size_t k = entry_class(e->len);
 
   if (k < ENTRY_CLASSES) {
-    memcpy(e, &m->spare[k], sizeof e);
+    spare_link(e, m->spare[k]);
     m->spare[k] = e;
   } else {
     free(e);
@@ -599,7 +613,7 @@ static void entries_free(struct merge *m)
   for (size_t k = 0; k < ENTRY_CLASSES; k++)
     while (m->spare[k]) {
       struct entry *e = m->spare[k];
-      memcpy(&m->spare[k], e, sizeof e);
+      m->spare[k] = spare_next(e);
       free(e);
     }
 }

@@ -11,7 +11,9 @@
  *  - when it returns 0, what it wrote is a trace the strict test
  *    checker (jc_parse) accepts, every element of its events an object;
  *    with --ndjson, every line one such object;
- *  - stats --json, when it returns 0, prints one JSON object.
+ *  - stats --json, when it returns 0, prints one JSON object;
+ *  - cat gives the same status and bytes with the layout reader's
+ *    one-pass path turned off (TWT_READ_LINES_ONLY).
  *
  * The files live in one private directory for the whole run, in
  * /dev/shm when there is one.
@@ -144,6 +146,31 @@ static void check_trace(const char *path, int ndjson)
   free(text);
 }
 
+/* cat once more with the layout reader's one-pass path off
+ * (TWT_READ_LINES_ONLY): the same status and the same bytes. */
+static void same_without_fast_path(int argc, char **argv, int rc,
+                                   const char *out)
+{
+  size_t len, len2;
+  char *first = read_file(out, &len), *second;
+  int rc2;
+
+  (void)unlink(out);
+  if (setenv("TWT_READ_LINES_ONLY", "1", 1) != 0)
+    FZ_FAIL("harness: setenv: %s", strerror(errno));
+  rc2 = twt_tool_cat_main(argc, argv);
+  if (unsetenv("TWT_READ_LINES_ONLY") != 0)
+    FZ_FAIL("harness: unsetenv: %s", strerror(errno));
+  second = read_file(out, &len2);
+  FZ_CHECK(rc2 == rc, "cat returned %d, %d without the one-pass path", rc,
+           rc2);
+  FZ_CHECK(!first == !second && (!first || (len == len2 &&
+                                            memcmp(first, second, len) == 0)),
+           "cat wrote other bytes without the one-pass path");
+  free(first);
+  free(second);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   static const char *const max_line[4] = { "4k", "16k", "1m", "64m" };
@@ -225,6 +252,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   default: rc = twt_tool_split_main(argc, argv); break;
   }
   FZ_CHECK(rc == 0 || rc == 1, "%s returned %d", argv[0], rc);
+  if (cmd == 0)
+    same_without_fast_path(argc, argv, rc, out);
   if (rc != 0)
     return 0;
   if (cmd == 4)
