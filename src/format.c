@@ -1950,12 +1950,13 @@ HOT_INLINE char *key_text(char *d, const char *key, size_t kn,
 /* The room an arg's value may take besides a string's text. */
 #define VALUE_MAX (TW__DOUBLE_MAX > 21 ? TW__DOUBLE_MAX : 21)
 
-/* ev, of a common shape, at buf[0..cap), as tw__format_event; what it
- * leaves goes to format_general. */
-static __attribute__((noinline)) int
-format_common(const tw_event *ev, const tw__fmt_defaults *def,
-              const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
-              tw__fmt_notes *notes)
+/* ev, of a common shape, at buf[0..cap), as tw__format_event: returns 0
+ * with *len and *replaced increased by the strings whose invalid UTF-8
+ * became U+FFFD, or 1 (nothing counted): the general path's.  Inlined
+ * into format_common and tw__format_common. */
+HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
+                           const tw__fmt_config *cfg, char *buf, size_t cap,
+                           size_t *len, unsigned *replaced)
 {
   char ph = ev->ph;
   int instant = ph == 'i' || ph == 'I';
@@ -1969,7 +1970,7 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   /* The checks of the general path that these shapes need.  The times:
    * ts and ts + dur below 2^63 (TIME_END) is ts, dur and ts + dur below
    * it (no overflow, both being below it). */
-  if ((!name && ph != 'E') ||
+  if ((!name && ph != 'E') || nargs > COMMON_ARGS || (nargs && !ev->args) ||
       (instant && ev->instant_scope && ev->instant_scope != 'g' &&
        ev->instant_scope != 'p' && ev->instant_scope != 't') ||
       ((ts | (ph == 'X' ? dur | (ts + dur) : 0)) & TIME_END) ||
@@ -2058,11 +2059,57 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   }
   *d++ = '}';
   *len = (size_t)(d - buf);
-  notes->replaced += mine.replaced;
+  *replaced += mine.replaced;
   return 0;
 
 general:
+  return 1;
+}
+
+/* ev, of a common shape, at buf[0..cap), as tw__format_event; what it
+ * leaves goes to format_general. */
+static __attribute__((noinline)) int
+format_common(const tw_event *ev, const tw__fmt_defaults *def,
+              const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
+              tw__fmt_notes *notes)
+{
+  if (TW__LIKELY(common_core(ev, def, cfg, buf, cap, len,
+                             &notes->replaced) == 0))
+    return 0;
   return format_general(ev, def, cfg, buf, cap, len, notes);
+}
+
+int tw__format_common(const tw_event *ev, const tw__fmt_defaults *def,
+                      const tw__fmt_config *cfg, char *buf, size_t cap,
+                      size_t *len, unsigned *replaced)
+{
+  return common_core(ev, def, cfg, buf, cap, len, replaced);
+}
+
+int tw__format_complete(const tw__fmt_config *cfg, tw__fmt_out *out,
+                        const char *cat, const char *name, uint64_t ts,
+                        uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  /* The event, as tw_complete makes it: only the fields common_core
+   * reads, which the compiler keeps in registers (the struct never
+   * leaves this function). */
+  tw_event ev;
+  tw__fmt_defaults def;
+
+  ev.ph = 'X';
+  ev.instant_scope = 0;
+  ev.has = TW_HAS_TS;
+  ev.name = name;
+  ev.cat = cat;
+  ev.ts = ts;
+  ev.dur = dur;
+  ev.args = args;
+  ev.nargs = nargs;
+  def.ts = 0;
+  def.pid = tw__pid();
+  def.tid = tw__tid();
+  return common_core(&ev, &def, cfg, out->buf, out->cap, &out->len,
+                     &out->replaced);
 }
 
 /* A bit of tw__fmt_config.flags, beside the TW_OPT_* ones, that only

@@ -27,9 +27,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The calling thread's stages, and the one it used last. */
+/* The calling thread's stages, and the one it used last: its writer's
+ * id (0 with no stage: in a child after fork too), and the paths of
+ * tw__emit_x for that writer's events.  thread_last_format: 1 if they may
+ * be formatted straight into the slot (a buffering sink that formats on
+ * the producer, no timebase).  thread_last_bare: if the writer defers
+ * formatting (buffering sink, no timebase), one more than the longest
+ * name and cat together that events with no args may have on the bare
+ * path (record.h), within max_string and the writer's limit; else 0. */
 static TW__THREAD tw__stage *thread_stages;
 static TW__THREAD tw__stage *thread_last;
+static TW__THREAD uint64_t thread_last_id;
+static TW__THREAD size_t thread_last_bare;
+static TW__THREAD int thread_last_format;
+
+/* Make st (not NULL), of writer w, the thread's last stage. */
+static inline void thread_last_set(tw__stage *st, const tw_writer *w)
+{
+  int buffered = !w->direct && w->ts_offset == 0;
+  size_t bare = 0, room;
+
+  if (buffered && w->defer_limit > TW__REC_BOUND_HEAD) {
+    room = (w->defer_limit - TW__REC_BOUND_HEAD) / 6;
+    bare = (room < w->fmt.max_string ? room : w->fmt.max_string) + 1;
+  }
+  thread_last = st;
+  thread_last_id = st->writer_id;
+  thread_last_bare = bare;
+  thread_last_format = buffered && !w->defer_limit;
+}
+
+/* The thread has no last stage. */
+static inline void thread_last_clear(void)
+{
+  thread_last = NULL;
+  thread_last_id = 0;
+}
+
+/* In the child after fork, in the only thread it has: a writer of the
+ * parent is disabled there (tw__forked), so none is the last. */
+static void thread_forked(void)
+{
+  thread_last_clear();
+}
+
 static pthread_once_t stage_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t stage_key;
 
@@ -69,7 +110,8 @@ static void thread_exit(void *arg)
     next = st->thread_next;
     stage_unref(st);
   }
-  thread_stages = thread_last = NULL;
+  thread_stages = NULL;
+  thread_last_clear();
   free(scratch);
   scratch = NULL;
   scratch_cap = 0;
@@ -78,6 +120,7 @@ static void thread_exit(void *arg)
 static void stage_key_init(void)
 {
   (void)pthread_key_create(&stage_key, thread_exit);
+  (void)pthread_atfork(NULL, NULL, thread_forked);
 }
 
 /* The calling thread's scratch buffer with at least want bytes, or NULL.
@@ -128,7 +171,7 @@ static void thread_prune(void)
     if (__atomic_load_n(&st->writer_gone, __ATOMIC_ACQUIRE)) {
       *p = st->thread_next;
       if (thread_last == st)
-        thread_last = NULL;
+        thread_last_clear();
       stage_unref(st);
     } else {
       p = &st->thread_next;
@@ -192,7 +235,7 @@ static inline tw__stage *stage_of(tw_writer *w, int *rc)
       break;
   if (!st && !(st = stage_new(w, rc)))
     return NULL;
-  thread_last = st;
+  thread_last_set(st, w);
   return st;
 }
 
@@ -571,6 +614,102 @@ static inline int emit_deferred_fast(tw_writer *w, tw__stage *st,
   __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
   __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
   return 0;
+}
+
+int tw__emit_common(tw_writer *w, const tw_event *ev)
+{
+  tw__stage *st = thread_last;
+  tw__fmt_defaults def;
+  tw__slot *slot;
+  unsigned replaced = 0;
+  size_t len;
+
+  /* What tw_emit checks first, and what the general path does instead:
+   * a thread's first event on w (or w of a parent after fork: then no
+   * stage is the last, thread_forked), a full slot or none, a direct
+   * sink, a timebase. */
+  if (TW__UNLIKELY(thread_last_id != w->id || !(slot = st->slot) ||
+                   w->direct || w->ts_offset != 0 ||
+                   __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
+    return 1;
+  def.ts = (ev->has & TW_HAS_TS) ? 0 : tw_now_ns();
+  def.pid = tw__pid();
+  def.tid = tw__tid();
+  if (w->defer_limit) {
+    /* As emit_deferred_fast. */
+    if (tw__rec_encode_common(ev, &def, &w->fmt, w->defer_limit,
+                              slot->data + slot->len,
+                              w->slot_size - slot->len, &len) != 0)
+      return 1;
+    __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+    __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+    return 0;
+  }
+  /* As emit_staged (no entry header: the writer does not defer). */
+  if (tw__format_common(ev, &def, &w->fmt, slot->data + slot->len,
+                        w->slot_size - slot->len, &len, &replaced) != 0 ||
+      len > w->max_event)
+    return 1;
+  __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+  count_record(st, len);
+  if (TW__UNLIKELY(replaced))
+    __atomic_fetch_add(&w->utf8_replaced, replaced, __ATOMIC_RELAXED);
+  return 0;
+}
+
+int tw__emit_x(tw_writer *w, const char *cat, const char *name,
+               uint64_t ts, uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  tw__stage *st = thread_last;
+  tw__slot *slot;
+
+  /* Only on a thread whose last stage is w's (so w is not a parent's
+   * after fork: thread_forked), with a slot, and no sticky error. */
+  if (TW__UNLIKELY(thread_last_id != w->id || !(slot = st->slot) ||
+                   __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
+    return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+
+  /* Formatted into the slot, as emit_staged would. */
+  if (TW__LIKELY(thread_last_format)) {
+    tw__fmt_out out;
+
+    out.buf = slot->data + slot->len;
+    out.cap = w->slot_size - slot->len;
+    out.replaced = 0;
+    if (TW__LIKELY(tw__format_complete(&w->fmt, &out, cat, name, ts, dur,
+                                       args, nargs) == 0 &&
+                   out.len <= w->max_event)) {
+      __atomic_store_n(&slot->len, slot->len + out.len, __ATOMIC_RELEASE);
+      count_record(st, out.len);
+      if (TW__UNLIKELY(out.replaced))
+        __atomic_fetch_add(&w->utf8_replaced, out.replaced,
+                           __ATOMIC_RELAXED);
+      return 0;
+    }
+    return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+  }
+
+  /* A deferring writer's event with no args: checked as tw__rec_encode
+   * checks it, the shape being X and name and cat not NULL, written as
+   * an EVENT entry and published as emit_deferred_fast does.  The
+   * lengths are taken once (max_string and the limit in one compare:
+   * thread_last_bare); the ASCII check rides on the copy. */
+  if (TW__LIKELY(nargs == 0 && thread_last_bare != 0 && name && cat)) {
+    size_t nn = strlen(name), cn = strlen(cat), len;
+
+    if (TW__LIKELY(nn + cn < thread_last_bare &&
+                   !((ts | dur | (ts + dur)) & TW__REC_TIME_END) &&
+                   (len = tw__rec_put_bare(slot->data + slot->len,
+                                           w->slot_size - slot->len, 'X',
+                                           TW_HAS_TS, name, nn, cat, cn, ts,
+                                           dur, tw__pid(), tw__tid())))) {
+      __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+      __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+      return 0;
+    }
+    args = NULL;          /* (never read with no args) */
+  }
+  return tw__complete_event(w, cat, name, ts, dur, args, nargs);
 }
 
 int tw_emit(tw_writer *w, const tw_event *ev)
