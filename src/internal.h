@@ -122,6 +122,9 @@ typedef struct tw__fmt_thread_cache {
   char text[TW__PIDTID_MAX];    /* at most 54 used, the rest zeros */
 } tw__fmt_thread_cache;
 void tw__format_cache_save(tw__fmt_thread_cache *saved);
+/* In a child after fork (stage.c's handler): forget the calling
+ * thread's own pid and tid text, which tw__format_complete keeps. */
+void tw__format_forked(void);
 void tw__format_cache_restore(const tw__fmt_thread_cache *saved);
 
 /* Format ev as one record ",\n{...}" into buf[0..cap).  Returns 0 and the

@@ -65,10 +65,12 @@ static inline void thread_last_clear(void)
 }
 
 /* In the child after fork, in the only thread it has: a writer of the
- * parent is disabled there (tw__forked), so none is the last. */
+ * parent is disabled there (tw__forked), so none is the last; and the
+ * thread's pid is another (the formatter's text of it). */
 static void thread_forked(void)
 {
   thread_last_clear();
+  tw__format_forked();
 }
 
 static pthread_once_t stage_key_once = PTHREAD_ONCE_INIT;
@@ -657,22 +659,48 @@ int tw__emit_common(tw_writer *w, const tw_event *ev)
   return 0;
 }
 
-int tw__emit_x(tw_writer *w, const char *cat, const char *name,
-               uint64_t ts, uint64_t dur, const tw_arg *args, size_t nargs)
+/* tw__emit_x's event of a deferring writer: with no args, checked as
+ * tw__rec_encode checks it, the shape being X and name and cat not NULL,
+ * written as an EVENT entry and published as emit_deferred_fast does.
+ * The lengths are taken once (max_string and the limit in one compare:
+ * thread_last_bare); the ASCII check rides on the copy.  Returns as
+ * tw__emit_x. */
+static __attribute__((noinline)) int
+emit_x_bare(tw_writer *w, const char *cat, const char *name, uint64_t ts,
+            uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  if (TW__LIKELY(nargs == 0 && name && cat)) {
+    size_t nn = strlen(name), cn = strlen(cat), len;
+    tw__stage *st = thread_last;
+    tw__slot *slot = st->slot;
+
+    if (TW__LIKELY(nn + cn < thread_last_bare && slot &&
+                   __atomic_load_n(&w->err, __ATOMIC_RELAXED) == 0 &&
+                   !((ts | dur | (ts + dur)) & TW__REC_TIME_END) &&
+                   (len = tw__rec_put_bare(slot->data + slot->len,
+                                           w->slot_size - slot->len, 'X',
+                                           TW_HAS_TS, name, nn, cat, cn, ts,
+                                           dur, tw__pid(), tw__tid())))) {
+      __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+      __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+      return 0;
+    }
+    args = NULL;          /* (never read with no args) */
+  }
+  return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+}
+
+/* tw__emit_x's event of a writer that formats on the producer: formatted
+ * into the slot, as emit_staged would.  Returns as tw__emit_x. */
+static __attribute__((noinline)) int
+emit_x_format(tw_writer *w, const char *cat, const char *name, uint64_t ts,
+              uint64_t dur, const tw_arg *args, size_t nargs)
 {
   tw__stage *st = thread_last;
-  tw__slot *slot;
+  tw__slot *slot = st->slot;
+  tw__fmt_out out;
 
-  /* Only on a thread whose last stage is w's (so w is not a parent's
-   * after fork: thread_forked), with a slot, and no sticky error. */
-  if (TW__UNLIKELY(thread_last_id != w->id || !(slot = st->slot) ||
-                   __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
-    return tw__complete_event(w, cat, name, ts, dur, args, nargs);
-
-  /* Formatted into the slot, as emit_staged would. */
-  if (TW__LIKELY(thread_last_format)) {
-    tw__fmt_out out;
-
+  if (TW__LIKELY(slot && __atomic_load_n(&w->err, __ATOMIC_RELAXED) == 0)) {
     out.buf = slot->data + slot->len;
     out.cap = w->slot_size - slot->len;
     out.replaced = 0;
@@ -686,28 +714,20 @@ int tw__emit_x(tw_writer *w, const char *cat, const char *name,
                            __ATOMIC_RELAXED);
       return 0;
     }
-    return tw__complete_event(w, cat, name, ts, dur, args, nargs);
   }
+  return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+}
 
-  /* A deferring writer's event with no args: checked as tw__rec_encode
-   * checks it, the shape being X and name and cat not NULL, written as
-   * an EVENT entry and published as emit_deferred_fast does.  The
-   * lengths are taken once (max_string and the limit in one compare:
-   * thread_last_bare); the ASCII check rides on the copy. */
-  if (TW__LIKELY(nargs == 0 && thread_last_bare != 0 && name && cat)) {
-    size_t nn = strlen(name), cn = strlen(cat), len;
-
-    if (TW__LIKELY(nn + cn < thread_last_bare &&
-                   !((ts | dur | (ts + dur)) & TW__REC_TIME_END) &&
-                   (len = tw__rec_put_bare(slot->data + slot->len,
-                                           w->slot_size - slot->len, 'X',
-                                           TW_HAS_TS, name, nn, cat, cn, ts,
-                                           dur, tw__pid(), tw__tid())))) {
-      __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
-      __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
-      return 0;
-    }
-    args = NULL;          /* (never read with no args) */
+int tw__emit_x(tw_writer *w, const char *cat, const char *name,
+               uint64_t ts, uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  /* Only on a thread whose last stage is w's (so w is not a parent's
+   * after fork: thread_forked). */
+  if (TW__LIKELY(thread_last_id == w->id)) {
+    if (thread_last_bare != 0)
+      return emit_x_bare(w, cat, name, ts, dur, args, nargs);
+    if (thread_last_format)
+      return emit_x_format(w, cat, name, ts, dur, args, nargs);
   }
   return tw__complete_event(w, cat, name, ts, dur, args, nargs);
 }
