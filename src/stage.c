@@ -565,6 +565,16 @@ static const tw_event *to_timebase(const tw_writer *w, const tw_event *ev,
   return ev;
 }
 
+/* An event that failed with rc: refused (bad input, no memory for it)
+ * is counted; a drop is counted as such, and the writer's failure is
+ * not the event's.  Returns rc. */
+static int refused(tw_writer *w, int rc)
+{
+  if (rc != TW_EDROPPED && rc != __atomic_load_n(&w->err, __ATOMIC_RELAXED))
+    __atomic_fetch_add(&w->rejected, 1, __ATOMIC_RELAXED);
+  return rc;
+}
+
 /* The rest of tw_emit: every event of a writer that formats on the
  * producer, and those that emit_deferred_fast leaves.  Returns as
  * tw_emit. */
@@ -584,14 +594,8 @@ emit_general(tw_writer *w, tw__stage *st, const tw_event *ev,
     rc = emit_direct(w, st, ev, def, &notes, stackbuf, &rec, &len);
   else
     rc = emit_staged(w, st, ev, def, &notes, stackbuf, &rec, &len);
-  if (TW__UNLIKELY(rc != 0)) {
-    /* An event refused (bad input, no memory for it) is counted; a
-     * drop is counted as such, and the writer's failure is not the
-     * event's. */
-    if (rc != TW_EDROPPED && rc != __atomic_load_n(&w->err, __ATOMIC_RELAXED))
-      __atomic_fetch_add(&w->rejected, 1, __ATOMIC_RELAXED);
-    return rc;
-  }
+  if (TW__UNLIKELY(rc != 0))
+    return refused(w, rc);
   count_notes(w, &notes);
   if (TW__UNLIKELY(ev->ph == 'M') && w->meta)
     tw__meta_remember_event(w, ev, rec, len);
@@ -690,6 +694,55 @@ emit_x_bare(tw_writer *w, const char *cat, const char *name, uint64_t ts,
   return tw__complete_event(w, cat, name, ts, dur, args, nargs);
 }
 
+/* A record of len bytes at rec published in st's active slot, counted,
+ * with replaced strings whose invalid UTF-8 became U+FFFD. */
+static inline void publish(tw_writer *w, tw__stage *st, tw__slot *slot,
+                           const char *rec, size_t len, unsigned replaced)
+{
+  if (rec)
+    memcpy(slot->data + slot->len, rec, len);
+  __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+  count_record(st, len);
+  if (TW__UNLIKELY(replaced))
+    __atomic_fetch_add(&w->utf8_replaced, replaced, __ATOMIC_RELAXED);
+}
+
+/* emit_x_format's event when the slot's room may be short (the fast
+ * formatter asks for its largest size, 6 bytes a string byte): formatted
+ * on the stack, then copied into the slot if it fits, else into the next
+ * slot, as emit_staged places it.  The events the fast formatter leaves
+ * (errors, strings to cut, records past the stack buffer) go to
+ * tw__complete_event.  Returns as tw__emit_x. */
+static __attribute__((noinline)) int
+emit_x_aside(tw_writer *w, const char *cat, const char *name, uint64_t ts,
+             uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  char stackbuf[STACK_RECORD];
+  tw__stage *st = thread_last;
+  tw__slot *slot = st->slot;
+  tw__fmt_out out;
+  int rc;
+
+  out.buf = stackbuf;
+  out.cap = sizeof stackbuf;
+  out.replaced = 0;
+  if (tw__format_complete(&w->fmt, &out, cat, name, ts, dur, args,
+                          nargs) != 0 || out.len > w->max_event)
+    return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+  if (out.len > w->slot_size - slot->len) {
+    /* Only an empty slot proves the record larger than a slot. */
+    if (slot->len == 0)
+      return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+    if ((rc = next_slot(w, st)) != 0)
+      return refused(w, rc);
+    slot = st->slot;
+    if (out.len > w->slot_size - slot->len)
+      return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+  }
+  publish(w, st, slot, stackbuf, out.len, out.replaced);
+  return 0;
+}
+
 /* tw__emit_x's event of a writer that formats on the producer: formatted
  * into the slot, as emit_staged would.  Returns as tw__emit_x. */
 static __attribute__((noinline)) int
@@ -707,13 +760,12 @@ emit_x_format(tw_writer *w, const char *cat, const char *name, uint64_t ts,
     if (TW__LIKELY(tw__format_complete(&w->fmt, &out, cat, name, ts, dur,
                                        args, nargs) == 0 &&
                    out.len <= w->max_event)) {
-      __atomic_store_n(&slot->len, slot->len + out.len, __ATOMIC_RELEASE);
-      count_record(st, out.len);
-      if (TW__UNLIKELY(out.replaced))
-        __atomic_fetch_add(&w->utf8_replaced, out.replaced,
-                           __ATOMIC_RELAXED);
+      publish(w, st, slot, NULL, out.len, out.replaced);
       return 0;
     }
+    /* Near the end of the slot, room is asked for generously. */
+    if (out.cap < STACK_RECORD)
+      return emit_x_aside(w, cat, name, ts, dur, args, nargs);
   }
   return tw__complete_event(w, cat, name, ts, dur, args, nargs);
 }
