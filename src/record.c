@@ -191,9 +191,7 @@ encode_common(const tw_event *ev, const tw__fmt_defaults *def,
   size_t nn = 0, cn = 0, nargs = ev->nargs, size, bound;
   uint64_t ts, dur;
   int64_t pid, tid;
-  tw__rec_head *head;
-  tw__rec_event *r;
-  char *d;
+  char *d, *d0;
 
   if ((!name && ev->ph != 'E') || (nargs && !ev->args) ||
       nargs > TW__REC_MAX_ARGS)
@@ -217,8 +215,8 @@ encode_common(const tw_event *ev, const tw__fmt_defaults *def,
   cn = cat ? strlen(cat) : 0;
   if (nn > cfg->max_string || cn > cfg->max_string)
     return 1;
-  size = sizeof *head + sizeof *r + (name ? nn + 1 : 0) +
-         (cat ? cn + 1 : 0);
+  size = sizeof(tw__rec_head) + sizeof(tw__rec_event) +
+         (name ? nn + 1 : 0) + (cat ? cn + 1 : 0);
   bound = TW__REC_BOUND_HEAD + 6 * (nn + cn);
   for (size_t i = 0; i < nargs; i++)
     if (!arg_plain(&ev->args[i], cfg, &size, &bound) || bound > limit)
@@ -234,22 +232,9 @@ encode_common(const tw_event *ev, const tw__fmt_defaults *def,
    * is 8-aligned: slots are malloc'ed and every entry takes a multiple
    * of 8 bytes). */
   memset(buf + size - 8, 0, 8);
-  head = (tw__rec_head *)(void *)buf;
-  r = (tw__rec_event *)(void *)(buf + sizeof *head);
-  head->size = (uint32_t)size;
-  head->kind = TW__REC_EVENT;
-  r->ts = ts;
-  r->dur = dur;
-  r->pid = pid;
-  r->tid = tid;
-  r->name_n = name ? (uint32_t)(nn + 1) : 0;
-  r->cat_n = cat ? (uint32_t)(cn + 1) : 0;
-  r->ph = (unsigned char)ev->ph;
-  r->scope = (unsigned char)ev->instant_scope;
-  r->has = (unsigned char)has;
-  r->nargs = (unsigned char)nargs;
-  r->spare = 0;
-  d = buf + sizeof *head + sizeof *r;
+  tw__rec_put_fields(buf, size, ev->ph, ev->instant_scope, has, nargs,
+                     name ? nn + 1 : 0, cat ? cn + 1 : 0, ts, dur, pid, tid);
+  d = d0 = buf + sizeof(tw__rec_head) + sizeof(tw__rec_event);
   if (name) {
     tw__rec_copy(d, name, nn + 1);
     d += nn + 1;
@@ -260,8 +245,7 @@ encode_common(const tw_event *ev, const tw__fmt_defaults *def,
   }
   /* Name and cat: plain ASCII (checked 8 bytes at a time, over the copy
    * and its zeroed padding) or else valid UTF-8. */
-  if ((nargs ? 1 : tw__rec_high_bits(buf + sizeof *head + sizeof *r,
-                             size - sizeof *head - sizeof *r)) &&
+  if ((nargs ? 1 : tw__rec_high_bits(d0, (size_t)(buf + size - d0))) &&
       ((name && !utf8_valid((const unsigned char *)name, nn)) ||
        (cat && !utf8_valid((const unsigned char *)cat, cn))))
     return 1;

@@ -138,6 +138,32 @@ tw__rec_copy(char *d, const char *s, size_t n)
   return 1;
 }
 
+/* The header and fixed fields of an EVENT entry of size bytes at buf
+ * (name_n, cat_n: the bytes of name and cat with their NULs, 0 for
+ * NULL). */
+static inline __attribute__((always_inline)) void
+tw__rec_put_fields(char *buf, size_t size, char ph, char scope,
+                   unsigned has, size_t nargs, size_t name_n, size_t cat_n,
+                   uint64_t ts, uint64_t dur, int64_t pid, int64_t tid)
+{
+  tw__rec_head *head = (tw__rec_head *)(void *)buf;
+  tw__rec_event *r = (tw__rec_event *)(void *)(buf + sizeof *head);
+
+  head->size = (uint32_t)size;
+  head->kind = TW__REC_EVENT;
+  r->ts = ts;
+  r->dur = dur;
+  r->pid = pid;
+  r->tid = tid;
+  r->name_n = (uint32_t)name_n;
+  r->cat_n = (uint32_t)cat_n;
+  r->ph = (unsigned char)ph;
+  r->scope = (unsigned char)scope;
+  r->has = (unsigned char)has;
+  r->nargs = (unsigned char)nargs;
+  r->spare = 0;
+}
+
 /* An EVENT entry of phase ph (has: TW_HAS_* bits of those given) with
  * no args, its name and cat plain ASCII of nn and cn bytes (neither
  * NULL), at buf[0..cap) (8-aligned): the path of tw_complete's events
@@ -153,28 +179,15 @@ tw__rec_put_bare(char *buf, size_t cap, char ph, unsigned has,
 {
   size_t size = (sizeof(tw__rec_head) + sizeof(tw__rec_event) + nn + cn +
                  2 + 7) & ~(size_t)7;
-  tw__rec_head *head = (tw__rec_head *)(void *)buf;
-  tw__rec_event *r = (tw__rec_event *)(void *)(buf + sizeof *head);
-  char *d = buf + sizeof *head + sizeof *r;
+  char *d = buf + sizeof(tw__rec_head) + sizeof(tw__rec_event);
 
   if (size > cap)
     return 0;
   memset(buf + size - 8, 0, 8);
   if (tw__rec_copy(d, name, nn + 1) | tw__rec_copy(d + nn + 1, cat, cn + 1))
     return 0;
-  head->size = (uint32_t)size;
-  head->kind = TW__REC_EVENT;
-  r->ts = ts;
-  r->dur = dur;
-  r->pid = pid;
-  r->tid = tid;
-  r->name_n = (uint32_t)(nn + 1);
-  r->cat_n = (uint32_t)(cn + 1);
-  r->ph = (unsigned char)ph;
-  r->scope = 0;
-  r->has = (unsigned char)has;
-  r->nargs = 0;
-  r->spare = 0;
+  tw__rec_put_fields(buf, size, ph, 0, has, 0, nn + 1, cn + 1, ts, dur, pid,
+                     tid);
   return size;
 }
 
