@@ -34,12 +34,15 @@
  * the producer, no timebase).  thread_last_bare: if the writer defers
  * formatting (buffering sink, no timebase), one more than the longest
  * name and cat together that events with no args may have on the bare
- * path (record.h), within max_string and the writer's limit; else 0. */
+ * path (record.h), within max_string and the writer's limit; else 0.
+ * thread_pid and thread_tid: tw__pid() and tw__tid() when it was set
+ * (a child after fork sets it again). */
 static TW__THREAD tw__stage *thread_stages;
 static TW__THREAD tw__stage *thread_last;
 static TW__THREAD uint64_t thread_last_id;
 static TW__THREAD size_t thread_last_bare;
 static TW__THREAD int thread_last_format;
+static TW__THREAD int64_t thread_pid, thread_tid;  /* tw__pid, tw__tid */
 
 /* Make st (not NULL), of writer w, the thread's last stage. */
 static inline void thread_last_set(tw__stage *st, const tw_writer *w)
@@ -55,6 +58,8 @@ static inline void thread_last_set(tw__stage *st, const tw_writer *w)
   thread_last_id = st->writer_id;
   thread_last_bare = bare;
   thread_last_format = buffered && !w->defer_limit;
+  thread_pid = tw__pid();
+  thread_tid = tw__tid();
 }
 
 /* The thread has no last stage. */
@@ -684,7 +689,7 @@ emit_x_bare(tw_writer *w, const char *cat, const char *name, uint64_t ts,
                    (len = tw__rec_put_bare(slot->data + slot->len,
                                            w->slot_size - slot->len, 'X',
                                            TW_HAS_TS, name, nn, cat, cn, ts,
-                                           dur, tw__pid(), tw__tid())))) {
+                                           dur, thread_pid, thread_tid)))) {
       __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
       __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
       return 0;
