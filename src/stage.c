@@ -27,22 +27,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The calling thread's stages, and the one it used last: its writer's
- * id (0 with no stage: in a child after fork too), and the paths of
- * tw__emit_x for that writer's events.  thread_last_format: 1 if they may
- * be formatted straight into the slot (a buffering sink that formats on
- * the producer, no timebase).  thread_last_bare: if the writer defers
- * formatting (buffering sink, no timebase), one more than the longest
- * name and cat together that events with no args may have on the bare
- * path (record.h), within max_string and the writer's limit; else 0.
- * thread_pid and thread_tid: tw__pid() and tw__tid() when it was set
- * (a child after fork sets it again). */
+/* The calling thread's stages, and the one it used last, with what the
+ * helpers' paths need of it in one place (one thread-local block: one
+ * lookup of its address). */
+typedef struct thread_last_stage {
+  tw__stage *st;           /* the stage used last, or NULL */
+  uint64_t id;             /* its writer's id (0 with no stage: in a
+                              child after fork too) */
+  size_t bare;             /* if the writer defers formatting (buffering
+                              sink, no timebase): one more than the
+                              longest name and cat together that events
+                              with no args may have on tw__emit_x's bare
+                              path (record.h), within max_string and the
+                              writer's limit; else 0 */
+  int format;              /* 1 if tw__emit_x may format its events
+                              straight into the slot (a buffering sink
+                              that formats on the producer, no timebase) */
+  int64_t pid, tid;        /* tw__pid() and tw__tid() when it was set (a
+                              child after fork sets it again) */
+} thread_last_stage;
+
 static TW__THREAD tw__stage *thread_stages;
-static TW__THREAD tw__stage *thread_last;
-static TW__THREAD uint64_t thread_last_id;
-static TW__THREAD size_t thread_last_bare;
-static TW__THREAD int thread_last_format;
-static TW__THREAD int64_t thread_pid, thread_tid;  /* tw__pid, tw__tid */
+static TW__THREAD thread_last_stage last;
 
 /* Make st (not NULL), of writer w, the thread's last stage. */
 static inline void thread_last_set(tw__stage *st, const tw_writer *w)
@@ -54,19 +60,19 @@ static inline void thread_last_set(tw__stage *st, const tw_writer *w)
     room = (w->defer_limit - TW__REC_BOUND_HEAD) / 6;
     bare = (room < w->fmt.max_string ? room : w->fmt.max_string) + 1;
   }
-  thread_last = st;
-  thread_last_id = st->writer_id;
-  thread_last_bare = bare;
-  thread_last_format = buffered && !w->defer_limit;
-  thread_pid = tw__pid();
-  thread_tid = tw__tid();
+  last.st = st;
+  last.id = st->writer_id;
+  last.bare = bare;
+  last.format = buffered && !w->defer_limit;
+  last.pid = tw__pid();
+  last.tid = tw__tid();
 }
 
 /* The thread has no last stage. */
 static inline void thread_last_clear(void)
 {
-  thread_last = NULL;
-  thread_last_id = 0;
+  last.st = NULL;
+  last.id = 0;
 }
 
 /* In the child after fork, in the only thread it has: a writer of the
@@ -177,7 +183,7 @@ static void thread_prune(void)
   while ((st = *p) != NULL) {
     if (__atomic_load_n(&st->writer_gone, __ATOMIC_ACQUIRE)) {
       *p = st->thread_next;
-      if (thread_last == st)
+      if (last.st == st)
         thread_last_clear();
       stage_unref(st);
     } else {
@@ -233,7 +239,7 @@ static tw__stage *stage_new(tw_writer *w, int *rc)
  * its list, else a new one.  NULL with *rc set if it cannot be made. */
 static inline tw__stage *stage_of(tw_writer *w, int *rc)
 {
-  tw__stage *st = thread_last;
+  tw__stage *st = last.st;
 
   if (TW__LIKELY(st && st->writer_id == w->id))
     return st;
@@ -629,7 +635,7 @@ static inline int emit_deferred_fast(tw_writer *w, tw__stage *st,
 
 int tw__emit_common(tw_writer *w, const tw_event *ev)
 {
-  tw__stage *st = thread_last;
+  tw__stage *st = last.st;
   tw__fmt_defaults def;
   tw__slot *slot;
   unsigned replaced = 0;
@@ -639,7 +645,7 @@ int tw__emit_common(tw_writer *w, const tw_event *ev)
    * a thread's first event on w (or w of a parent after fork: then no
    * stage is the last, thread_forked), a full slot or none, a direct
    * sink, a timebase. */
-  if (TW__UNLIKELY(thread_last_id != w->id || !(slot = st->slot) ||
+  if (TW__UNLIKELY(last.id != w->id || !(slot = st->slot) ||
                    w->direct || w->ts_offset != 0 ||
                    __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
     return 1;
@@ -672,7 +678,7 @@ int tw__emit_common(tw_writer *w, const tw_event *ev)
  * tw__rec_encode checks it, the shape being X and name and cat not NULL,
  * written as an EVENT entry and published as emit_deferred_fast does.
  * The lengths are taken once (max_string and the limit in one compare:
- * thread_last_bare); the ASCII check rides on the copy.  Returns as
+ * last.bare); the ASCII check rides on the copy.  Returns as
  * tw__emit_x. */
 static __attribute__((noinline)) int
 emit_x_bare(tw_writer *w, const char *cat, const char *name, uint64_t ts,
@@ -680,16 +686,16 @@ emit_x_bare(tw_writer *w, const char *cat, const char *name, uint64_t ts,
 {
   if (TW__LIKELY(nargs == 0 && name && cat)) {
     size_t nn = strlen(name), cn = strlen(cat), len;
-    tw__stage *st = thread_last;
+    tw__stage *st = last.st;
     tw__slot *slot = st->slot;
 
-    if (TW__LIKELY(nn + cn < thread_last_bare && slot &&
+    if (TW__LIKELY(nn + cn < last.bare && slot &&
                    __atomic_load_n(&w->err, __ATOMIC_RELAXED) == 0 &&
                    !((ts | dur | (ts + dur)) & TW__REC_TIME_END) &&
                    (len = tw__rec_put_bare(slot->data + slot->len,
                                            w->slot_size - slot->len, 'X',
                                            TW_HAS_TS, name, nn, cat, cn, ts,
-                                           dur, thread_pid, thread_tid)))) {
+                                           dur, last.pid, last.tid)))) {
       __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
       __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
       return 0;
@@ -723,7 +729,7 @@ emit_x_aside(tw_writer *w, const char *cat, const char *name, uint64_t ts,
              uint64_t dur, const tw_arg *args, size_t nargs)
 {
   char stackbuf[STACK_RECORD];
-  tw__stage *st = thread_last;
+  tw__stage *st = last.st;
   tw__slot *slot = st->slot;
   tw__fmt_out out;
   int rc;
@@ -754,7 +760,7 @@ static __attribute__((noinline)) int
 emit_x_format(tw_writer *w, const char *cat, const char *name, uint64_t ts,
               uint64_t dur, const tw_arg *args, size_t nargs)
 {
-  tw__stage *st = thread_last;
+  tw__stage *st = last.st;
   tw__slot *slot = st->slot;
   tw__fmt_out out;
 
@@ -780,10 +786,10 @@ int tw__emit_x(tw_writer *w, const char *cat, const char *name,
 {
   /* Only on a thread whose last stage is w's (so w is not a parent's
    * after fork: thread_forked). */
-  if (TW__LIKELY(thread_last_id == w->id)) {
-    if (thread_last_bare != 0)
+  if (TW__LIKELY(last.id == w->id)) {
+    if (last.bare != 0)
       return emit_x_bare(w, cat, name, ts, dur, args, nargs);
-    if (thread_last_format)
+    if (last.format)
       return emit_x_format(w, cat, name, ts, dur, args, nargs);
   }
   return tw__complete_event(w, cat, name, ts, dur, args, nargs);
