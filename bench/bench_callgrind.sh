@@ -17,7 +17,8 @@
 # events), BENCH_SHM (default /dev/shm), VALGRIND (default valgrind),
 # CALLGRIND_TOP (default 0: with N > 0, the N functions that cost the
 # most in each workload's larger run, in instructions per event, from
-# callgrind_annotate: what bounds a figure that misses its target).
+# callgrind_annotate: what bounds a figure that misses its target; and
+# the same for the producing thread of A with formatter=committer).
 set -u
 libtool=$1
 bench=$2
@@ -81,14 +82,13 @@ for w in A B E; do
   [ "$top" -gt 0 ] && profiles="$profiles $w"
 done
 # The functions (self cost, inlined callees included) that cost the most
-# in the N2 run, per event of it: the open and close are in it too, but
-# at N2 events they weigh under one instruction per event.
-for w in $profiles; do
-  echo
-  echo "workload $w, N=$n2: instructions per event by function (self)"
-  callgrind_annotate --inclusive=no "$tmp/cg.$w.$n2" 2>/dev/null |
-    awk -v n="$n2" -v top="$top" '
+# in callgrind's output $1, per event of its $2: the open and close are
+# in it too, but at N2 events they weigh under one instruction per event.
+top_functions() {
+  callgrind_annotate --inclusive=no "$1" 2>/dev/null |
+    awk -v n="$2" -v top="$top" '
       /file:function/ { on = 1; next }
+      on && k > 0 && !/^ *[0-9][0-9,]* / { exit }
       on && /^ *[0-9][0-9,]* / {
         ir = $1; gsub(",", "", ir)
         fn = $0; sub(/^ *[0-9,]+ +(\([ 0-9.%]+\) +)?/, "", fn)
@@ -96,6 +96,11 @@ for w in $profiles; do
         printf "  %8.1f  %s\n", ir / n, fn
         if (++k >= top) exit
       }'
+}
+for w in $profiles; do
+  echo
+  echo "workload $w, N=$n2: instructions per event by function (self)"
+  top_functions "$tmp/cg.$w.$n2" "$n2"
 done
 
 # ---------------------------------------------------------------------------
@@ -137,4 +142,10 @@ for s in file-bgc file-bg; do
       printf "%-12s %14.1f %14.1f %8s  %s\n", s, p, c, "-", "(producers format)"
   }'
 done
+if [ "$top" -gt 0 ] && [ -f "$tmp/cgt.file-bgc.$n2-01" ]; then
+  echo
+  echo "A file-bgc, N=$n2: the producing thread's instructions per event" \
+    "by function (self)"
+  top_functions "$tmp/cgt.file-bgc.$n2-01" "$n2"
+fi
 exit $status

@@ -292,6 +292,44 @@ HOT_INLINE size_t pid_tid_text(char *d, int64_t pid, int64_t tid)
   return pid_tid_cache.len;
 }
 
+/* The same text for the calling thread's own pid and tid (tw__pid,
+ * tw__tid), kept apart from pid_tid_cache (which the events with a
+ * pid or tid of their own, and the committer's records, change): made
+ * at the thread's first use, emptied in a child after fork
+ * (tw__format_forked).  Filled as pid_tid_cache is; a handler that
+ * formats does not use it. */
+static TW__THREAD tw__fmt_thread_cache own_pid_tid_cache;
+
+static __attribute__((noinline)) void own_pid_tid_refresh(void)
+{
+  cursor c = { own_pid_tid_cache.text, own_pid_tid_cache.text + PIDTID_MAX,
+               own_pid_tid_cache.text, 0, 0 };
+
+  own_pid_tid_cache.len = 0;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  PUTLIT(&c, ",\"pid\":");
+  put_i64(&c, tw__pid());
+  PUTLIT(&c, ",\"tid\":");
+  put_i64(&c, tw__tid());
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  own_pid_tid_cache.len = (unsigned char)(c.p - c.start);
+}
+
+void tw__format_forked(void)
+{
+  own_pid_tid_cache.len = 0;
+}
+
+/* The calling thread's ,"pid":P,"tid":T at d (PIDTID_MAX bytes of room,
+ * all written); returns its length. */
+HOT_INLINE size_t own_pid_tid_text(char *d)
+{
+  if (TW__UNLIKELY(own_pid_tid_cache.len == 0))
+    own_pid_tid_refresh();
+  memcpy(d, own_pid_tid_cache.text, PIDTID_MAX);
+  return own_pid_tid_cache.len;
+}
+
 static void put_pid_tid(cursor *o, int64_t pid, int64_t tid)
 {
   char *d = room(o, PIDTID_MAX);
@@ -1698,7 +1736,8 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
                            int common)
 {
   /* common (a constant where it is inlined): ev has a common shape, so
-   * neither 'M' nor tts or tdur, and those checks go. */
+   * neither 'M' nor tts or tdur, and those checks go; 2: and its pid and
+   * tid are the calling thread's own (own_pid_tid_text). */
   unsigned has = common ? ev->has & COMMON_HAS : ev->has;
   char ph = common ? 'X' : ev->ph;            /* only compared with 'M' */
 
@@ -1743,8 +1782,11 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
       d += us_text(d, ev->tdur);
     }
   }
-  d += pid_tid_text(d, (has & TW_HAS_PID) ? ev->pid : def->pid,
-                    (has & TW_HAS_TID) ? ev->tid : def->tid);
+  if (common == 2)
+    d += own_pid_tid_text(d);
+  else
+    d += pid_tid_text(d, (has & TW_HAS_PID) ? ev->pid : def->pid,
+                      (has & TW_HAS_TID) ? ev->tid : def->tid);
   if (rules & INSTANT) {
     memcpy(d, ",\"s\":\"", 6);
     d[6] = ev->instant_scope ? ev->instant_scope : 't';
@@ -1950,12 +1992,14 @@ HOT_INLINE char *key_text(char *d, const char *key, size_t kn,
 /* The room an arg's value may take besides a string's text. */
 #define VALUE_MAX (TW__DOUBLE_MAX > 21 ? TW__DOUBLE_MAX : 21)
 
-/* ev, of a common shape, at buf[0..cap), as tw__format_event; what it
- * leaves goes to format_general. */
-static __attribute__((noinline)) int
-format_common(const tw_event *ev, const tw__fmt_defaults *def,
-              const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
-              tw__fmt_notes *notes)
+/* ev, of a common shape, at buf[0..cap), as tw__format_event: returns 0
+ * with *len and *replaced increased by the strings whose invalid UTF-8
+ * became U+FFFD, or 1 (nothing counted): the general path's.  Inlined
+ * into format_common, tw__format_common and (own: pid and tid the
+ * calling thread's, from own_pid_tid_cache) tw__format_complete. */
+HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
+                           const tw__fmt_config *cfg, char *buf, size_t cap,
+                           size_t *len, unsigned *replaced, int own)
 {
   char ph = ev->ph;
   int instant = ph == 'i' || ph == 'I';
@@ -1969,7 +2013,7 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   /* The checks of the general path that these shapes need.  The times:
    * ts and ts + dur below 2^63 (TIME_END) is ts, dur and ts + dur below
    * it (no overflow, both being below it). */
-  if ((!name && ph != 'E') ||
+  if ((!name && ph != 'E') || nargs > COMMON_ARGS || (nargs && !ev->args) ||
       (instant && ev->instant_scope && ev->instant_scope != 'g' &&
        ev->instant_scope != 'p' && ev->instant_scope != 't') ||
       ((ts | (ph == 'X' ? dur | (ts + dur) : 0)) & TIME_END) ||
@@ -1984,7 +2028,7 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
     goto general;
 
   if (!(d = head_fast(buf, ev, instant ? INSTANT : 0, def, flags, nn, cn,
-                      &mine, 1)))
+                      &mine, own ? 2 : 1)))
     goto general;
 
   if (nargs) {
@@ -2058,11 +2102,57 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   }
   *d++ = '}';
   *len = (size_t)(d - buf);
-  notes->replaced += mine.replaced;
+  *replaced += mine.replaced;
   return 0;
 
 general:
+  return 1;
+}
+
+/* ev, of a common shape, at buf[0..cap), as tw__format_event; what it
+ * leaves goes to format_general. */
+static __attribute__((noinline)) int
+format_common(const tw_event *ev, const tw__fmt_defaults *def,
+              const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,
+              tw__fmt_notes *notes)
+{
+  if (TW__LIKELY(common_core(ev, def, cfg, buf, cap, len,
+                             &notes->replaced, 0) == 0))
+    return 0;
   return format_general(ev, def, cfg, buf, cap, len, notes);
+}
+
+int tw__format_common(const tw_event *ev, const tw__fmt_defaults *def,
+                      const tw__fmt_config *cfg, char *buf, size_t cap,
+                      size_t *len, unsigned *replaced)
+{
+  return common_core(ev, def, cfg, buf, cap, len, replaced, 0);
+}
+
+int tw__format_complete(const tw__fmt_config *cfg, tw__fmt_out *out,
+                        const char *cat, const char *name, uint64_t ts,
+                        uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  /* The event, as tw_complete makes it: only the fields common_core
+   * reads, which the compiler keeps in registers (the struct never
+   * leaves this function). */
+  tw_event ev;
+  tw__fmt_defaults def;
+
+  ev.ph = 'X';
+  ev.instant_scope = 0;
+  ev.has = TW_HAS_TS;
+  ev.name = name;
+  ev.cat = cat;
+  ev.ts = ts;
+  ev.dur = dur;
+  ev.args = args;
+  ev.nargs = nargs;
+  def.ts = 0;
+  def.pid = 0;                        /* (the thread's own: own=1) */
+  def.tid = 0;
+  return common_core(&ev, &def, cfg, out->buf, out->cap, &out->len,
+                     &out->replaced, 1);
 }
 
 /* A bit of tw__fmt_config.flags, beside the TW_OPT_* ones, that only

@@ -60,6 +60,32 @@ void tw__install_fork_handler(void);
 /* The program's short name, for the first record. */
 const char *tw__program_name(void);
 
+/* stage.c ---------------------------------------------------------------- */
+
+/* The path of most events from tw_complete, tw_begin, tw_end and
+ * tw_instant: ev, of a common shape by construction (the fields
+ * tw__format_common reads), straight into the calling thread's active
+ * slot -- formatted, or encoded for the committer (record.h) -- when
+ * nothing but that is to do.  Returns 0 (written and counted, as
+ * tw_emit would), or 1: nothing was done, tw_emit must take the whole
+ * event.  w is not NULL. */
+int tw__emit_common(tw_writer *w, const tw_event *ev);
+
+/* tw_complete with w not NULL: an event with no args of a writer that
+ * defers formatting (record.h) straight from the arguments into the
+ * thread's slot, as tw_emit would write it; anything else through
+ * tw__complete_event.  Returns as tw_emit. */
+int tw__emit_x(tw_writer *w, const char *cat, const char *name,
+               uint64_t ts, uint64_t dur, const tw_arg *args, size_t nargs);
+
+/* event.c ---------------------------------------------------------------- */
+
+/* tw_complete's event with w not NULL, built and emitted: through
+ * tw__emit_common, else tw_emit.  Returns as tw_emit. */
+int tw__complete_event(tw_writer *w, const char *cat, const char *name,
+                       uint64_t ts, uint64_t dur, const tw_arg *args,
+                       size_t nargs);
+
 /* format.c --------------------------------------------------------------- */
 
 /* What the formatter needs from the writer's options. */
@@ -96,6 +122,9 @@ typedef struct tw__fmt_thread_cache {
   char text[TW__PIDTID_MAX];    /* at most 54 used, the rest zeros */
 } tw__fmt_thread_cache;
 void tw__format_cache_save(tw__fmt_thread_cache *saved);
+/* In a child after fork (stage.c's handler): forget the calling
+ * thread's own pid and tid text, which tw__format_complete keeps. */
+void tw__format_forked(void);
 void tw__format_cache_restore(const tw__fmt_thread_cache *saved);
 
 /* Format ev as one record ",\n{...}" into buf[0..cap).  Returns 0 and the
@@ -108,6 +137,36 @@ void tw__format_cache_restore(const tw__fmt_thread_cache *saved);
 int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                      const tw__fmt_config *cfg, char *buf, size_t cap,
                      size_t *len, tw__fmt_notes *notes);
+
+/* The same for an event of a common shape by construction (the helpers
+ * of tw_complete, tw_begin, tw_end, tw_instant: tw__emit_common), of
+ * which only ph, instant_scope, has, name, cat, ts, dur, pid and tid
+ * (with their has bits), args and nargs are read: ph is X, B, E, i or I
+ * and has holds no bit but TW_HAS_TS, TW_HAS_PID and TW_HAS_TID.
+ * Returns 0 with *len, *replaced increased by the strings whose invalid
+ * UTF-8 became U+FFFD; or 1: the event needs tw__format_event (a check
+ * may refuse it, a string may be cut, the room may be short), and
+ * nothing was counted.  The bytes are tw__format_event's. */
+int tw__format_common(const tw_event *ev, const tw__fmt_defaults *def,
+                      const tw__fmt_config *cfg, char *buf, size_t cap,
+                      size_t *len, unsigned *replaced);
+
+/* Where tw__format_complete writes: buf[0..cap) given; len, and replaced
+ * increased by the strings whose invalid UTF-8 became U+FFFD, returned. */
+typedef struct tw__fmt_out {
+  char *buf;
+  size_t cap;
+  size_t len;
+  unsigned replaced;
+} tw__fmt_out;
+
+/* tw_complete's event (cat, name, ts, dur, args, nargs; pid and tid the
+ * calling thread's), straight from its arguments: as tw__format_common
+ * formats it, with no tw_event to build.  Returns 0 or 1 as
+ * tw__format_common. */
+int tw__format_complete(const tw__fmt_config *cfg, tw__fmt_out *out,
+                        const char *cat, const char *name, uint64_t ts,
+                        uint64_t dur, const tw_arg *args, size_t nargs);
 
 /* The same as tw__format_event, by the general path only: every field
  * through the cursor, checking its room, none of the fast paths.  For

@@ -29,18 +29,6 @@
 #include <math.h>
 #include <string.h>
 
-/* The fixed part of an EVENT entry, after its header. */
-typedef struct rec_event {
-  uint64_t ts;             /* the event's ts, or the default */
-  uint64_t dur;
-  int64_t pid;             /* the event's, or the default */
-  int64_t tid;
-  uint32_t name_n;         /* bytes of name with its NUL; 0: NULL */
-  uint32_t cat_n;          /* the same for cat */
-  unsigned char ph, scope, has, nargs;
-  uint32_t spare;          /* 0: the strings start 8-aligned */
-} rec_event;
-
 /* The fixed part of an arg, then its key (with a NUL) and its value's
  * bytes (strings and raw JSON). */
 typedef struct rec_arg {
@@ -53,13 +41,9 @@ typedef struct rec_arg {
 /* A string or raw JSON arg whose value is NULL (written null). */
 #define REC_NULL_VALUE 0x100u
 
-/* The largest a record gets besides its strings' escaped text: ph, ts,
- * dur, pid, tid, s and the punctuation (the formatter's HEAD_MAX is less
- * than 200); and per arg, besides its key's escaped text, a number, bool
- * or null and the punctuation. */
-#define BOUND_HEAD 256u
-_Static_assert(sizeof(tw__rec_head) + sizeof(rec_event) == 56,
-               "the strings of an entry start 8-aligned");
+/* The largest an arg makes a record besides its key's escaped text (a
+ * number, bool or null and the punctuation); the head's is
+ * TW__REC_TW__REC_BOUND_HEAD. */
 #define BOUND_ARG 64u
 
 /* 1 if s[0..n) is valid UTF-8 as the formatter reads it: ASCII here,
@@ -88,40 +72,6 @@ static int utf8_valid(const unsigned char *s, size_t n)
   }
 }
 
-/* 0 if the n bytes at s (n a multiple of 8) are all ASCII. */
-static inline uint64_t high_bits(const char *s, size_t n)
-{
-  uint64_t any = 0;
-
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t w;
-    memcpy(&w, s + i, 8);
-    any |= w;
-  }
-  return any & UINT64_C(0x8080808080808080);
-}
-
-/* Copy n bytes from s to d, short runs (a name and its NUL) with two
- * overlapping loads instead of a call. */
-static inline void copy_bytes(char *d, const char *s, size_t n)
-{
-  if (n >= 8 && n <= 16) {
-    uint64_t a, b;
-    memcpy(&a, s, 8);
-    memcpy(&b, s + n - 8, 8);
-    memcpy(d, &a, 8);
-    memcpy(d + n - 8, &b, 8);
-  } else if (n >= 4 && n < 8) {
-    uint32_t a, b;
-    memcpy(&a, s, 4);
-    memcpy(&b, s + n - 4, 4);
-    memcpy(d, &a, 4);
-    memcpy(d + n - 4, &b, 4);
-  } else {
-    memcpy(d, s, n);
-  }
-}
-
 /* 1 if a string of n bytes at s is written as it is: within max_string,
  * valid UTF-8. */
 static inline int string_plain(const char *s, size_t n,
@@ -137,7 +87,6 @@ static inline int string_plain(const char *s, size_t n,
                     (UINT64_C(1) << ('i' - 'B')) | \
                     (UINT64_C(1) << ('I' - 'B')))
 #define REC_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID)
-#define TIME_END (UINT64_C(1) << 63)
 #define ID32_MAX UINT64_C(4294967295)
 
 /* The length of an arg's string or raw JSON value. */
@@ -227,24 +176,25 @@ static char *arg_put(char *d, const tw_arg *a)
   return d;
 }
 
-int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
-                   const tw__fmt_config *cfg, size_t limit, char *buf,
-                   size_t cap, size_t *len)
+/* The encoding of ev, of a common shape (the phase and the has bits
+ * checked, nothing else in it but what record.h's entry holds), as
+ * tw__rec_encode: the checks of its name, scope, numbers, strings and
+ * args, then the copy.  Inlined into both of its callers, so that the
+ * checks a constant phase settles go. */
+static inline __attribute__((always_inline)) int
+encode_common(const tw_event *ev, const tw__fmt_defaults *def,
+              const tw__fmt_config *cfg, size_t limit, char *buf,
+              size_t cap, size_t *len)
 {
-  unsigned k = (unsigned)((unsigned char)ev->ph - 'B');
   unsigned has = ev->has;
+  const char *name = ev->name, *cat = ev->cat;
   size_t nn = 0, cn = 0, nargs = ev->nargs, size, bound;
   uint64_t ts, dur;
   int64_t pid, tid;
-  tw__rec_head *head;
-  rec_event *r;
-  char *d;
+  char *d, *d0;
 
-  /* The shape and the fields' rules. */
-  if (!(k < 64 && (REC_PHASES >> k & 1)) || (has & ~REC_HAS) || ev->flags ||
-      ev->reserved[0] || ev->reserved[1] || ev->id_scope || ev->cname ||
-      nargs > TW__REC_MAX_ARGS || (nargs && !ev->args) ||
-      (!ev->name && ev->ph != 'E'))
+  if ((!name && ev->ph != 'E') || (nargs && !ev->args) ||
+      nargs > TW__REC_MAX_ARGS)
     return 1;
   if ((ev->ph == 'i' || ev->ph == 'I') && ev->instant_scope &&
       ev->instant_scope != 'g' && ev->instant_scope != 'p' &&
@@ -254,20 +204,20 @@ int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
   dur = ev->dur;
   pid = (has & TW_HAS_PID) ? ev->pid : def->pid;
   tid = (has & TW_HAS_TID) ? ev->tid : def->tid;
-  if (ts >= TIME_END || (ev->ph == 'X' && dur >= TIME_END - ts) ||
+  if (ts >= TW__REC_TIME_END || (ev->ph == 'X' && dur >= TW__REC_TIME_END - ts) ||
       (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) &&
        (((has & TW_HAS_PID) && (uint64_t)pid > ID32_MAX) ||
         ((has & TW_HAS_TID) && (uint64_t)tid > ID32_MAX))))
     return 1;
 
   /* The strings, and the sizes: entries take a multiple of 8 bytes. */
-  nn = ev->name ? strlen(ev->name) : 0;
-  cn = ev->cat ? strlen(ev->cat) : 0;
+  nn = name ? strlen(name) : 0;
+  cn = cat ? strlen(cat) : 0;
   if (nn > cfg->max_string || cn > cfg->max_string)
     return 1;
-  size = sizeof *head + sizeof *r + (ev->name ? nn + 1 : 0) +
-         (ev->cat ? cn + 1 : 0);
-  bound = BOUND_HEAD + 6 * (nn + cn);
+  size = sizeof(tw__rec_head) + sizeof(tw__rec_event) +
+         (name ? nn + 1 : 0) + (cat ? cn + 1 : 0);
+  bound = TW__REC_BOUND_HEAD + 6 * (nn + cn);
   for (size_t i = 0; i < nargs; i++)
     if (!arg_plain(&ev->args[i], cfg, &size, &bound) || bound > limit)
       return 1;
@@ -282,40 +232,47 @@ int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
    * is 8-aligned: slots are malloc'ed and every entry takes a multiple
    * of 8 bytes). */
   memset(buf + size - 8, 0, 8);
-  head = (tw__rec_head *)(void *)buf;
-  r = (rec_event *)(void *)(buf + sizeof *head);
-  head->size = (uint32_t)size;
-  head->kind = TW__REC_EVENT;
-  r->ts = ts;
-  r->dur = dur;
-  r->pid = pid;
-  r->tid = tid;
-  r->name_n = ev->name ? (uint32_t)(nn + 1) : 0;
-  r->cat_n = ev->cat ? (uint32_t)(cn + 1) : 0;
-  r->ph = (unsigned char)ev->ph;
-  r->scope = (unsigned char)ev->instant_scope;
-  r->has = (unsigned char)has;
-  r->nargs = (unsigned char)nargs;
-  r->spare = 0;
-  d = buf + sizeof *head + sizeof *r;
-  if (ev->name) {
-    copy_bytes(d, ev->name, nn + 1);
+  tw__rec_put_fields(buf, size, ev->ph, ev->instant_scope, has, nargs,
+                     name ? nn + 1 : 0, cat ? cn + 1 : 0, ts, dur, pid, tid);
+  d = d0 = buf + sizeof(tw__rec_head) + sizeof(tw__rec_event);
+  if (name) {
+    tw__rec_copy(d, name, nn + 1);
     d += nn + 1;
   }
-  if (ev->cat) {
-    copy_bytes(d, ev->cat, cn + 1);
+  if (cat) {
+    tw__rec_copy(d, cat, cn + 1);
     d += cn + 1;
   }
   /* Name and cat: plain ASCII (checked 8 bytes at a time, over the copy
    * and its zeroed padding) or else valid UTF-8. */
-  if ((nargs ? 1 : high_bits(buf + sizeof *head + sizeof *r,
-                             size - sizeof *head - sizeof *r)) &&
-      ((ev->name && !utf8_valid((const unsigned char *)ev->name, nn)) ||
-       (ev->cat && !utf8_valid((const unsigned char *)ev->cat, cn))))
+  if ((nargs ? 1 : tw__rec_high_bits(d0, (size_t)(buf + size - d0))) &&
+      ((name && !utf8_valid((const unsigned char *)name, nn)) ||
+       (cat && !utf8_valid((const unsigned char *)cat, cn))))
     return 1;
   for (size_t i = 0; i < nargs; i++)
     d = arg_put(d, &ev->args[i]);
   return 0;
+}
+
+int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
+                   const tw__fmt_config *cfg, size_t limit, char *buf,
+                   size_t cap, size_t *len)
+{
+  unsigned k = (unsigned)((unsigned char)ev->ph - 'B');
+
+  /* The shape: the rest of the rules are encode_common's. */
+  if (!(k < 64 && (REC_PHASES >> k & 1)) || (ev->has & ~REC_HAS) ||
+      ev->flags || ev->reserved[0] || ev->reserved[1] || ev->id_scope ||
+      ev->cname)
+    return 1;
+  return encode_common(ev, def, cfg, limit, buf, cap, len);
+}
+
+int tw__rec_encode_common(const tw_event *ev, const tw__fmt_defaults *def,
+                          const tw__fmt_config *cfg, size_t limit,
+                          char *buf, size_t cap, size_t *len)
+{
+  return encode_common(ev, def, cfg, limit, buf, cap, len);
 }
 
 /* Format the EVENT entry body[0..n) into out[0..cap), as
@@ -326,8 +283,8 @@ static int render_event(const tw__fmt_config *cfg, const char *body,
   tw_arg args[TW__REC_MAX_ARGS];
   tw__fmt_defaults def;
   tw__fmt_notes notes = { 0, 0 };
-  const char *p = body + sizeof(rec_event), *end = body + n;
-  rec_event r;
+  const char *p = body + sizeof(tw__rec_event), *end = body + n;
+  tw__rec_event r;
   tw_event ev;
 
   if (n < sizeof r)

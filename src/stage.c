@@ -27,9 +27,63 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The calling thread's stages, and the one it used last. */
+/* The calling thread's stages, and the one it used last, with what the
+ * helpers' paths need of it in one place (one thread-local block: one
+ * lookup of its address). */
+typedef struct thread_last_stage {
+  tw__stage *st;           /* the stage used last, or NULL */
+  uint64_t id;             /* its writer's id (0 with no stage: in a
+                              child after fork too) */
+  size_t bare;             /* if the writer defers formatting (buffering
+                              sink, no timebase): one more than the
+                              longest name and cat together that events
+                              with no args may have on tw__emit_x's bare
+                              path (record.h), within max_string and the
+                              writer's limit; else 0 */
+  int format;              /* 1 if tw__emit_x may format its events
+                              straight into the slot (a buffering sink
+                              that formats on the producer, no timebase) */
+  int64_t pid, tid;        /* tw__pid() and tw__tid() when it was set (a
+                              child after fork sets it again) */
+} thread_last_stage;
+
 static TW__THREAD tw__stage *thread_stages;
-static TW__THREAD tw__stage *thread_last;
+static TW__THREAD thread_last_stage last;
+
+/* Make st (not NULL), of writer w, the thread's last stage. */
+static inline void thread_last_set(tw__stage *st, const tw_writer *w)
+{
+  int buffered = !w->direct && w->ts_offset == 0;
+  size_t bare = 0, room;
+
+  if (buffered && w->defer_limit > TW__REC_BOUND_HEAD) {
+    room = (w->defer_limit - TW__REC_BOUND_HEAD) / 6;
+    bare = (room < w->fmt.max_string ? room : w->fmt.max_string) + 1;
+  }
+  last.st = st;
+  last.id = st->writer_id;
+  last.bare = bare;
+  last.format = buffered && !w->defer_limit;
+  last.pid = tw__pid();
+  last.tid = tw__tid();
+}
+
+/* The thread has no last stage. */
+static inline void thread_last_clear(void)
+{
+  last.st = NULL;
+  last.id = 0;
+}
+
+/* In the child after fork, in the only thread it has: a writer of the
+ * parent is disabled there (tw__forked), so none is the last; and the
+ * thread's pid is another (the formatter's text of it). */
+static void thread_forked(void)
+{
+  thread_last_clear();
+  tw__format_forked();
+}
+
 static pthread_once_t stage_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t stage_key;
 
@@ -69,7 +123,8 @@ static void thread_exit(void *arg)
     next = st->thread_next;
     stage_unref(st);
   }
-  thread_stages = thread_last = NULL;
+  thread_stages = NULL;
+  thread_last_clear();
   free(scratch);
   scratch = NULL;
   scratch_cap = 0;
@@ -78,6 +133,7 @@ static void thread_exit(void *arg)
 static void stage_key_init(void)
 {
   (void)pthread_key_create(&stage_key, thread_exit);
+  (void)pthread_atfork(NULL, NULL, thread_forked);
 }
 
 /* The calling thread's scratch buffer with at least want bytes, or NULL.
@@ -127,8 +183,8 @@ static void thread_prune(void)
   while ((st = *p) != NULL) {
     if (__atomic_load_n(&st->writer_gone, __ATOMIC_ACQUIRE)) {
       *p = st->thread_next;
-      if (thread_last == st)
-        thread_last = NULL;
+      if (last.st == st)
+        thread_last_clear();
       stage_unref(st);
     } else {
       p = &st->thread_next;
@@ -183,7 +239,7 @@ static tw__stage *stage_new(tw_writer *w, int *rc)
  * its list, else a new one.  NULL with *rc set if it cannot be made. */
 static inline tw__stage *stage_of(tw_writer *w, int *rc)
 {
-  tw__stage *st = thread_last;
+  tw__stage *st = last.st;
 
   if (TW__LIKELY(st && st->writer_id == w->id))
     return st;
@@ -192,7 +248,7 @@ static inline tw__stage *stage_of(tw_writer *w, int *rc)
       break;
   if (!st && !(st = stage_new(w, rc)))
     return NULL;
-  thread_last = st;
+  thread_last_set(st, w);
   return st;
 }
 
@@ -520,6 +576,16 @@ static const tw_event *to_timebase(const tw_writer *w, const tw_event *ev,
   return ev;
 }
 
+/* An event that failed with rc: refused (bad input, no memory for it)
+ * is counted; a drop is counted as such, and the writer's failure is
+ * not the event's.  Returns rc. */
+static int refused(tw_writer *w, int rc)
+{
+  if (rc != TW_EDROPPED && rc != __atomic_load_n(&w->err, __ATOMIC_RELAXED))
+    __atomic_fetch_add(&w->rejected, 1, __ATOMIC_RELAXED);
+  return rc;
+}
+
 /* The rest of tw_emit: every event of a writer that formats on the
  * producer, and those that emit_deferred_fast leaves.  Returns as
  * tw_emit. */
@@ -539,14 +605,8 @@ emit_general(tw_writer *w, tw__stage *st, const tw_event *ev,
     rc = emit_direct(w, st, ev, def, &notes, stackbuf, &rec, &len);
   else
     rc = emit_staged(w, st, ev, def, &notes, stackbuf, &rec, &len);
-  if (TW__UNLIKELY(rc != 0)) {
-    /* An event refused (bad input, no memory for it) is counted; a
-     * drop is counted as such, and the writer's failure is not the
-     * event's. */
-    if (rc != TW_EDROPPED && rc != __atomic_load_n(&w->err, __ATOMIC_RELAXED))
-      __atomic_fetch_add(&w->rejected, 1, __ATOMIC_RELAXED);
-    return rc;
-  }
+  if (TW__UNLIKELY(rc != 0))
+    return refused(w, rc);
   count_notes(w, &notes);
   if (TW__UNLIKELY(ev->ph == 'M') && w->meta)
     tw__meta_remember_event(w, ev, rec, len);
@@ -571,6 +631,168 @@ static inline int emit_deferred_fast(tw_writer *w, tw__stage *st,
   __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
   __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
   return 0;
+}
+
+int tw__emit_common(tw_writer *w, const tw_event *ev)
+{
+  tw__stage *st = last.st;
+  tw__fmt_defaults def;
+  tw__slot *slot;
+  unsigned replaced = 0;
+  size_t len;
+
+  /* What tw_emit checks first, and what the general path does instead:
+   * a thread's first event on w (or w of a parent after fork: then no
+   * stage is the last, thread_forked), a full slot or none, a direct
+   * sink, a timebase. */
+  if (TW__UNLIKELY(last.id != w->id || !(slot = st->slot) ||
+                   w->direct || w->ts_offset != 0 ||
+                   __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
+    return 1;
+  def.ts = (ev->has & TW_HAS_TS) ? 0 : tw_now_ns();
+  def.pid = tw__pid();
+  def.tid = tw__tid();
+  if (w->defer_limit) {
+    /* As emit_deferred_fast. */
+    if (tw__rec_encode_common(ev, &def, &w->fmt, w->defer_limit,
+                              slot->data + slot->len,
+                              w->slot_size - slot->len, &len) != 0)
+      return 1;
+    __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+    __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+    return 0;
+  }
+  /* As emit_staged (no entry header: the writer does not defer). */
+  if (tw__format_common(ev, &def, &w->fmt, slot->data + slot->len,
+                        w->slot_size - slot->len, &len, &replaced) != 0 ||
+      len > w->max_event)
+    return 1;
+  __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+  count_record(st, len);
+  if (TW__UNLIKELY(replaced))
+    __atomic_fetch_add(&w->utf8_replaced, replaced, __ATOMIC_RELAXED);
+  return 0;
+}
+
+/* tw__emit_x's event of a deferring writer: with no args, checked as
+ * tw__rec_encode checks it, the shape being X and name and cat not NULL,
+ * written as an EVENT entry and published as emit_deferred_fast does.
+ * The lengths are taken once (max_string and the limit in one compare:
+ * last.bare); the ASCII check rides on the copy.  Returns as
+ * tw__emit_x. */
+static __attribute__((noinline)) int
+emit_x_bare(tw_writer *w, const char *cat, const char *name, uint64_t ts,
+            uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  if (TW__LIKELY(nargs == 0 && name && cat)) {
+    size_t nn = strlen(name), cn = strlen(cat), len;
+    tw__stage *st = last.st;
+    tw__slot *slot = st->slot;
+
+    if (TW__LIKELY(nn + cn < last.bare && slot &&
+                   __atomic_load_n(&w->err, __ATOMIC_RELAXED) == 0 &&
+                   !((ts | dur | (ts + dur)) & TW__REC_TIME_END) &&
+                   (len = tw__rec_put_bare(slot->data + slot->len,
+                                           w->slot_size - slot->len, 'X',
+                                           TW_HAS_TS, name, nn, cat, cn, ts,
+                                           dur, last.pid, last.tid)))) {
+      __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+      __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+      return 0;
+    }
+    args = NULL;          /* (never read with no args) */
+  }
+  return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+}
+
+/* A record of len bytes at rec published in st's active slot, counted,
+ * with replaced strings whose invalid UTF-8 became U+FFFD. */
+static inline void publish(tw_writer *w, tw__stage *st, tw__slot *slot,
+                           const char *rec, size_t len, unsigned replaced)
+{
+  if (rec)
+    memcpy(slot->data + slot->len, rec, len);
+  __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
+  count_record(st, len);
+  if (TW__UNLIKELY(replaced))
+    __atomic_fetch_add(&w->utf8_replaced, replaced, __ATOMIC_RELAXED);
+}
+
+/* emit_x_format's event when the slot's room may be short (the fast
+ * formatter asks for its largest size, 6 bytes a string byte): formatted
+ * on the stack, then copied into the slot if it fits, else into the next
+ * slot, as emit_staged places it.  The events the fast formatter leaves
+ * (errors, strings to cut, records past the stack buffer) go to
+ * tw__complete_event.  Returns as tw__emit_x. */
+static __attribute__((noinline)) int
+emit_x_aside(tw_writer *w, const char *cat, const char *name, uint64_t ts,
+             uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  char stackbuf[STACK_RECORD];
+  tw__stage *st = last.st;
+  tw__slot *slot = st->slot;
+  tw__fmt_out out;
+  int rc;
+
+  out.buf = stackbuf;
+  out.cap = sizeof stackbuf;
+  out.replaced = 0;
+  if (tw__format_complete(&w->fmt, &out, cat, name, ts, dur, args,
+                          nargs) != 0 || out.len > w->max_event)
+    return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+  if (out.len > w->slot_size - slot->len) {
+    /* Only an empty slot proves the record larger than a slot. */
+    if (slot->len == 0)
+      return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+    if ((rc = next_slot(w, st)) != 0)
+      return refused(w, rc);
+    slot = st->slot;
+    if (out.len > w->slot_size - slot->len)
+      return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+  }
+  publish(w, st, slot, stackbuf, out.len, out.replaced);
+  return 0;
+}
+
+/* tw__emit_x's event of a writer that formats on the producer: formatted
+ * into the slot, as emit_staged would.  Returns as tw__emit_x. */
+static __attribute__((noinline)) int
+emit_x_format(tw_writer *w, const char *cat, const char *name, uint64_t ts,
+              uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  tw__stage *st = last.st;
+  tw__slot *slot = st->slot;
+  tw__fmt_out out;
+
+  if (TW__LIKELY(slot && __atomic_load_n(&w->err, __ATOMIC_RELAXED) == 0)) {
+    out.buf = slot->data + slot->len;
+    out.cap = w->slot_size - slot->len;
+    out.replaced = 0;
+    if (TW__LIKELY(tw__format_complete(&w->fmt, &out, cat, name, ts, dur,
+                                       args, nargs) == 0 &&
+                   out.len <= w->max_event)) {
+      publish(w, st, slot, NULL, out.len, out.replaced);
+      return 0;
+    }
+    /* Near the end of the slot, room is asked for generously. */
+    if (out.cap < STACK_RECORD)
+      return emit_x_aside(w, cat, name, ts, dur, args, nargs);
+  }
+  return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+}
+
+int tw__emit_x(tw_writer *w, const char *cat, const char *name,
+               uint64_t ts, uint64_t dur, const tw_arg *args, size_t nargs)
+{
+  /* Only on a thread whose last stage is w's (so w is not a parent's
+   * after fork: thread_forked). */
+  if (TW__LIKELY(last.id == w->id)) {
+    if (last.bare != 0)
+      return emit_x_bare(w, cat, name, ts, dur, args, nargs);
+    if (last.format)
+      return emit_x_format(w, cat, name, ts, dur, args, nargs);
+  }
+  return tw__complete_event(w, cat, name, ts, dur, args, nargs);
 }
 
 int tw_emit(tw_writer *w, const tw_event *ev)

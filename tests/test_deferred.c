@@ -218,13 +218,55 @@ static void run_both(const char *opts, int gz, emitter fn, run_result **a,
   run(opts, "producer", gz, fn, *b);
 }
 
+/* Write every "ts":T of buf[0..*len) as "ts":0 (the events of tw_begin,
+ * tw_end and tw_instant are at the time of the call). */
+static void zero_ts(char *buf, size_t *len)
+{
+  char *p = buf, *end = buf + *len, *d = buf;
+
+  while (p < end) {
+    if (end - p > 5 && memcmp(p, "\"ts\":", 5) == 0) {
+      memmove(d, p, 5);
+      d[5] = '0';
+      d += 6;
+      p += 5;
+      while (p < end && ((*p >= '0' && *p <= '9') || *p == '.'))
+        p++;
+    } else {
+      *d++ = *p++;
+    }
+  }
+  *len = (size_t)(d - buf);
+}
+
+static void compare_results(const char *opts, run_result *a,
+                            run_result *b);
+
 /* The same events through both formatters: the same results. */
 static void compare_runs(const char *opts, int gz, emitter fn)
 {
   run_result *a, *b;
-  records ra, rb;
 
   run_both(opts, gz, fn, &a, &b);
+  compare_results(opts, a, b);
+}
+
+/* The same, every ts made 0 first. */
+static void compare_runs_any_ts(const char *opts, emitter fn)
+{
+  run_result *a, *b;
+
+  run_both(opts, 0, fn, &a, &b);
+  zero_ts(a->trace, &a->len);
+  zero_ts(b->trace, &b->len);
+  compare_results(opts, a, b);
+}
+
+/* The results of a and b (freed) the same. */
+static void compare_results(const char *opts, run_result *a, run_result *b)
+{
+  records ra, rb;
+
   assert_int_equal(a->nrc, b->nrc);
   for (size_t i = 0; i < a->nrc; i++)
     if (a->rc[i] != b->rc[i])
@@ -279,6 +321,54 @@ static int emit_args(tw_writer *w, char ph, const char *name, uint64_t i,
   ev.args = args;
   ev.nargs = nargs;
   return tw_emit(w, &ev);
+}
+
+/* Names and cats for the helpers' own paths (tw_complete straight to
+ * an entry or a record): every length the copy treats apart, around 4,
+ * 8 and 16 bytes with the NUL, escapes, valid and invalid UTF-8, and
+ * longer than max_string (64 in some runs). */
+static const char *const helper_strings[] = {
+  "", "a", "ab", "abc", "abcd", "abcdefg", "abcdefgh", "abcdefghijklmno",
+  "abcdefghijklmnop", "abcdefghijklmnopq", "matmul", "bench",
+  "q\"b\\s\n", "\x01\x1f", "gr\xc3\xb6\xc3\x9f" "e", "\xe6\xb3\xa8",
+  "\xff\xfe", "cut \xe2\x82", "ok \xc3",
+  "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+  "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9Z",
+};
+#define NHELPER (sizeof helper_strings / sizeof *helper_strings)
+
+/* tw_complete with no args and with one, every name against every cat
+ * (and NULL), times at their limits; events from TS0 + i us. */
+static void emit_helper_strings(tw_writer *w, run_result *r, uint64_t i)
+{
+  tw_arg one = tw_arg_int("n", 1);
+
+  for (size_t a = 0; a < NHELPER; a++) {
+    for (size_t b = 0; b <= NHELPER; b++) {
+      const char *cat = b < NHELPER ? helper_strings[b] : NULL;
+      put_rc(r, tw_complete(w, cat, helper_strings[a], TS0 + i * 1000,
+                            500 + i, NULL, 0));
+      i++;
+    }
+    put_rc(r, tw_complete(w, "cat", helper_strings[a], TS0 + i * 1000, 7,
+                          &one, 1));
+    put_rc(r, tw_complete(w, helper_strings[a], "args NULL", TS0 + i * 1000,
+                          7, NULL, 0));
+    i++;
+  }
+  put_rc(r, tw_complete(w, "cat", NULL, TS0, 1, NULL, 0));
+  put_rc(r, tw_complete(w, "cat", "late", UINT64_C(1) << 63, 0, NULL, 0));
+  put_rc(r, tw_complete(w, "cat", "last", (UINT64_C(1) << 63) - 1, 0, NULL,
+                        0));
+  put_rc(r, tw_complete(w, "cat", "long dur", TS0,
+                        (UINT64_C(1) << 63) - TS0, NULL, 0));
+  put_rc(r, tw_complete(w, "cat", "longest dur", TS0,
+                        (UINT64_C(1) << 63) - TS0 - 1, NULL, 0));
+  put_rc(r, tw_complete(w, "cat", "huge dur", TS0, UINT64_MAX, NULL, 0));
 }
 
 /* Every kind of event, good and bad; each call's value recorded. */
@@ -475,6 +565,7 @@ static void emit_catalogue(tw_writer *w, run_result *r)
   /* The helpers. */
   put_rc(r, tw_complete(w, "cat", "helper", TS0, 10, NULL, 0));
   put_rc(r, tw_complete(w, "cat", "helper args", TS0, 10, all, 16));
+  emit_helper_strings(w, r, i);
 }
 
 /* The catalogue under each option that changes what a check decides. */
@@ -497,6 +588,39 @@ static void test_catalogue(void **state)
     compare_runs(opts[k], 0, emit_catalogue);
   compare_runs("sink=gzip", 1, emit_catalogue);
   compare_runs("sink=gzip,utf8=reject,buffer=1KiB", 1, emit_catalogue);
+}
+
+/* tw_begin, tw_end and tw_instant (the time of the call) with the
+ * helpers' strings, every scope and a bad one. */
+static void emit_helper_phases(tw_writer *w, run_result *r)
+{
+  static const char scopes[] = { 0, 'g', 'p', 't', 'x' };
+  tw_arg one = tw_arg_str("s", "v");
+
+  for (size_t a = 0; a < NHELPER; a++) {
+    const char *s = helper_strings[a], *t = helper_strings[NHELPER - 1 - a];
+    put_rc(r, tw_begin(w, t, s, NULL, 0));
+    put_rc(r, tw_begin(w, "cat", s, &one, 1));
+    put_rc(r, tw_end(w, t, s, NULL, 0));
+    put_rc(r, tw_end(w, NULL, NULL, NULL, 0));
+    put_rc(r, tw_instant(w, s, t, scopes[a % 5], NULL, 0));
+    put_rc(r, tw_instant(w, NULL, s, scopes[(a + 1) % 5], &one, 1));
+  }
+  put_rc(r, tw_begin(w, "cat", NULL, NULL, 0));
+}
+
+static void test_helper_phases(void **state)
+{
+  static const char *const opts[] = {
+    "commit=background",
+    "commit=background,utf8=reject",
+    "commit=background,max_string=64,long=reject",
+    "commit=background,buffer=256",
+  };
+  (void)state;
+
+  for (size_t k = 0; k < sizeof opts / sizeof *opts; k++)
+    compare_runs_any_ts(opts[k], emit_helper_phases);
 }
 
 /* The catalogue's first events, field by field against what was given:
@@ -934,6 +1058,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_catalogue),
+    cmocka_unit_test(test_helper_phases),
     cmocka_unit_test(test_fields),
     cmocka_unit_test(test_sizes),
     cmocka_unit_test(test_stats_when_formatted),
