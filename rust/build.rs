@@ -113,6 +113,12 @@ fn main() {
                     dir, file
                 );
             }
+            // A rebuilt library is linked again (a static one is bundled
+            // into this crate's rlib, which cargo would otherwise keep).
+            println!(
+                "cargo:rerun-if-changed={}",
+                Path::new(&dir).join(file).display()
+            );
             link_dir(&dir, !statik);
             link_tracewriter(statik);
         }
