@@ -769,15 +769,20 @@ static const char *show(int c, char *out)
 /* The text stopped making sense at offset, where want was expected.
  * Before any record that is an error: not a trace.  After, the rest is
  * ignored like a cut.  Returns 0 or the error. */
+/* The member being read is not kept: the members end before it. */
+static void forget_member(twt_scan *s)
+{
+  s->mem_len = s->mem_start;
+  s->info.members_len = s->mem_len;
+}
+
 /* The reading ends (cut or stopped) in state st: a member being read is
  * not kept. */
 static void drop_partial_member(twt_scan *s, int st)
 {
   if (st == ST_KEYSTR || st == ST_COLON || st == ST_VALUE ||
-      (st == ST_SKIP && s->sk_keep)) {
-    s->mem_len = s->mem_start;
-    s->info.members_len = s->mem_len;
-  }
+      (st == ST_SKIP && s->sk_keep))
+    forget_member(s);
 }
 
 static int stop(twt_scan *s, uint64_t offset, int c, const char *want)
@@ -806,8 +811,7 @@ static int mem_add(twt_scan *s, const char *p, size_t n)
     return 0;
   if (s->mem_len + n > s->max_members) {
     s->mem_over = 1;
-    s->mem_len = s->mem_start;
-    s->info.members_len = s->mem_len;   /* none of it kept */
+    forget_member(s);
     return 0;
   }
   if (s->mem_len + n > s->mem_cap) {
@@ -1177,14 +1181,12 @@ static int skip_done(twt_scan *s)
    * comma and the colon the scanner added. */
   if (twt_json_check(s->mem + s->mem_start + 1,
                      s->mem_vstart - 1 - (s->mem_start + 1), 0, NULL) != 0) {
-    s->mem_len = s->mem_start;
-    s->info.members_len = s->mem_len;
+    forget_member(s);
     return stop(s, s->key_off, '"', "a valid JSON string (a key)");
   }
   if (twt_json_check(s->mem + s->mem_vstart, s->mem_len - s->mem_vstart,
                      DEPTH_MAX, NULL) != 0) {
-    s->mem_len = s->mem_start;
-    s->info.members_len = s->mem_len;
+    forget_member(s);
     return stop(s, s->sk_off, s->mem[s->mem_vstart] & 0xff,
                 "a valid JSON value");
   }
@@ -1304,10 +1306,8 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       i = j + 1;
       s->is_events = !s->key_odd && s->key_len == 11 &&
                      memcmp(s->key, "traceEvents", 11) == 0;
-      if (s->is_events) {
-        s->mem_len = s->mem_start;  /* not a member kept */
-        s->info.members_len = s->mem_len;
-      }
+      if (s->is_events)
+        forget_member(s);           /* not a member kept */
       s->state = ST_COLON;
       break;
     }
