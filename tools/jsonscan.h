@@ -83,9 +83,11 @@ struct twt_scan_info {
   int bom;                 /* it began with a UTF-8 byte-order mark */
   int events_found;        /* the events array was found */
   int done;                /* the document's last bracket was read */
-  int strict;              /* (once ended) the text was exactly one
-                              strict JSON document, at most one newline
-                              after it */
+  int strict;              /* (once ended) the text was checked to be
+                              exactly one strict JSON document, at most
+                              one newline after it: 0 too when an
+                              element was skipped or a record or member
+                              dropped unchecked */
   uint64_t records;        /* records yielded */
   uint64_t invalid;        /* records dropped: not valid JSON, or nested
                               deeper than TWT_RECORD_DEPTH */
