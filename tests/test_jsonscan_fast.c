@@ -46,38 +46,16 @@ static unsigned rnd(unsigned n)
   return (unsigned)(rng >> 33) % n;
 }
 
-typedef struct buf {
-  char *p;
-  size_t len, cap;
-} buf;
-
-static void put(buf *b, const char *s, size_t n)
-{
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->p = realloc(b->p, b->cap);
-    assert_non_null(b->p);
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = '\0';
-}
-
-static void puts_(buf *b, const char *s)
-{
-  put(b, s, strlen(s));
-}
-
 /* Whitespace between tokens: none mostly, or (pretty) any. */
-static void ws(buf *b, int pretty)
+static void ws(tu_text *b, int pretty)
 {
   static const char *const w[] = { " ", "\n    ", "\t", "\r\n  ", "  " };
 
   if (pretty && rnd(3) == 0)
-    puts_(b, w[rnd(5)]);
+    tu_text_puts(b, w[rnd(5)]);
 }
 
-static void gen_string(buf *b)
+static void gen_string(tu_text *b)
 {
   static const char *const bits[] = {
     "a", "name", " ", "{", "}", "[", "]", ",", ":", "\\\\", "\\\"",
@@ -86,31 +64,31 @@ static void gen_string(buf *b)
   };
   unsigned n = rnd(4) == 0 ? 20 + rnd(120) : rnd(6);
 
-  puts_(b, "\"");
+  tu_text_puts(b, "\"");
   for (unsigned i = 0; i < n; i++) {
     const char *s = bits[rnd(sizeof bits / sizeof *bits)];
     if (strcmp(s, "\"\\\\") == 0)
       s = "\\\\";                   /* an escaped backslash before the end */
-    puts_(b, s);
+    tu_text_puts(b, s);
   }
-  puts_(b, "\"");
+  tu_text_puts(b, "\"");
 }
 
-static void gen_value(buf *b, unsigned depth, int pretty);
+static void gen_value(tu_text *b, unsigned depth, int pretty);
 
 /* "key": value, with whitespace around its tokens if pretty. */
-static void gen_member(buf *b, unsigned depth, int pretty)
+static void gen_member(tu_text *b, unsigned depth, int pretty)
 {
   ws(b, pretty);
   gen_string(b);
   ws(b, pretty);
-  puts_(b, ":");
+  tu_text_puts(b, ":");
   ws(b, pretty);
   gen_value(b, depth, pretty);
   ws(b, pretty);
 }
 
-static void gen_value(buf *b, unsigned depth, int pretty)
+static void gen_value(tu_text *b, unsigned depth, int pretty)
 {
   static const char *const nums[] = {
     "0", "-0", "12", "-3.25", "1e5", "2.5E-3", "1694039968955744.123",
@@ -122,62 +100,62 @@ static void gen_value(buf *b, unsigned depth, int pretty)
   if (k == 0 || k == 1) {
     gen_string(b);
   } else if (k == 2) {
-    puts_(b, nums[rnd(sizeof nums / sizeof *nums)]);
+    tu_text_puts(b, nums[rnd(sizeof nums / sizeof *nums)]);
   } else if (k == 3) {
-    puts_(b, lits[rnd(3)]);
+    tu_text_puts(b, lits[rnd(3)]);
   } else if (k == 4 || k == 5) {
     unsigned n = rnd(4);
-    puts_(b, "{");
+    tu_text_puts(b, "{");
     for (unsigned i = 0; i < n; i++) {
       if (i)
-        puts_(b, ",");
+        tu_text_puts(b, ",");
       gen_member(b, depth + 1, pretty);
     }
-    puts_(b, "}");
+    tu_text_puts(b, "}");
   } else {
     unsigned n = rnd(4);
-    puts_(b, "[");
+    tu_text_puts(b, "[");
     for (unsigned i = 0; i < n; i++) {
       if (i)
-        puts_(b, ",");
+        tu_text_puts(b, ",");
       ws(b, pretty);
       gen_value(b, depth + 1, pretty);
       ws(b, pretty);
     }
-    puts_(b, "]");
+    tu_text_puts(b, "]");
   }
 }
 
 static int shallow;                 /* no record too deep */
 
 /* A record: an object with the usual members and random others. */
-static void gen_record(buf *b, int pretty)
+static void gen_record(tu_text *b, int pretty)
 {
   char num[64];
   unsigned n = rnd(6);
 
-  puts_(b, "{");
+  tu_text_puts(b, "{");
   ws(b, pretty);
   snprintf(num, sizeof num, "\"ph\":\"X\",\"ts\":%u.%03u,\"pid\":%u,"
            "\"tid\":%u", rnd(100000000), rnd(1000), rnd(70000), rnd(9));
-  puts_(b, num);
+  tu_text_puts(b, num);
   for (unsigned i = 0; i < n; i++) {
-    puts_(b, ",");
+    tu_text_puts(b, ",");
     gen_member(b, 0, pretty);
   }
   if (!shallow && rnd(20) == 0) {   /* deep */
     unsigned d = rnd(2) ? TWT_RECORD_DEPTH - 1 : TWT_RECORD_DEPTH + 3;
-    puts_(b, ",\"deep\":");
+    tu_text_puts(b, ",\"deep\":");
     for (unsigned i = 0; i < d; i++)
-      puts_(b, "[");
+      tu_text_puts(b, "[");
     for (unsigned i = 0; i < d; i++)
-      puts_(b, "]");
+      tu_text_puts(b, "]");
   }
-  puts_(b, "}");
+  tu_text_puts(b, "}");
 }
 
 /* Damage the text in one of the ways a file gets damaged. */
-static void damage(buf *b)
+static void damage(tu_text *b)
 {
   static const unsigned char bytes[] = {
     '"', '\\', '{', '}', '[', ']', ',', ':', 0x01, 0x1f, 0x80, 0xc3,
@@ -198,7 +176,7 @@ static void damage(buf *b)
     break;
   case 2: {                         /* a byte more */
     char c = (char)bytes[rnd(sizeof bytes)];
-    put(b, " ", 1);
+    tu_text_put(b, " ", 1);
     memmove(b->p + at + 1, b->p + at, b->len - at - 1);
     b->p[at] = c;
     break;
@@ -321,7 +299,7 @@ static void test_prefix_check(void **state)
 
   rng = tt_seed();
   for (unsigned i = 0; i < 20000; i++) {
-    buf b = { 0 };
+    tu_text b = { 0 };
     size_t n;
     gen_record(&b, rnd(3) == 0);
     if (rnd(2))
@@ -331,7 +309,7 @@ static void test_prefix_check(void **state)
     n = b.len;
     for (size_t s = 0; s < sizeof after / sizeof *after; s++) {
       b.len = n;
-      puts_(&b, after[s]);
+      tu_text_puts(&b, after[s]);
       /* an exact copy: the sanitizers see a read past the end */
       char *u = malloc(b.len ? b.len : 1);
       assert_non_null(u);
@@ -353,15 +331,15 @@ static void test_scan_compacts(void **state)
 
   rng = tt_seed();
   for (unsigned i = 0; i < 3000; i++) {
-    buf doc = { 0 }, want = { 0 };
+    tu_text doc = { 0 }, want = { 0 };
     unsigned n = 1 + rnd(6), valid = 0, got = 0;
     size_t chunk = rnd(3) == 0 ? 1 + rnd(40) : 1 + rnd(5000), off = 0;
     twt_scan *s = twt_scan_new(1 << 20, 1 << 16);
     assert_non_null(s);
 
-    puts_(&doc, "{\"traceEvents\": [\n  ");
+    tu_text_puts(&doc, "{\"traceEvents\": [\n  ");
     for (unsigned k = 0; k < n; k++) {
-      buf r = { 0 };
+      tu_text r = { 0 };
       gen_record(&r, rnd(4) != 0);
       if (rnd(5) == 0) {            /* invalid, its nesting kept: the
                                        scanner finds its end and goes on */
@@ -373,21 +351,21 @@ static void test_scan_compacts(void **state)
         char *cp = malloc(r.len + 1);
         assert_non_null(cp);
         if (spread_of(r.p, r.len))     /* spread: compacted; else as is */
-          put(&want, cp, twt_json_compact(cp, r.p, r.len));
+          tu_text_put(&want, cp, twt_json_compact(cp, r.p, r.len));
         else
-          put(&want, r.p, r.len);
-        put(&want, "\n", 1);
+          tu_text_put(&want, r.p, r.len);
+        tu_text_put(&want, "\n", 1);
         free(cp);
         valid++;
       }
       if (k)
-        puts_(&doc, ",\n  ");
-      put(&doc, r.p, r.len);
+        tu_text_puts(&doc, ",\n  ");
+      tu_text_put(&doc, r.p, r.len);
       free(r.p);
     }
-    puts_(&doc, "\n  ],\n  \"x\": 1\n}\n");
+    tu_text_puts(&doc, "\n  ],\n  \"x\": 1\n}\n");
     {
-      buf have = { 0 };
+      tu_text have = { 0 };
       while (off < doc.len) {
         size_t m = doc.len - off < chunk ? doc.len - off : chunk;
         char *copy = malloc(m);     /* exact: reads past it are seen */
@@ -399,8 +377,8 @@ static void test_scan_compacts(void **state)
         used = twt_scan_feed(s, copy, m, &rec, &ready);
         assert_true(used >= 0);
         if (ready && !rec.dropped) {
-          put(&have, rec.text, rec.len);
-          put(&have, "\n", 1);
+          tu_text_put(&have, rec.text, rec.len);
+          tu_text_put(&have, "\n", 1);
           got++;
         }
         free(copy);
@@ -529,7 +507,7 @@ static void assert_same_reading(const reading *a, const reading *b,
 /* A file in the library's layout with the lines a crash, a hand or
  * another writer leaves (clean: valid but for one odd separator, so
  * that info.strict tells the ways apart too). */
-static void gen_layout_file(buf *b, int clean)
+static void gen_layout_file(tu_text *b, int clean)
 {
 #define SEP(lit) { lit, sizeof lit - 1 }
   static const struct { const char *s; size_t n; } seps[] = {
@@ -540,33 +518,33 @@ static void gen_layout_file(buf *b, int clean)
 #undef SEP
   unsigned n = 50 + rnd(400), obj = rnd(2), odd = rnd(n);
 
-  puts_(b, obj ? "{\"traceEvents\":[\n" : "[\n");
+  tu_text_puts(b, obj ? "{\"traceEvents\":[\n" : "[\n");
   for (unsigned i = 0; i < n; i++) {
     size_t at = b->len;
     unsigned s;
     gen_record(b, !clean && i > 0 && rnd(12) == 0);
     if (rnd(6) == 0) {              /* a long one: across the chunks */
       b->len--;
-      puts_(b, ",\"pad\":\"");
+      tu_text_puts(b, ",\"pad\":\"");
       for (unsigned k = rnd(6000); k > 0; k--)
-        put(b, k % 61 == 0 ? "\\\"" : "y", k % 61 == 0 ? 2 : 1);
-      puts_(b, "\"}");
+        tu_text_put(b, k % 61 == 0 ? "\\\"" : "y", k % 61 == 0 ? 2 : 1);
+      tu_text_puts(b, "\"}");
     }
     if (!clean && i > 0 && rnd(10) == 0) {  /* damaged, after the first */
-      buf d = { 0 };
-      put(&d, b->p + at, b->len - at);
+      tu_text d = { 0 };
+      tu_text_put(&d, b->p + at, b->len - at);
       damage(&d);
       b->len = at;
-      put(b, d.p, d.len);
+      tu_text_put(b, d.p, d.len);
       free(d.p);
     }
     if (i + 1 == n)
       break;
     s = !clean || i == odd ? rnd(sizeof seps / sizeof *seps) : 0;
-    put(b, seps[s].s, seps[s].n);
+    tu_text_put(b, seps[s].s, seps[s].n);
   }
   if (clean || rnd(4))
-    puts_(b, obj ? "\n]}\n" : "\n]\n");
+    tu_text_puts(b, obj ? "\n]}\n" : "\n]\n");
   else
     b->len -= rnd((unsigned)(b->len / 3));   /* cut */
 }
@@ -583,7 +561,7 @@ static void test_reader_both_ways(void **state)
 
   rng = tt_seed();
   for (unsigned f = 0; f < 60; f++) {
-    buf b = { 0 };
+    tu_text b = { 0 };
     size_t max_record = rnd(3) == 0 ? 4096 : 0;
     shallow = f % 2;
     gen_layout_file(&b, f % 2);

@@ -86,24 +86,12 @@ static void repair_ok(const char *in, const char *out,
  * stream sync-flushed at each commit, then a stored final block holding
  * the tail and the trailer, both rewritten at the next commit. */
 typedef struct gzsim {
-  unsigned char *buf;
-  size_t len, cap;
+  tu_text file;            /* the file as committed so far */
   size_t data_end;         /* end of the deflate data (the tail's offset) */
   z_stream z;
   uLong crc, isize;
   const char *tail;
 } gzsim;
-
-static void sim_put(gzsim *g, const void *p, size_t n)
-{
-  if (g->len + n > g->cap) {
-    g->cap = (g->len + n) * 2;
-    g->buf = realloc(g->buf, g->cap);
-    assert_non_null(g->buf);
-  }
-  memcpy(g->buf + g->len, p, n);
-  g->len += n;
-}
 
 static void sim_init(gzsim *g, const char *tail)
 {
@@ -114,13 +102,13 @@ static void sim_init(gzsim *g, const char *tail)
   assert_int_equal(deflateInit2(&g->z, 1, Z_DEFLATED, -15, 8,
                                 Z_DEFAULT_STRATEGY), Z_OK);
   g->crc = crc32(0, NULL, 0);
-  sim_put(g, header, sizeof header);
-  g->data_end = g->len;
+  tu_text_put(&g->file, header, sizeof header);
+  g->data_end = g->file.len;
 }
 
 /* Commit data[0..n): returns the bytes written at data_end by this commit
  * (deflate data + stored block + trailer), as the sink would pwrite them,
- * in *w (malloc'ed) and *wn; g->buf becomes the committed file. */
+ * in *w (malloc'ed) and *wn; g->file becomes the committed file. */
 static void sim_commit(gzsim *g, const char *data, size_t n,
                        unsigned char **w, size_t *wn)
 {
@@ -129,41 +117,41 @@ static void sim_commit(gzsim *g, const char *data, size_t n,
   unsigned char block[5], trailer[8];
   uLong crc;
 
-  g->len = g->data_end;                 /* write over the old tail */
+  g->file.len = g->data_end;            /* write over the old tail */
   g->z.next_in = (unsigned char *)data;
   g->z.avail_in = (uInt)n;
   do {
     g->z.next_out = out;
     g->z.avail_out = sizeof out;
     assert_true(deflate(&g->z, Z_SYNC_FLUSH) != Z_STREAM_ERROR);
-    sim_put(g, out, sizeof out - g->z.avail_out);
+    tu_text_put(&g->file, out, sizeof out - g->z.avail_out);
   } while (g->z.avail_out == 0);
   g->crc = crc32(g->crc, (const unsigned char *)data, (uInt)n);
   g->isize += (uLong)n;
-  g->data_end = g->len;
+  g->data_end = g->file.len;
   block[0] = 0x01;
   block[1] = (unsigned char)(tl & 0xff);
   block[2] = (unsigned char)(tl >> 8);
   block[3] = (unsigned char)(~tl & 0xff);
   block[4] = (unsigned char)((~tl >> 8) & 0xff);
-  sim_put(g, block, 5);
-  sim_put(g, g->tail, tl);
+  tu_text_put(&g->file, block, 5);
+  tu_text_put(&g->file, g->tail, tl);
   crc = crc32(g->crc, (const unsigned char *)g->tail, (uInt)tl);
   for (int i = 0; i < 4; i++) {
     trailer[i] = (unsigned char)(crc >> (8 * i));
     trailer[4 + i] = (unsigned char)((g->isize + tl) >> (8 * i));
   }
-  sim_put(g, trailer, 8);
-  *wn = g->len - start;
+  tu_text_put(&g->file, trailer, 8);
+  *wn = g->file.len - start;
   *w = malloc(*wn);
   assert_non_null(*w);
-  memcpy(*w, g->buf + start, *wn);
+  memcpy(*w, g->file.p + start, *wn);
 }
 
 static void sim_free(gzsim *g)
 {
   deflateEnd(&g->z);
-  free(g->buf);
+  free(g->file.p);
 }
 
 /* ======================================================= valid traces */
@@ -835,31 +823,10 @@ static void test_unwritable_dir(void **state)
 /* ================================ the mmap sink's regions, NULs, FIFOs */
 
 /* A growing byte buffer. */
-typedef struct bytes {
-  char *p;
-  size_t len, cap;
-} bytes;
-
-static void bytes_room(bytes *b, size_t n)
+/* n bytes of c at the end of b. */
+static void text_fill(tu_text *b, int c, size_t n)
 {
-  if (b->len + n > b->cap) {
-    b->cap = (b->len + n) * 2 + 4096;
-    b->p = realloc(b->p, b->cap);
-    assert_non_null(b->p);
-  }
-}
-
-static void bytes_put(bytes *b, const void *p, size_t n)
-{
-  bytes_room(b, n);
-  memcpy(b->p + b->len, p, n);
-  b->len += n;
-}
-
-static void bytes_fill(bytes *b, int c, size_t n)
-{
-  bytes_room(b, n);
-  memset(b->p + b->len, c, n);
+  memset(tu_text_room(b, n), c, n);
   b->len += n;
 }
 
@@ -869,7 +836,7 @@ static void bytes_fill(bytes *b, int c, size_t n)
  * killed in a copy leaves a prefix of it followed by spaces.  What a
  * repair must keep: every complete record, in file order. */
 typedef struct layout {
-  bytes file;
+  tu_text file;
   size_t n;                /* complete records */
   size_t start[2048];      /* offset of each one's "{" */
   size_t len[2048];        /* its length */
@@ -925,12 +892,12 @@ static void make_regions(layout *L, unsigned *seed, int object_form,
   memset(pos, 0, sizeof pos);
   memset(end, 0, sizeof end);
   if (object_form)
-    bytes_put(&L->file, "{\"traceEvents\":[\n", 17);
+    tu_text_put(&L->file, "{\"traceEvents\":[\n", 17);
   else
-    bytes_put(&L->file, "[\n", 2);
+    tu_text_put(&L->file, "[\n", 2);
   L->start[L->n] = L->file.len;
   L->len[L->n++] = strlen(first);
-  bytes_put(&L->file, first, strlen(first));
+  tu_text_put(&L->file, first, strlen(first));
 
   /* nrec complete records, then one more per thread, cut or not. */
   for (unsigned k = 0; k < nrec + threads; k++) {
@@ -949,7 +916,7 @@ static void make_regions(layout *L, unsigned *seed, int object_form,
       size_t size = rl > region ? rl : region;
       pos[t] = L->file.len;
       end[t] = pos[t] + size;
-      bytes_fill(&L->file, ' ', size);
+      text_fill(&L->file, ' ', size);
     }
     memcpy(L->file.p + pos[t], rec, keep);
     if (keep == rl) {
@@ -978,13 +945,13 @@ static void make_regions(layout *L, unsigned *seed, int object_form,
       L->len[b - 1] = l0;
     }
   if (ending != 3)
-    bytes_fill(&L->file, ' ', rand_r(seed) % 5000);
+    text_fill(&L->file, ' ', rand_r(seed) % 5000);
   if (ending == 0) {
     const char *tail = object_form ? "\n]}" : "\n]";
-    bytes_put(&L->file, tail, strlen(tail));
+    tu_text_put(&L->file, tail, strlen(tail));
     L->has_tail = 1;
   } else if (ending == 2) {
-    bytes_fill(&L->file, '\0', 1 + rand_r(seed) % 9000);
+    text_fill(&L->file, '\0', 1 + rand_r(seed) % 9000);
   }
   if (nul_pages) {
     /* Zero pages, not the first one (the head), and forget the records
@@ -1494,14 +1461,14 @@ static void check_gzip_sink_layout(int object_form, int old_tail)
   sim_init(&g, tail);
   for (size_t k = 0; k < ncommits; k++) {
     size_t from = k ? bounds[k - 1] : 0, wn;
-    unsigned char *w, *prev = malloc(g.len + 1);
-    size_t prev_len = g.len, prev_end = g.data_end;
+    unsigned char *w, *prev = malloc(g.file.len + 1);
+    size_t prev_len = g.file.len, prev_end = g.data_end;
     assert_non_null(prev);
-    memcpy(prev, g.buf, g.len);
+    memcpy(prev, g.file.p, g.file.len);
     sim_commit(&g, orig + from, bounds[k] - from, &w, &wn);
 
     /* After the commit: valid as it is. */
-    tt_write_bytes(path, g.buf, g.len);
+    tt_write_bytes(path, g.file.p, g.file.len);
     repair_ok(path, NULL, &rep);
     if (!rep.was_valid)
       fail_msg("commit %zu: not valid", k);

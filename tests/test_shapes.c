@@ -96,41 +96,18 @@ static const char *const KINETO_AFTER[][2] = {
 
 /* ============================================================ helpers */
 
-/* A growing text. */
-typedef struct text {
-  char *p;
-  size_t len, cap;
-} text;
-
-static void put(text *t, const char *s, size_t n)
-{
-  if (t->len + n + 1 > t->cap) {
-    t->cap = (t->len + n + 1) * 2;
-    t->p = realloc(t->p, t->cap);
-    assert_non_null(t->p);
-  }
-  memcpy(t->p + t->len, s, n);
-  t->len += n;
-  t->p[t->len] = '\0';
-}
-
-static void puts_(text *t, const char *s)
-{
-  put(t, s, strlen(s));
-}
-
 /* The JSON text s written as Python's json.dump(indent=2) does: a
  * newline and indentation after every "{", "[" and ",", ": " between key
  * and value, the closing bracket on a line of its own; sep is what
  * follows each newline beyond the indentation ("\r\n" for CRLF: eol). */
-static void pretty(text *t, const char *s, int indent, const char *eol)
+static void pretty(tu_text *t, const char *s, int indent, const char *eol)
 {
   int str = 0, esc = 0;
 
   for (; *s; s++) {
     char c = *s, pad[64];
     if (str) {
-      put(t, s, 1);
+      tu_text_put(t, s, 1);
       if (esc)
         esc = 0;
       else if (c == '\\')
@@ -143,32 +120,32 @@ static void pretty(text *t, const char *s, int indent, const char *eol)
       str = 1;
     if ((c == '}' || c == ']') && s[-1] != '{' && s[-1] != '[') {
       indent -= 2;
-      puts_(t, eol);
+      tu_text_puts(t, eol);
       memset(pad, ' ', (size_t)indent);
-      put(t, pad, (size_t)indent);
+      tu_text_put(t, pad, (size_t)indent);
     }
-    put(t, s, 1);
+    tu_text_put(t, s, 1);
     if (c == ':')
-      puts_(t, " ");
+      tu_text_puts(t, " ");
     if (((c == '{' || c == '[') && s[1] != '}' && s[1] != ']') ||
         c == ',') {
       if (c != ',')
         indent += 2;
-      puts_(t, eol);
+      tu_text_puts(t, eol);
       memset(pad, ' ', (size_t)indent);
-      put(t, pad, (size_t)indent);
+      tu_text_put(t, pad, (size_t)indent);
     }
   }
 }
 
 /* s with ", " and ": " between tokens, as Python's json.dumps writes by
  * default (viztracer). */
-static void spaced(text *t, const char *s)
+static void spaced(tu_text *t, const char *s)
 {
   int str = 0, esc = 0;
 
   for (; *s; s++) {
-    put(t, s, 1);
+    tu_text_put(t, s, 1);
     if (str) {
       if (esc)
         esc = 0;
@@ -179,7 +156,7 @@ static void spaced(text *t, const char *s)
     } else if (*s == '"') {
       str = 1;
     } else if (*s == ',' || *s == ':') {
-      puts_(t, " ");
+      tu_text_puts(t, " ");
     }
   }
 }
@@ -187,80 +164,80 @@ static void spaced(text *t, const char *s)
 enum shape { KINETO, CHROME, VIZTRACER, ARRAY_ODD, ONE_LINE };
 
 /* The document of a shape. */
-static text make_doc(enum shape sh)
+static tu_text make_doc(enum shape sh)
 {
-  text t = { 0 };
+  tu_text t = { 0 };
   size_t i;
 
   switch (sh) {
   case KINETO:
-    puts_(&t, "{\n");
+    tu_text_puts(&t, "{\n");
     for (i = 0; i < sizeof KINETO_BEFORE / sizeof *KINETO_BEFORE; i++) {
-      puts_(&t, "  \"");
-      puts_(&t, KINETO_BEFORE[i][0]);
-      puts_(&t, "\": ");
+      tu_text_puts(&t, "  \"");
+      tu_text_puts(&t, KINETO_BEFORE[i][0]);
+      tu_text_puts(&t, "\": ");
       pretty(&t, KINETO_BEFORE[i][1], 2, "\n");
-      puts_(&t, ",\n");
+      tu_text_puts(&t, ",\n");
     }
-    puts_(&t, "  \"traceEvents\": [\n");
+    tu_text_puts(&t, "  \"traceEvents\": [\n");
     for (i = 0; i < NRECS; i++) {
-      puts_(&t, "  ");
+      tu_text_puts(&t, "  ");
       pretty(&t, RECS[i], 2, "\n");
-      puts_(&t, i + 1 < NRECS ? ",\n" : "\n");
+      tu_text_puts(&t, i + 1 < NRECS ? ",\n" : "\n");
     }
-    puts_(&t, "  ],\n");
+    tu_text_puts(&t, "  ],\n");
     for (i = 0; i < sizeof KINETO_AFTER / sizeof *KINETO_AFTER; i++) {
-      puts_(&t, "  \"");
-      puts_(&t, KINETO_AFTER[i][0]);
-      puts_(&t, "\": ");
-      puts_(&t, KINETO_AFTER[i][1]);
-      puts_(&t, i + 1 < sizeof KINETO_AFTER / sizeof *KINETO_AFTER ?
+      tu_text_puts(&t, "  \"");
+      tu_text_puts(&t, KINETO_AFTER[i][0]);
+      tu_text_puts(&t, "\": ");
+      tu_text_puts(&t, KINETO_AFTER[i][1]);
+      tu_text_puts(&t, i + 1 < sizeof KINETO_AFTER / sizeof *KINETO_AFTER ?
             ",\n" : "\n");
     }
-    puts_(&t, "}");
+    tu_text_puts(&t, "}");
     break;
   case CHROME:
     /* chrome://tracing's "Save": one line, metadata after. */
-    puts_(&t, "{\"traceEvents\":[");
+    tu_text_puts(&t, "{\"traceEvents\":[");
     for (i = 0; i < NRECS; i++) {
-      puts_(&t, RECS[i]);
+      tu_text_puts(&t, RECS[i]);
       if (i + 1 < NRECS)
-        puts_(&t, ",");
+        tu_text_puts(&t, ",");
     }
-    puts_(&t, "],\"metadata\":{\"clock-domain\":\"LINUX_CLOCK_MONOTONIC\","
+    tu_text_puts(&t, "],\"metadata\":{\"clock-domain\":\"LINUX_CLOCK_MONOTONIC\","
           "\"cpu-brand\":\"Intel(R) Xeon(R)\",\"trace-config\":\"\"}}\n");
     break;
   case VIZTRACER:
-    puts_(&t, "{\"traceEvents\": [");
+    tu_text_puts(&t, "{\"traceEvents\": [");
     for (i = 0; i < NRECS; i++) {
       spaced(&t, RECS[i]);
       if (i + 1 < NRECS)
-        puts_(&t, ", ");
+        tu_text_puts(&t, ", ");
     }
-    puts_(&t, "], \"viztracer_metadata\": {\"version\": \"0.16.3\", "
+    tu_text_puts(&t, "], \"viztracer_metadata\": {\"version\": \"0.16.3\", "
           "\"overflow\": false}, \"file_info\": {\"files\": {}, "
           "\"functions\": {}}}");
     break;
   case ARRAY_ODD:
     /* A byte-order mark, CRLF, pretty-printed, elements that are not
      * objects, a stray comma and a trailing one. */
-    puts_(&t, "\xef\xbb\xbf[\r\n");
+    tu_text_puts(&t, "\xef\xbb\xbf[\r\n");
     for (i = 0; i < NRECS; i++) {
       pretty(&t, RECS[i], 2, "\r\n");
-      puts_(&t, ",\r\n");
+      tu_text_puts(&t, ",\r\n");
       if (i == 3)
-        puts_(&t, "  42, \"not an event\", [1, {\"a\": 2}], null,,\r\n");
+        tu_text_puts(&t, "  42, \"not an event\", [1, {\"a\": 2}], null,,\r\n");
     }
-    puts_(&t, "]\r\n");
+    tu_text_puts(&t, "]\r\n");
     break;
   case ONE_LINE:
-    puts_(&t, "[");
+    tu_text_puts(&t, "[");
     for (i = 0; i < NRECS; i++) {
-      puts_(&t, RECS[i]);
+      tu_text_puts(&t, RECS[i]);
       if (i + 1 < NRECS)
-        puts_(&t, ",");
+        tu_text_puts(&t, ",");
     }
-    puts_(&t, "]");
+    tu_text_puts(&t, "]");
     break;
   }
   return t;
@@ -285,12 +262,12 @@ static void assert_records_as(const jc_doc *d, size_t from, size_t to,
   for (v = jc_first(d, ev); v >= 0; v = jc_next(d, v), i++) {
     size_t len;
     const char *raw = jc_raw(d, v, &len);
-    text want = { 0 };
+    tu_text want = { 0 };
     assert_true(i < to);
     if (is_spaced)
       spaced(&want, RECS[i]);
     else
-      puts_(&want, RECS[i]);
+      tu_text_puts(&want, RECS[i]);
     if (len != want.len || memcmp(raw, want.p, len) != 0)
       fail_msg("record %zu: got %.*s\nwant %s", i, (int)len, raw, want.p);
     free(want.p);
@@ -393,7 +370,7 @@ static void test_every_shape(void **state)
   (void)state;
 
   for (int sh = KINETO; sh <= ONE_LINE; sh++) {
-    text t = make_doc((enum shape)sh);
+    tu_text t = make_doc((enum shape)sh);
     char *in = tt_in_dir(dir, "in.json"), *gz = tt_in_dir(dir, "in.gz");
     size_t gzlen;
     unsigned char *g;
@@ -424,28 +401,28 @@ static void test_layout_spread(void **state)
   (void)state;
 
   for (size_t k = 0; k < 2; k++) {
-    text t = { 0 };
+    tu_text t = { 0 };
     size_t spread = 0;
     twt_reader *r;
     twt_read_item it;
     char err[256];
     int rc;
 
-    puts_(&t, "[\n");
-    puts_(&t, RECS[0]);
+    tu_text_puts(&t, "[\n");
+    tu_text_puts(&t, RECS[0]);
     for (size_t i = 1; i < NRECS; i++) {
-      puts_(&t, ",\n");
+      tu_text_puts(&t, ",\n");
       if (i == 3)                   /* a record cut by a crash */
-        puts_(&t, "{\"ph\":\"X\",\"name\":\"cut\",\"ts\":12,\"pid\":1,\n");
+        tu_text_puts(&t, "{\"ph\":\"X\",\"name\":\"cut\",\"ts\":12,\"pid\":1,\n");
       if (i % 3 == 1) {
         size_t at = t.len;
         pretty(&t, RECS[i], 0, eols[k]);
         spread += memchr(t.p + at, '\n', t.len - at) != NULL;  /* not {} */
       } else {
-        puts_(&t, RECS[i]);
+        tu_text_puts(&t, RECS[i]);
       }
     }
-    puts_(&t, "\n]");
+    tu_text_puts(&t, "\n]");
     tt_write_bytes(in, t.p, t.len);
 
     assert_int_equal(twt_reader_open(&r, in, NULL, err, sizeof err), 0);
@@ -471,7 +448,7 @@ static void test_layout_spread(void **state)
 static void test_gzip_members(void **state)
 {
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "in.json.gz");
-  text t = make_doc(KINETO), all = { 0 };
+  tu_text t = make_doc(KINETO), all = { 0 };
   size_t cuts[] = { 0, 1, 100, t.len / 2, t.len - 3, t.len };
   (void)state;
 
@@ -479,7 +456,7 @@ static void test_gzip_members(void **state)
     size_t gl;
     unsigned char *g = tt_gz_member(t.p + cuts[i], cuts[i + 1] - cuts[i],
                                     &gl);
-    put(&all, (const char *)g, gl);
+    tu_text_put(&all, (const char *)g, gl);
     free(g);
   }
   tt_write_bytes(in, all.p, all.len);
@@ -497,7 +474,7 @@ static void test_cut_anywhere(void **state)
 {
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "cut.json");
   char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
-  text t = make_doc(KINETO);
+  tu_text t = make_doc(KINETO);
   const char *ev = strstr(t.p, "\"traceEvents\"");
   size_t first = (size_t)(ev - t.p);
   (void)state;
@@ -600,34 +577,34 @@ static void test_hostile(void **state)
   char *dir = tt_make_fast_dir(), *in = tt_in_dir(dir, "h.json");
   char *out = tt_in_dir(dir, "out.json");
   const size_t deep = 1000000;
-  text t = { 0 };
+  tu_text t = { 0 };
   (void)state;
 
-  puts_(&t, "{\"traceEvents\":[");
-  puts_(&t, RECS[1]);
-  puts_(&t, ",{\"ph\":\"i\",\"args\":");
+  tu_text_puts(&t, "{\"traceEvents\":[");
+  tu_text_puts(&t, RECS[1]);
+  tu_text_puts(&t, ",{\"ph\":\"i\",\"args\":");
   for (size_t i = 0; i < deep; i++)
-    puts_(&t, "[");
+    tu_text_puts(&t, "[");
   for (size_t i = 0; i < deep; i++)
-    puts_(&t, "]");
-  puts_(&t, "},");
-  puts_(&t, RECS[2]);
-  puts_(&t, "],\"deep\":");
+    tu_text_puts(&t, "]");
+  tu_text_puts(&t, "},");
+  tu_text_puts(&t, RECS[2]);
+  tu_text_puts(&t, "],\"deep\":");
   for (size_t i = 0; i < deep; i++)
-    puts_(&t, "{\"a\":");
-  puts_(&t, "1");
+    tu_text_puts(&t, "{\"a\":");
+  tu_text_puts(&t, "1");
   for (size_t i = 0; i < deep; i++)
-    puts_(&t, "}");
-  puts_(&t, ",\"big\":\"");
+    tu_text_puts(&t, "}");
+  tu_text_puts(&t, ",\"big\":\"");
   {
     size_t n = 100u * 1000 * 1000;
     char *s = malloc(n);
     assert_non_null(s);
     memset(s, 'a', n);
-    put(&t, s, n);
+    tu_text_put(&t, s, n);
     free(s);
   }
-  puts_(&t, "\",\"k\":2}");
+  tu_text_puts(&t, "\",\"k\":2}");
   tt_write_bytes(in, t.p, t.len);
   free(t.p);
   {
@@ -644,10 +621,10 @@ static void test_hostile(void **state)
     jc_free(d);
   }
   /* Never closed: cut, no record. */
-  t = (text){ 0 };
-  puts_(&t, "[");
+  t = (tu_text){ 0 };
+  tu_text_puts(&t, "[");
   for (size_t i = 0; i < deep; i++)
-    puts_(&t, "[");
+    tu_text_puts(&t, "[");
   tt_write_bytes(in, t.p, t.len);
   free(t.p);
   {
@@ -663,16 +640,16 @@ static void test_hostile(void **state)
  * the library's TW_MAX_JSON_DEPTH plus the record and its args. */
 static void test_depth_limit(void **state)
 {
-  text t = { 0 };
+  tu_text t = { 0 };
   (void)state;
 
   assert_int_equal(TWT_RECORD_DEPTH, TW_MAX_JSON_DEPTH + 2);
   for (unsigned d = 1; d <= TWT_RECORD_DEPTH + 1; d++) {
     t.len = 0;
     for (unsigned i = 0; i < d; i++)
-      puts_(&t, "[");
+      tu_text_puts(&t, "[");
     for (unsigned i = 0; i < d; i++)
-      puts_(&t, "]");
+      tu_text_puts(&t, "]");
     assert_int_equal(twt_json_check(t.p, t.len, TWT_RECORD_DEPTH, NULL),
                      d <= TWT_RECORD_DEPTH ? 0 : -1);
   }
@@ -721,7 +698,7 @@ static int is_space_(char c)
 
 /* The record t as the scanner must yield it: without the whitespace
  * between its tokens when a newline, CR or tab is among it. */
-static void expected_text(const text *t, text *want)
+static void expected_text(const tu_text *t, tu_text *want)
 {
   int str = 0, esc = 0, nl = 0;
   size_t b = 0, e = t->len;
@@ -748,7 +725,7 @@ static void expected_text(const text *t, text *want)
   }
   want->len = 0;
   if (!nl) {
-    put(want, t->p + b, e - b);
+    tu_text_put(want, t->p + b, e - b);
     return;
   }
   want->len = twt_json_compact(want->p, t->p + b, e - b);
@@ -765,7 +742,7 @@ static void test_checker_matches(void **state)
 {
   static const char pool[] = "\"\\{}[],:0123456789.eE+-tfnul \n\r\t\x01"
                              "\x80\xc3\xa9\xff ";
-  text t = { 0 }, doc = { 0 }, want = { 0 };
+  tu_text t = { 0 }, doc = { 0 }, want = { 0 };
   unsigned seed = tt_seed();
   (void)state;
 
@@ -782,7 +759,7 @@ static void test_checker_matches(void **state)
     else if (rand() % 2)
       spaced(&t, rec);
     else
-      puts_(&t, rec);
+      tu_text_puts(&t, rec);
     for (int m = 0; m < muts && t.len > 1; m++) {
       size_t at = (size_t)rand() % t.len;
       char c = pool[(size_t)rand() % (sizeof pool - 1)];
@@ -791,7 +768,7 @@ static void test_checker_matches(void **state)
         t.p[at] = c;
         break;
       case 1:
-        put(&t, " ", 1);
+        tu_text_put(&t, " ", 1);
         memmove(t.p + at + 1, t.p + at, t.len - at - 1);
         t.p[at] = c;
         break;
@@ -814,9 +791,9 @@ static void test_checker_matches(void **state)
 
     /* Through the scanner, in chunks of k bytes. */
     doc.len = 0;
-    puts_(&doc, "[");
-    put(&doc, t.p, t.len);
-    puts_(&doc, "]");
+    tu_text_puts(&doc, "[");
+    tu_text_put(&doc, t.p, t.len);
+    tu_text_puts(&doc, "]");
     if (want.cap < t.len + 1) {
       want.p = realloc(want.p, t.len + 1);
       want.cap = t.len + 1;
@@ -962,18 +939,18 @@ static void test_exact_merge(void **state)
   };
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "viz.json");
   char *out = tt_in_dir(dir, "out.json"), off[PATH_MAX + 16];
-  text t = { 0 };
+  tu_text t = { 0 };
   jc_doc *d;
   jc_val v;
   size_t i = 0;
   (void)state;
 
-  puts_(&t, "{\"traceEvents\": [");
+  tu_text_puts(&t, "{\"traceEvents\": [");
   for (size_t k = 0; k < 3; k++) {
-    puts_(&t, in_recs[k]);
-    puts_(&t, k < 2 ? ", " : "");
+    tu_text_puts(&t, in_recs[k]);
+    tu_text_puts(&t, k < 2 ? ", " : "");
   }
-  puts_(&t, "], \"viztracer_metadata\": {\"version\": \"0.16.3\"}}");
+  tu_text_puts(&t, "], \"viztracer_metadata\": {\"version\": \"0.16.3\"}}");
   tt_write_bytes(in, t.p, t.len);
   free(t.p);
   snprintf(off, sizeof off, "%s=-1.5s", in);
@@ -1029,15 +1006,15 @@ static void test_exact_slice(void **state)
   };
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "s.json");
   char *out = tt_in_dir(dir, "out.json");
-  text t = { 0 };
+  tu_text t = { 0 };
   jc_doc *d;
   jc_val ev;
   (void)state;
 
-  puts_(&t, "[");
+  tu_text_puts(&t, "[");
   for (size_t k = 0; k < 4; k++) {
-    puts_(&t, recs[k]);
-    puts_(&t, k < 3 ? ",\n" : "]");
+    tu_text_puts(&t, recs[k]);
+    tu_text_puts(&t, k < 3 ? ",\n" : "]");
   }
   tt_write_bytes(in, t.p, t.len);
   free(t.p);
@@ -1101,11 +1078,11 @@ static void test_merge_pids(void **state)
   (void)state;
 
   for (int i = 0; i < 3; i++) {
-    text t = { 0 };
+    tu_text t = { 0 };
     char name[16], rec[160];
     snprintf(name, sizeof name, "in%d.json", i);
     in[i] = tt_in_dir(dir, name);
-    puts_(&t, "[");
+    tu_text_puts(&t, "[");
     for (int k = 0, first = 1; k < 4 && pids[i][k]; k++) {
       for (int rep = 0; rep < 2; rep++) {
         if (rep == 0)
@@ -1117,11 +1094,11 @@ static void test_merge_pids(void **state)
           snprintf(rec, sizeof rec, ",{\"ph\":\"X\",\"name\":\"p%d_%d\","
                    "\"pid\":%s,\"tid\":1,\"ts\":%d,\"dur\":1}", i, k,
                    pids[i][k], 10 * k + i);
-        puts_(&t, rec);
+        tu_text_puts(&t, rec);
         first = 0;
       }
     }
-    puts_(&t, "]");
+    tu_text_puts(&t, "]");
     tt_write_bytes(in[i], t.p, t.len);
     free(t.p);
   }
@@ -1305,7 +1282,7 @@ static void test_ndjson(void **state)
 {
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "k.json");
   char *in2 = tt_in_dir(dir, "c.json"), *out = tt_in_dir(dir, "out.ndjson");
-  text k = make_doc(KINETO), c = make_doc(CHROME);
+  tu_text k = make_doc(KINETO), c = make_doc(CHROME);
   (void)state;
 
   tt_write_bytes(in, k.p, k.len);
@@ -1347,16 +1324,16 @@ static void test_member_too_long(void **state)
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "in.json");
   char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
   char *argv[] = { "cat", "-o", out, in, NULL };
-  text doc = { 0 };
+  tu_text doc = { 0 };
   size_t len;
   char *msg;
   jc_doc *d;
   (void)state;
 
-  puts_(&doc, "{ \"before\": 1, \"big\": \"");
+  tu_text_puts(&doc, "{ \"before\": 1, \"big\": \"");
   for (size_t i = 0; i < big; i++)
-    put(&doc, "x", 1);
-  puts_(&doc, "\", \"traceEvents\": [\n  {\"ph\": \"i\", \"ts\": 1, "
+    tu_text_put(&doc, "x", 1);
+  tu_text_puts(&doc, "\", \"traceEvents\": [\n  {\"ph\": \"i\", \"ts\": 1, "
         "\"pid\": 1, \"tid\": 1, \"s\": \"t\"}\n], \"after\": 2}\n");
   tt_write_bytes(in, doc.p, doc.len);
   assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, err), 0);
@@ -1522,13 +1499,13 @@ static void test_slice_clip(void **state)
   };
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "s.json");
   char *out = tt_in_dir(dir, "out.json");
-  text t = { 0 };
+  tu_text t = { 0 };
   (void)state;
 
-  puts_(&t, "[");
+  tu_text_puts(&t, "[");
   for (size_t k = 0; k < 5; k++) {
-    puts_(&t, recs[k]);
-    puts_(&t, k < 4 ? ",\n" : "]");
+    tu_text_puts(&t, recs[k]);
+    tu_text_puts(&t, k < 4 ? ",\n" : "]");
   }
   tt_write_bytes(in, t.p, t.len);
   free(t.p);
@@ -1626,13 +1603,13 @@ static void test_split(void **state)
   char *out = tt_in_dir(dir, "part.json"), *back = tt_in_dir(dir, "b.json");
   char **want = NULL;
   size_t nwant = 0, metas;
-  text t = { 0 };
+  tu_text t = { 0 };
   (void)state;
 
   /* 400 events over 4 ms: a B/E around all of it on thread 1, short
    * B/E pairs and X events on threads 2 and 3, async spans across
    * parts, instants. */
-  puts_(&t, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\","
+  tu_text_puts(&t, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\","
         "\"pid\":1,\"tid\":1,\"args\":{\"name\":\"engine\"}},\n"
         "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,"
         "\"args\":{\"name\":\"worker\"}},\n"
@@ -1663,12 +1640,12 @@ static void test_split(void **state)
                "\"pid\":1,\"tid\":3,\"ts\":%d,\"dur\":4}", i, ts);
       break;
     }
-    puts_(&t, rec);
+    tu_text_puts(&t, rec);
     if (i % 8 == 4 && i >= 40) {    /* the span begun 36 events before */
       snprintf(rec, sizeof rec, ",\n{\"ph\":\"e\",\"cat\":\"req\","
                "\"name\":\"r\",\"id\":%d,\"pid\":1,\"tid\":3,\"ts\":%d}",
                i - 40, ts);
-      puts_(&t, rec);
+      tu_text_puts(&t, rec);
     }
   }
   for (int i = 360; i < 400; i += 8) {
@@ -1676,9 +1653,9 @@ static void test_split(void **state)
     snprintf(rec, sizeof rec, ",\n{\"ph\":\"e\",\"cat\":\"req\","
              "\"name\":\"r\",\"id\":%d,\"pid\":1,\"tid\":3,\"ts\":4001}",
              i + 4);
-    puts_(&t, rec);
+    tu_text_puts(&t, rec);
   }
-  puts_(&t, ",\n{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":4002}\n],"
+  tu_text_puts(&t, ",\n{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":4002}\n],"
         "\"displayTimeUnit\":\"ns\"}");
   tt_write_bytes(in, t.p, t.len);
   free(t.p);
@@ -1741,7 +1718,7 @@ static void test_stats_places(void **state)
 {
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "k.json");
   char *out = tt_in_dir(dir, "stats.json");
-  text t = make_doc(KINETO);
+  tu_text t = make_doc(KINETO);
   char *argv[] = { "stats", "--json", "-o", out, in, NULL };
   jc_doc *d;
   jc_val th, v, unpl;
@@ -1787,7 +1764,7 @@ static void test_stats_places(void **state)
 static void test_truncated_while_read(void **state)
 {
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "t.json");
-  text t = { 0 };
+  tu_text t = { 0 };
   struct twt_read_options ro = { 0, TWT_READ_GENERAL };
   twt_reader *r;
   twt_read_item item;
@@ -1796,14 +1773,14 @@ static void test_truncated_while_read(void **state)
   int rc;
   (void)state;
 
-  puts_(&t, "{\"traceEvents\":[");
+  tu_text_puts(&t, "{\"traceEvents\":[");
   for (int i = 0; i < 20000; i++) {
     char rec[128];
     snprintf(rec, sizeof rec, "%s{\"ph\":\"i\",\"name\":\"e%d\",\"ts\":%d,"
              "\"pid\":1,\"tid\":1,\"s\":\"t\"}", i ? ",\n  " : "", i, i);
-    puts_(&t, rec);
+    tu_text_puts(&t, rec);
   }
-  puts_(&t, "]}");
+  tu_text_puts(&t, "]}");
   tt_write_bytes(in, t.p, t.len);
   assert_int_equal(twt_reader_open(&r, in, &ro, err, sizeof err), 0);
   while ((rc = twt_reader_next(r, &item)) > 0)

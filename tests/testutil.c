@@ -178,6 +178,30 @@ char *tu_read_fd(int fd, size_t *len)
   return buf;
 }
 
+char *tu_text_room(tu_text *t, size_t n)
+{
+  if (n >= SIZE_MAX / 2 - t->len)
+    fail_msg("tu_text: %zu more bytes after %zu", n, t->len);
+  if (t->len + n + 1 > t->cap) {
+    t->cap = (t->len + n + 1) * 2;
+    t->p = realloc(t->p, t->cap);
+    assert_non_null(t->p);
+  }
+  t->p[t->len + n] = '\0';
+  return t->p + t->len;
+}
+
+void tu_text_put(tu_text *t, const void *s, size_t n)
+{
+  memcpy(tu_text_room(t, n), s, n);
+  t->len += n;
+}
+
+void tu_text_puts(tu_text *t, const char *s)
+{
+  tu_text_put(t, s, strlen(s));
+}
+
 static void *pipe_reader_main(void *arg)
 {
   tu_pipe_reader *r = arg;

@@ -67,6 +67,22 @@ void tu_pipe_reader_start(tu_pipe_reader *r, int fd);
  * the bytes (r->buf: free them) and their count in *len (may be NULL). */
 char *tu_pipe_reader_join(tu_pipe_reader *r, size_t *len);
 
+/* A growing byte string that a test builds (a document, a file's
+ * expected bytes): { 0 } is empty; p is NUL-terminated past len once
+ * anything was put.  free(t.p) when done.  Growth failing fails the
+ * test. */
+typedef struct tu_text {
+  char *p;
+  size_t len, cap;
+} tu_text;
+
+/* Room for n more bytes (and the NUL after them) at t->p + t->len, which
+ * it returns; len is unchanged. */
+char *tu_text_room(tu_text *t, size_t n);
+/* Append s[0..n), or a C string. */
+void tu_text_put(tu_text *t, const void *s, size_t n);
+void tu_text_puts(tu_text *t, const char *s);
+
 /* Check buf[0..len) whole with the strict checker (jc_parse), then
  * return it parsed without the clock record that the library writes
  * after the first record of every document (a 'c' "clock_sync" event,
