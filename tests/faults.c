@@ -610,6 +610,16 @@ static void after_name_change(int rc)
     names_changed();
 }
 
+/* Whether open(2) takes a mode argument with these flags. */
+static int takes_mode(int flags)
+{
+#ifdef O_TMPFILE
+  if ((flags & O_TMPFILE) == O_TMPFILE)
+    return 1;
+#endif
+  return (flags & O_CREAT) != 0;
+}
+
 int __wrap_openat(int dirfd, const char *path, int flags, ...)
 {
   act a = decide(FK_OPENAT, 0);
@@ -620,7 +630,9 @@ int __wrap_openat(int dirfd, const char *path, int flags, ...)
     errno = a.err;
     return -1;
   }
-  if (flags & O_CREAT) {
+  /* open(2) reads a mode for O_TMPFILE too: without it the library's
+   * unnamed files get mode 000, which only root can read back. */
+  if (takes_mode(flags)) {
     va_list ap;
     va_start(ap, flags);
     mode = (mode_t)va_arg(ap, int);
