@@ -21,8 +21,8 @@
  * test runner (cmocka) or a sanitizer runtime may have its own handlers,
  * which the hook would otherwise call after its commit.
  *
- * TW_TEST_SCALE (a positive integer, default 1) divides the number of
- * random kills, for slow runs (valgrind, sanitizers).
+ * TW_TEST_SCALE (testutil.h: default 10, 1 for make check-long) divides
+ * the number of random kills.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pipe, fork, mkstemp, ... */
@@ -48,13 +48,6 @@ static const int hooked[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
                               SIGTERM };
 
 /* ---------------------------------------------------------- helpers */
-
-static unsigned scale(void)
-{
-  const char *s = getenv("TW_TEST_SCALE");
-  int v = s ? atoi(s) : 1;
-  return v > 0 ? (unsigned)v : 1;
-}
 
 /* The pad of event i: 0 to 89 letters. */
 static size_t pad_of(int i)
@@ -572,7 +565,7 @@ static void test_threads_random_deaths(void **state)
     { "sink=gzip,commit=background,buffer=16KiB,crash=commit", 1 },
     { "sink=gzip,commit=inline,buffer=4KiB,crash=commit", 1 },
   };
-  unsigned seed = tu_seed("test_threads_random_deaths"), runs = 16 / scale();
+  unsigned seed = tu_seed("test_threads_random_deaths"), runs = (unsigned)tu_scaled(16);
   (void)state;
 
   if (runs < 2)

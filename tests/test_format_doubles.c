@@ -12,7 +12,7 @@
  * whole (subnormals, the least normal, powers of ten and two and their
  * neighbours, 2^53 +- 1, negative zero, the largest double, the
  * carries of 9.99...), then 10,000,000 random doubles (divided by
- * TW_TEST_SCALE, a positive integer, default 1)
+ * TW_TEST_SCALE: testutil.h, default 10, 1 for make check-long)
  * from a printed seed (TW_TEST_SEED replays it): a quarter random bit
  * patterns (every exponent), a quarter random digits at decimal exponents
  * -30 .. 30, a quarter quotients of small integers (what programs divide),
@@ -182,15 +182,6 @@ static uint64_t rnd(void)                    /* splitmix64 */
   return z ^ (z >> 31);
 }
 
-/* TW_TEST_SCALE: a positive integer that divides the count (as in the
- * other tests: 10 under valgrind). */
-static unsigned long test_scale(void)
-{
-  const char *s = getenv("TW_TEST_SCALE");
-  long f = s && *s ? strtol(s, NULL, 10) : 1;
-  return f > 0 ? (unsigned long)f : 1;
-}
-
 /* 10^k for 0 <= k <= 16. */
 static uint64_t pow10_of(int k)
 {
@@ -202,7 +193,7 @@ static uint64_t pow10_of(int k)
 
 static void test_random(void **state)
 {
-  unsigned long n = 10000000UL / test_scale();
+  unsigned long n = tu_scaled(10000000UL);
   (void)state;
 
   rng = tu_seed("random doubles");

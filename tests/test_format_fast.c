@@ -24,13 +24,6 @@
 #include "format_test.h"
 #include "internal.h"
 
-static unsigned long test_scale(void)
-{
-  const char *s = getenv("TW_TEST_SCALE");
-  long f = s && *s ? strtol(s, NULL, 10) : 1;
-  return f > 0 ? (unsigned long)f : 1;
-}
-
 /* The strings of one event live here until it is formatted. */
 #define ARENA 65536
 static char arena[ARENA];
@@ -271,7 +264,7 @@ static void test_fast_as_reference(void **state)
 {
   static char got[65536], want[65536];
   static tw_arg args[32];
-  unsigned long n = 400000UL / test_scale(), ok = 0, refused = 0, short_ = 0;
+  unsigned long n = tu_scaled(400000UL), ok = 0, refused = 0, short_ = 0;
   unsigned long common_ok = 0, common_tried = 0;
   unsigned long complete_ok = 0, complete_tried = 0;
   (void)state;

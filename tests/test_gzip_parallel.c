@@ -140,8 +140,10 @@ static void run_every_commit(const char *opts)
   unsigned n = 0;
 
   for (int round = 0; round < 6; round++) {
-    /* Big rounds (about 2 MB) alternate with small ones (3 events). */
-    unsigned batch = round % 2 == 0 ? 15000 : 3;
+    /* Big rounds (about 2 MB at the soak size, 200 KB under make check:
+     * more than the 48 KiB a commit needs to be split) alternate with
+     * small ones (3 events). */
+    unsigned batch = round % 2 == 0 ? (unsigned)tu_scaled(15000) : 3;
     size_t jlen;
     char *json;
 
@@ -261,7 +263,8 @@ static void test_crash_mid_stream(void **state)
   srand(seed);
   for (int round = 0; round < 4; round++) {
     char *path = tu_tmppath(".json.gz");
-    unsigned k = 10000 + (unsigned)rand() % 30000;
+    unsigned k = (unsigned)tu_scaled(10000) +
+                 (unsigned)rand() % (unsigned)tu_scaled(30000);
     int status;
     pid_t pid = fork();
 
@@ -331,7 +334,7 @@ static void test_pipe(void **state)
   reader r = { 0, NULL, 0, 0 };
   tw_options o;
   tw_writer *w;
-  unsigned n = 50000;
+  unsigned n = (unsigned)tu_scaled(50000);
   size_t jlen;
   char *json;
 
@@ -366,14 +369,14 @@ static void test_fork(void **state)
   char *path = tu_tmppath(".json.gz");
   tw_writer *w = open_with(path, "sink=gzip,gzip_threads=2,commit=inline,"
                            "buffer=1MiB");
-  unsigned n = 0;
+  unsigned n = 0, half = (unsigned)tu_scaled(20000);
   int status;
   pid_t pid;
   size_t jlen;
   char *json;
 
   (void)state;
-  for (; n < 20000; n++)
+  for (; n < half; n++)
     assert_int_equal(emit_i(w, n), 0);
   assert_int_equal(tw_flush(w), 0);          /* the workers started */
   pid = fork();
@@ -386,7 +389,7 @@ static void test_fork(void **state)
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
-  for (; n < 40000; n++)
+  for (; n < 2 * half; n++)
     assert_int_equal(emit_i(w, n), 0);
   assert_int_equal(tw_close(w), 0);
   json = inflate_file(path, &jlen, NULL);

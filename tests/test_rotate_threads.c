@@ -14,7 +14,7 @@
  * (The combination of threads, mmap, rotation and a flushing thread once
  * rotated from two threads at a time: a crash, or lost events.)
  *
- * TW_TEST_SCALE divides the events per thread; TW_TEST_ROUNDS (default 1)
+ * TW_TEST_SCALE (testutil.h) divides the events per thread; TW_TEST_ROUNDS (default 1)
  * repeats the whole matrix, for soak runs.
  */
 #include "testutil.h"
@@ -215,7 +215,7 @@ static void run(int nthreads, int sink, int rotation, int what)
   char optstr[200], err[200];
   producer ps[THREADS_MAX];
   pthread_t th[THREADS_MAX], bth;
-  int next[THREADS_MAX], n = 20000 / env_int("TW_TEST_SCALE", 1) + 1;
+  int next[THREADS_MAX], n = (int)tu_scaled(20000) + 1;
   unsigned long finished;
   beside b;
   tw_options o;

@@ -10,8 +10,8 @@
  * flush, close), of a thread that exited without a flush, of threads that
  * open and close their own writers.
  *
- * TW_TEST_SCALE (a positive integer, default 1) divides the number of
- * events per thread, for slow builds (sanitizers, valgrind).
+ * TW_TEST_SCALE (testutil.h: default 10, 1 for make check-long) divides
+ * the number of events per thread.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* gettid */
@@ -29,16 +29,10 @@
 
 #define MAX_THREADS 32
 
-/* Events per thread, divided by TW_TEST_SCALE. */
+/* Events per thread, divided by TW_TEST_SCALE (testutil.h). */
 static int scaled(int n)
 {
-  const char *s = getenv("TW_TEST_SCALE");
-  long k = s && *s ? strtol(s, NULL, 10) : 1;
-
-  if (k < 1)
-    k = 1;
-  n = (int)(n / k);
-  return n > 0 ? n : 1;
+  return (int)tu_scaled((unsigned long)n);
 }
 
 /* One producer thread's work. */

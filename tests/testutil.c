@@ -81,6 +81,28 @@ unsigned tu_seed(const char *what)
   return (unsigned)seed;
 }
 
+unsigned tu_test_scale(void)
+{
+  const char *env = getenv("TW_TEST_SCALE");
+  unsigned long k;
+  char *end;
+
+  if (!env || !*env)
+    return TU_DEFAULT_SCALE;
+  errno = 0;
+  k = strtoul(env, &end, 10);
+  if (errno != 0 || *end != '\0' || env[0] < '0' || env[0] > '9' || k < 1 ||
+      k > 1000000)
+    fail_msg("TW_TEST_SCALE=%s: not a whole number from 1 to 1000000", env);
+  return (unsigned)k;
+}
+
+unsigned long tu_scaled(unsigned long n)
+{
+  n /= tu_test_scale();
+  return n > 0 ? n : 1;
+}
+
 /* ------------------------------------------------------- files, traces */
 
 char *tu_tmppath(const char *suffix)

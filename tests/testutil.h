@@ -35,6 +35,16 @@
  * way; fails the test on a malformed TW_TEST_SEED. */
 unsigned tu_seed(const char *what);
 
+/* How much a test repeats itself.  The counts written in the tests
+ * (events, rounds, random cases) are the soak size; TW_TEST_SCALE, a
+ * positive integer, divides them, and is TU_DEFAULT_SCALE when unset, so
+ * that make check (and a test run by hand) stays quick: make check-long
+ * runs with TW_TEST_SCALE=1.  tu_scaled(n) is n / TW_TEST_SCALE, at least
+ * 1; a malformed TW_TEST_SCALE fails the test. */
+#define TU_DEFAULT_SCALE 10
+unsigned tu_test_scale(void);
+unsigned long tu_scaled(unsigned long n);
+
 /* A new, unique, empty temporary file path ending in suffix (e.g.
  * ".json"), under $TMPDIR or /tmp.  The file exists (created empty);
  * free() the path, tu_cleanup() removes the file. */
