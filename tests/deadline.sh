@@ -10,8 +10,9 @@
 # SIGTERM to the test and to every process it started, SIGKILL 30 s
 # later; an interrupt (^C) is passed on to the test.  Without a timeout(1)
 # that takes -k (coreutils; busybox 1.30 or later), the test runs without
-# this deadline.  Exit status: the test's, or 124 (137 after SIGKILL) when
-# the deadline passed, 99 for a bad TW_TEST_TIMEOUT.
+# this deadline.  Its last line of output is its wall time, which
+# tests/slowest.sh collects.  Exit status: the test's, or 124 (137 after
+# SIGKILL) when the deadline passed, 99 for a bad TW_TEST_TIMEOUT.
 
 limit=${TW_TEST_TIMEOUT:-900}
 case $limit in
@@ -20,8 +21,43 @@ case $limit in
     exit 99
     ;;
 esac
+# Each test writes under directories of its own, removed when it ends,
+# passed or failed, so that a failed test leaves nothing behind: TMPDIR
+# (in the TMPDIR of make check, else /tmp), and TW_TEST_FAST_DIR for large
+# or fsync-heavy files (tests/tooltest.c), in /dev/shm when TMPDIR was not
+# set and /dev/shm is writable.
+name=$(basename "$1")
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-$name.XXXXXX") || exit 99
+fast=$scratch
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  fast=$(mktemp -d "/dev/shm/tw-$name.XXXXXX") || fast=$scratch
+fi
+TMPDIR=$scratch TW_TEST_FAST_DIR=$fast
+export TMPDIR TW_TEST_FAST_DIR
+remove_scratch()
+{
+  rm -rf "$scratch" "$fast"
+}
+
+# The test's wall time goes to the end of its log, where
+# tests/slowest.sh reads it.
+start=$(date +%s%N 2>/dev/null)
+wall_time()
+{
+  end=$(date +%s%N 2>/dev/null)
+  case $start$end in
+    *[!0-9]*|'') return;;
+  esac
+  ms=$(( (end - start) / 1000000 ))
+  printf 'deadline.sh: wall time %d.%01d s\n' $((ms / 1000)) $((ms % 1000 / 100))
+}
+
 if [ "$limit" -eq 0 ] || ! timeout -k 1 10 true >/dev/null 2>&1; then
-  exec "$@"
+  "$@"
+  status=$?
+  remove_scratch
+  wall_time
+  exit $status
 fi
 
 limit=$((limit + 30))
@@ -43,4 +79,6 @@ case $status in
     echo "deadline.sh: $1 ran for more than $limit s (TW_TEST_TIMEOUT=${TW_TEST_TIMEOUT:-900}, plus 30): stopped" >&2
     ;;
 esac
+remove_scratch
+wall_time
 exit $status
