@@ -457,6 +457,29 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
   return w->err;
 }
 
+int tw__commit_at_exit(tw_writer *w)
+{
+  sigset_t mask;
+  int rc;
+
+  if (!w || tw__forked(w))
+    return 0;
+  pthread_mutex_lock(&w->lock);
+  rc = tw__commit_locked(w, TW__COLLECT_ALL, NULL, 0, 1);
+  if (rc == 0 && (w->sink->caps & TW__SINK_STREAMING)) {
+    /* The tail now: nothing is written after it (the sticky error),
+     * whatever a thread still running emits. */
+    tw__token_take(w, &mask);
+    rc = w->sink->ops->crash_commit(w->sink, NULL, 0, 1);
+    tw__token_give(w, &mask);
+    rc = tw__writer_fail(w, rc ? rc : -ESHUTDOWN);
+    if (rc == -ESHUTDOWN)
+      rc = 0;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
 int tw_flush(tw_writer *w)
 {
   int rc;

@@ -1,6 +1,7 @@
 /* global.c -- tw_global(): the process-wide writer from the environment */
 #include "internal.h"
 #include "fdio.h"
+#include "writer.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -25,8 +26,9 @@ static char global_message[PATH_MAX + 256]; /* why, in words */
 
 static void commit_at_exit(void)
 {
-  /* Commit, never free: other threads may still hold the pointer. */
-  (void)tw_flush(global_writer);
+  /* Commit (and a stream's tail), never free: other threads may still
+   * hold the pointer. */
+  (void)tw__commit_at_exit(global_writer);
 }
 
 /* Expand "%p" (pid), "%t" (now, UTC: 20261122T071500Z) and "%%" in
@@ -76,13 +78,14 @@ static int has_pid(const char *pattern)
   return 0;
 }
 
-/* Tracing was asked for but is off: say why on stderr, in one line, with
- * one write(2) -- no stdio, whose locks and buffers are the program's --
- * unless TRACEWRITER_QUIET is set (and not "0").  The library's only
- * output: a silent typo in TRACEWRITER_OPTIONS would leave a user with no
- * trace and no clue (glibc's MALLOC_ and the sanitizers' _OPTIONS speak
- * up the same way). */
-static void say_tracing_is_off(void)
+/* Say what is wrong with the environment on stderr, in one line
+ * "tracewriter: TEXT", with one write(2) -- no stdio, whose locks and
+ * buffers are the program's -- unless TRACEWRITER_QUIET is set (and not
+ * "0").  The library's only output, and only the global writer's: a
+ * silent typo in TRACEWRITER_OPTIONS would leave a user with no trace and
+ * no clue (glibc's MALLOC_ and the sanitizers' _OPTIONS speak up the same
+ * way). */
+static void say(const char *text)
 {
   const char *quiet = getenv("TRACEWRITER_QUIET");
   char line[sizeof global_message + 64];
@@ -91,8 +94,7 @@ static void say_tracing_is_off(void)
 
   if (quiet && *quiet && strcmp(quiet, "0") != 0)
     return;
-  n = snprintf(line, sizeof line, "tracewriter: %s (tracing is off)\n",
-               global_message);
+  n = snprintf(line, sizeof line, "tracewriter: %s\n", text);
   if (n < 0)
     return;
   len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
@@ -111,7 +113,7 @@ static void say_tracing_is_off(void)
  * Returns it, or NULL with *rc and global_message saying why. */
 static tw_writer *open_writer(const char *pattern, int *rc)
 {
-  const char *options = getenv("TRACEWRITER_OPTIONS");
+  const char *options = getenv("TRACEWRITER_OPTIONS"), *rank;
   char path[PATH_MAX];
   char err[256];
   tw_options o;
@@ -127,6 +129,14 @@ static tw_writer *open_writer(const char *pattern, int *rc)
     snprintf(global_message, sizeof global_message,
              "TRACEWRITER_OPTIONS: %s", err);
     return NULL;
+  }
+  /* A RANK that is not a rank: traced all the same, with no rank. */
+  if (o.rank == TW_RANK_AUTO && (rank = getenv("RANK")) && *rank &&
+      tw__env_number("RANK") < 0) {
+    char text[160];
+    snprintf(text, sizeof text, "RANK=%.40s is not a rank (a whole number "
+             "from 0): the trace names no rank", rank);
+    say(text);
   }
   if (!(w = tw_open(path, &o, rc))) {
     long holder = *rc == TW_EBUSY ? tw__path_lock_holder(path) : 0;
@@ -158,8 +168,10 @@ static void global_open(void)
   if (pattern && *pattern) {
     global_per_pid = has_pid(pattern);
     if (!(w = open_writer(pattern, &rc))) {
+      char text[sizeof global_message + 24];
       global_error = rc;
-      say_tracing_is_off();
+      snprintf(text, sizeof text, "%s (tracing is off)", global_message);
+      say(text);
     }
   }
   __atomic_store_n(&global_writer, w, __ATOMIC_RELEASE);

@@ -60,6 +60,10 @@ void tw__install_fork_handler(void);
 /* The program's short name, for the first record. */
 const char *tw__program_name(void);
 
+/* A decimal number 0..TW_RANK_AUTO - 1 from the environment variable
+ * name (RANK, WORLD_SIZE), or -1: unset, empty or not such a number. */
+long tw__env_number(const char *name);
+
 /* stage.c ---------------------------------------------------------------- */
 
 /* The path of most events from tw_complete, tw_begin, tw_end and

@@ -26,6 +26,89 @@
 
 static uint64_t last_writer_id;      /* atomic: ids of writers */
 
+/* open_in_place's answer when the path names another file by the time
+ * the file opened is locked: tw_open opens the path again (never returned
+ * to a caller). */
+#define TW__EMOVED (-1996)
+
+/* ------------------------------------------------ the open writers */
+
+/* Every writer between the end of writer_create and tw_close, so that the
+ * child of a fork lets go of their files at once: a descriptor it
+ * inherits shares the parent's open file description, and with it the
+ * parent's lock (one writer per file), which would otherwise outlive the
+ * parent's tw_close for as long as the child lives. */
+static pthread_mutex_t open_writers_lock = PTHREAD_MUTEX_INITIALIZER;
+static tw_writer *open_writers;       /* under open_writers_lock */
+static pthread_once_t open_writers_once = PTHREAD_ONCE_INIT;
+
+/* Where a released writer's sink pointed: a sink that holds nothing.
+ * Only abandon is ever called on it (every other path of a forked writer
+ * stops at tw__forked first). */
+static void released_abandon(tw__sink *s)
+{
+  (void)s;
+}
+static const tw__sink_ops released_ops = { .abandon = released_abandon };
+static tw__sink released_sink = { &released_ops, 0, "", 0, TW_EFORKED, 0 };
+
+static void open_writers_prepare(void)
+{
+  pthread_mutex_lock(&open_writers_lock);
+}
+
+static void open_writers_parent(void)
+{
+  pthread_mutex_unlock(&open_writers_lock);
+}
+
+/* In the child, the only thread: close the descriptors and unmap the
+ * mappings of every writer of the parent (its sink abandoned: nothing
+ * written, the parent's file position untouched), without unlocking --
+ * the lock is the parent's too.  The writers stay, disabled: tw_close
+ * frees them. */
+static void open_writers_child(void)
+{
+  for (tw_writer *w = open_writers; w; w = w->open_next) {
+    tw__sink *s = w->sink;
+    if (s != &released_sink) {
+      w->sink = &released_sink;
+      s->ops->abandon(s);
+    }
+  }
+  pthread_mutex_unlock(&open_writers_lock);
+}
+
+static void open_writers_init(void)
+{
+  (void)pthread_atfork(open_writers_prepare, open_writers_parent,
+                       open_writers_child);
+}
+
+static void open_writers_add(tw_writer *w)
+{
+  pthread_once(&open_writers_once, open_writers_init);
+  pthread_mutex_lock(&open_writers_lock);
+  w->open_prev = NULL;
+  w->open_next = open_writers;
+  if (open_writers)
+    open_writers->open_prev = w;
+  open_writers = w;
+  pthread_mutex_unlock(&open_writers_lock);
+}
+
+static void open_writers_remove(tw_writer *w)
+{
+  pthread_mutex_lock(&open_writers_lock);
+  if (w->open_prev)
+    w->open_prev->open_next = w->open_next;
+  else
+    open_writers = w->open_next;
+  if (w->open_next)
+    w->open_next->open_prev = w->open_prev;
+  pthread_mutex_unlock(&open_writers_lock);
+}
+
 /* The writer's lock guards a few hundred nanoseconds at a time: a thread
  * that finds it taken spins a little before it sleeps (glibc's adaptive
  * mutex), rather than paying a futex wait and wake.  Returns 0 or an
@@ -103,9 +186,7 @@ static void size_slots(tw_writer *w, const tw_options *o)
   w->pool_slots = (unsigned)per_commit * (w->background ? o->buffer_count : 2);
 }
 
-/* A decimal number 0..INT_MAX - 1 from the environment variable name, or
- * -1 (unset, empty or not such a number). */
-static long env_number(const char *name)
+long tw__env_number(const char *name)
 {
   const char *s = getenv(name);
   char *end;
@@ -135,10 +216,10 @@ static void set_time_and_rank(tw_writer *w, const tw_options *o)
     w->kineto_base_ns = real / period * period;
     w->ts_offset = (int64_t)(real - w->kineto_base_ns) - (int64_t)mono;
   }
-  w->rank = o->rank != TW_RANK_AUTO ? o->rank : env_number("RANK");
+  w->rank = o->rank != TW_RANK_AUTO ? o->rank : tw__env_number("RANK");
   w->head_len = tw__layout_build_head(w->object_form, w->kineto_base_ns,
                                       w->rank, w->rank >= 0 ?
-                                      env_number("WORLD_SIZE") : -1,
+                                      tw__env_number("WORLD_SIZE") : -1,
                                       w->head);
 }
 
@@ -236,6 +317,7 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   if (w->background && (rc = tw__committer_start(w)) != 0)
     goto fail;
   tw__crash_register(w);
+  open_writers_add(w);
   return w;
 
 fail:
@@ -313,10 +395,24 @@ static char *name_of_fd(int fd)
   return strdup(buf);
 }
 
+/* Whether path (through its links) still names the file fd is open on.
+ * Between open and lock, a rotating writer may have given that file its
+ * numbered name, finished it and let go of its lock: such a file is never
+ * written again. */
+static int still_named(int fd, const char *path)
+{
+  struct stat by_fd, by_path;
+
+  return fstat(fd, &by_fd) == 0 && stat(path, &by_path) == 0 &&
+         by_fd.st_dev == by_path.st_dev && by_fd.st_ino == by_path.st_ino;
+}
+
 /* The writer on fd, open on the regular file at path, which it writes in
- * place: locked first (one writer per file), its first document written
- * right after the file is cut (the sink cuts it at open).  Takes fd.
- * Returns the writer, or NULL with *rc set. */
+ * place: locked first (one writer per file) and checked to be still the
+ * file that path names, its first document written right after the file
+ * is cut (the sink cuts it at open).  Takes fd.  Returns the writer, or
+ * NULL with *rc set: TW__EMOVED when path names another file now (open it
+ * again). */
 static tw_writer *open_in_place(int fd, const char *path,
                                 const tw_options *o, int *rc)
 {
@@ -325,6 +421,11 @@ static tw_writer *open_in_place(int fd, const char *path,
 
   if ((*rc = tw__fd_lock(fd)) != 0) {
     close(fd);
+    return NULL;
+  }
+  if (!still_named(fd, path)) {
+    close(fd);
+    *rc = TW__EMOVED;
     return NULL;
   }
   /* Rotation names its files beside the file itself, wherever a link
@@ -414,6 +515,9 @@ static tw_writer *open_named_fd(int n, const tw_options *o, int *rc)
   return open_fd(fd, 1, o, NULL, rc);
 }
 
+/* How many times tw_open opens the path at most. */
+#define OPEN_TRIES 8
+
 tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
 {
   tw_writer *w = NULL;
@@ -436,9 +540,10 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
     w = open_named_fd(n, &o, &rc);
     goto out;
   }
-  /* Twice at most: a new file that another writer made first is then
-   * found existing. */
-  for (int tries = 0; tries < 2 && !w; tries++) {
+  /* Again, a few times at most, when a new file that another writer made
+   * first is then found existing, or the file opened was renamed away
+   * before it was locked (a rotating writer's). */
+  for (int tries = 0; tries < OPEN_TRIES && !w; tries++) {
     /* A FIFO, a device: opened for writing only, as it is (a FIFO
      * opened for reading too would never wait for its reader), and
      * streamed. */
@@ -455,8 +560,9 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
     /* An existing file, reached through links by the kernel: written in
      * place (its inode, mode, owner and links stay). */
     if ((fd = open_path(path, &o, 0)) >= 0) {
-      w = open_in_place(fd, path, &o, &rc);
-      break;
+      if ((w = open_in_place(fd, path, &o, &rc)) || rc != TW__EMOVED)
+        break;
+      continue;
     }
     if ((rc = fd) != -ENOENT)
       break;
@@ -467,7 +573,9 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
         w = open_in_place(fd, path, &o, &rc);
       else
         rc = fd;
-      break;
+      if (w || rc != TW__EMOVED)
+        break;
+      continue;
     }
     /* A new file: made complete before the path names it. */
     w = open_new(path, &o, &rc);
@@ -478,11 +586,17 @@ tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
         w = open_in_place(fd, path, &o, &rc);
       else
         rc = fd;
-      break;
+      if (w || rc != TW__EMOVED)
+        break;
+      continue;
     }
-    if (rc != -EEXIST)
+    if (rc != -EEXIST && rc != TW__EMOVED)
       break;
   }
+  /* Renamed away at every try: another writer rotates that path as fast
+   * as it can be opened. */
+  if (!w && rc == TW__EMOVED)
+    rc = TW_EBUSY;
 out:
   if (!w && error)
     *error = rc;
@@ -537,9 +651,11 @@ int tw_close(tw_writer *w)
 
   if (!w)
     return 0;
+  open_writers_remove(w);
   if (tw__forked(w)) {
     /* The parent's lock may be held by a thread that does not exist
-     * here, and the file is the parent's: touch neither. */
+     * here, and the file is the parent's: touch neither.  (Its sink was
+     * abandoned at the fork already: open_writers_child.) */
     w->sink->ops->abandon(w->sink);
     tw__stages_free(w);
     writer_free(w);

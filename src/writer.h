@@ -221,6 +221,10 @@ struct tw_writer {
 
   /* The crash hook. */
   int64_t pid;             /* the process that opened the writer */
+  tw_writer *open_next;    /* the process's open writers (open.c), under
+                              open_writers_lock: a child of fork releases
+                              their files */
+  tw_writer *open_prev;
   int crash_hook;          /* crash=commit, on a sink that buffers */
   int crash_slot;          /* the crash hook's registry slot, or -1 */
   int commit_owner;        /* the commit token: the kernel thread id of
@@ -279,6 +283,12 @@ enum {
   TW__COLLECT_ALL = 1      /* and every active slot's unwritten part */
 };
 
+/* The global writer's commit at exit (global.c): as tw_flush, and for a
+ * streaming sink (a pipe, an append descriptor such as ">> log") the tail
+ * too, after which the writer writes nothing (sticky -ESHUTDOWN): it is
+ * never freed, other threads may still hold it.  Returns 0 or the sticky
+ * error. */
+int tw__commit_at_exit(tw_writer *w);
 /* Commit what `what` says, plus extra[0..nextra) after it (a record that
  * no slot could hold), unless a commit is under way and extra is empty
  * and wait is 0.  Lock held on entry and exit (released while writing).

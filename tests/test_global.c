@@ -302,6 +302,55 @@ static void test_plain_path(void **state)
   free(dir);
 }
 
+/* TRACEWRITER_OUT=/dev/stdout with "./app >> log": the trace follows the
+ * text in the file and is whole once the program has exited, its tail
+ * written by the exit commit (a descriptor opened for appending is
+ * streamed: no tail before). */
+typedef struct appended {
+  scenario sc;
+  const char *log;
+} appended;
+
+static int child_appended(void *arg)
+{
+  const appended *a = arg;
+  int fd = open(a->log, O_WRONLY | O_APPEND);
+
+  if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+    return 90;
+  close(fd);
+  return child_emit((void *)&a->sc);
+}
+
+static void test_stdout_appended_at_exit(void **state)
+{
+  static const char text[] = "the program's own line\n";
+  char *dir = make_dir();
+  char *log = join(dir, "app.log");
+  appended a = { { "/dev/stdout", "", 9 }, log };
+  tu_family f = events();
+  size_t len, k = sizeof text - 1;
+  char *got;
+  FILE *fp;
+  pid_t pid;
+
+  (void)state;
+  assert_non_null(fp = fopen(log, "w"));
+  assert_int_equal(fputs(text, fp) >= 0, 1);
+  assert_int_equal(fclose(fp), 0);
+  pid = run_child(child_appended, &a, 1);
+  got = tu_read_file(log, &len);
+  assert_true(len > k);
+  assert_memory_equal(got, text, k);
+  f.pid = f.tid = pid;
+  f.pname_tid = -1;
+  tu_check_mem(&f, got + k, len - k, 0, 0, a.sc.n);
+  free(got);
+  tu_cleanup(log);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
 static void test_options_applied(void **state)
 {
   char *dir = make_dir();
@@ -526,6 +575,47 @@ static void test_stderr_quiet(void **state)
     free(text);
   }
   free(path);
+  assert_int_equal(rmdir(dir), 0);
+  free(dir);
+}
+
+/* A RANK that is not a rank: one line on stderr, and a trace with no
+ * rank in it (tu_check_file admits no process_labels record). */
+typedef struct ranked {
+  speaker sp;
+  const char *rank;
+} ranked;
+
+static int child_ranked(void *arg)
+{
+  const ranked *r = arg;
+
+  set_env("RANK", r->rank);
+  return child_speak((void *)&r->sp);
+}
+
+static void test_stderr_bad_rank(void **state)
+{
+  static const char *const bad[] = { "abc", "-3", "2147483647", "1x" };
+  char *dir = make_dir();
+  char *path = join(dir, "ranked.json");
+
+  (void)state;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ranked r = { { path, NULL, NULL, 0 }, bad[i] };
+    char want[256];
+    pid_t pid;
+    char *text = child_stderr(child_ranked, &r, &pid);
+
+    snprintf(want, sizeof want, "tracewriter: RANK=%s is not a rank (a "
+             "whole number from 0): the trace names no rank\n", bad[i]);
+    if (strcmp(text, want) != 0)
+      fail_msg("RANK=%s: stderr \"%s\", expected \"%s\"", bad[i], text,
+               want);
+    free(text);
+    check_global_trace(path, 0, pid, 0);
+  }
+  tu_cleanup(path);
   assert_int_equal(rmdir(dir), 0);
   free(dir);
 }
@@ -840,6 +930,8 @@ int main(void)
     cmocka_unit_test(test_stderr_bad_path),
     cmocka_unit_test(test_stderr_quiet),
     cmocka_unit_test(test_stderr_silent_otherwise),
+    cmocka_unit_test(test_stderr_bad_rank),
+    cmocka_unit_test(test_stdout_appended_at_exit),
     cmocka_unit_test(test_stderr_after_fork),
     cmocka_unit_test(test_first_call_race),
     cmocka_unit_test(test_fork_after_global),
