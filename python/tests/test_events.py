@@ -189,11 +189,11 @@ class TestSpans(EventTest):
         self.assertEqual([(e["ph"], e["name"]) for e in events],
                          [("b", "block"), ("b", "coro"), ("e", "coro"),
                           ("e", "block")])
-        pairs = self.assertAsyncPairs(events)
-        (block_b, block_e), (coro_b, coro_e) = pairs.values()
-        self.assertNotEqual(block_b["id"], coro_b["id"])
-        # Async events given no category get the library's "default".
-        self.assertEqual((block_b["cat"], coro_b["cat"]), ("default", "aio"))
+        block_b, coro_b, coro_e, block_e = events
+        # The coroutine called inside the block nests under it: the same
+        # async track, its id and its cat (test_async.py has more).
+        self.assertEqual({(e["id"], e["cat"]) for e in events},
+                         {(block_b["id"], "default")})
         # The arguments known at the start on the begin, set() on the end.
         self.assertEqual(block_b["args"], {"tokens": 3})
         self.assertEqual(block_e["args"], {"tokens": 3, "result": 42})
@@ -256,10 +256,10 @@ class TestSpans(EventTest):
         self.assertEqual([e["ph"] for e in self.written()], ["b", "e"])
 
     def test_ten_coroutines_in_flight_nest_record_by_record(self):
-        """Ten requests in flight on one event loop: each call is its own
-        async track (b/e with an id), each step inside a request lies
-        within that request's begin and end, and the 'X' events of the
-        plain function called from them nest on the loop's thread."""
+        """Ten requests in flight on one event loop: each request is its
+        own async track (b/e with an id), and each step inside a request,
+        and the plain function called from it, is on that track and lies
+        within that request's begin and end."""
         w = self.w
         n, steps = 10, 6
 
@@ -280,17 +280,26 @@ class TestSpans(EventTest):
             return await asyncio.gather(*(request(i) for i in range(n)))
 
         self.assertEqual(asyncio.run(main()), list(range(n)))
+        tokenize_name = tokenize.__qualname__
         events = self.written()
-        self.assertEqual(len(events), 2 * n + 2 * n * steps + n * steps)
-        pairs = self.assertAsyncPairs(events)
-        self.assertEqual(len(pairs), n + n * steps)     # an id per call
+        self.assertEqual(len(events), 2 * n + 4 * n * steps)
+        # The steps and tokenize calls of request i on its track: the
+        # pairs are the requests' only.
+        pairs = self.assertAsyncPairs(
+            [e for e in events if e["name"] == "request"])
+        self.assertEqual(len(pairs), n)
+        track = {e["args"]["req"]: e["id"] for e in events
+                 if e["ph"] == "b" and e["name"] == "step"}
+        self.assertEqual(len(set(track.values())), n)
         loop_tid = threading.get_native_id()
         for ev in events:
             self.assertEqual(ev["tid"], loop_tid)
-            self.assertIn(ev["ph"], "beX")
+            self.assertIn(ev["ph"], "be")
         # The requests, in the order gather started them.
         requests = [p for p in pairs.values() if p[0]["name"] == "request"]
         self.assertEqual(len(requests), n)
+        for i, (b, e) in enumerate(requests):
+            self.assertEqual(track[i], b["id"])
 
         def span(pair):
             return us_to_ns(pair[0]["ts"]), us_to_ns(pair[1]["ts"])
@@ -300,30 +309,28 @@ class TestSpans(EventTest):
         r = [span(p) for p in requests]
         self.assertTrue(any(a0 < b0 < a1 < b1 for a0, a1 in r
                             for b0, b1 in r))
-        seen = {}
-        for b, e in pairs.values():
-            if b["name"] != "step":
-                continue
-            i, k = b["args"]["req"], b["args"]["k"]
-            self.assertNotIn((i, k), seen)
-            seen[(i, k)] = True
-            # Inside its own request, record by record: the request's
-            # begin is written before the step's, its end after.
-            req_b, req_e = requests[i]
-            order = events.index
-            self.assertLess(order(req_b), order(b))
-            self.assertLess(order(e), order(req_e))
-            s0, s1 = us_to_ns(b["ts"]), us_to_ns(e["ts"])
-            q0, q1 = span(requests[i])
-            self.assertTrue(q0 <= s0 <= s1 <= q1, (i, k))
-        self.assertEqual(len(seen), n * steps)
-        # The plain function keeps 'X', and its events nest (here: never
-        # overlap) on the loop's thread.
-        xs = sorted((us_to_ns(e["ts"]), us_to_ns(e["ts"]) + us_to_ns(e["dur"]))
-                    for e in events if e["ph"] == "X")
-        self.assertEqual(len(xs), n * steps)
-        for (a0, a1), (b0, b1) in zip(xs, xs[1:]):
-            self.assertLessEqual(a1, b0)
+        # On each request's track, record by record: its begin, each
+        # step holding its tokenize call, its end; the times nested.
+        for i, (req_b, req_e) in enumerate(requests):
+            mine = [e for e in events if e["id"] == req_b["id"]]
+            self.assertEqual(
+                [(e["ph"], e["name"]) for e in mine],
+                [("b", "request")] + [("b", "step"), ("b", tokenize_name),
+                                      ("e", tokenize_name), ("e", "step")]
+                * steps + [("e", "request")])
+            self.assertEqual({e["cat"] for e in mine}, {"serve"})
+            self.assertEqual([e["args"]["k"] for e in mine
+                              if e["ph"] == "b" and e["name"] == "step"],
+                             list(range(steps)))
+            stack = []
+            for e in mine:
+                t = us_to_ns(e["ts"])
+                if stack:
+                    self.assertLessEqual(stack[-1], t)
+                if e["ph"] == "b":
+                    stack.append(t)
+                else:
+                    stack.pop()
 
     def test_with_needs_a_name(self):
         with self.assertRaises(TypeError):

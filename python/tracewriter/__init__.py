@@ -24,6 +24,7 @@ file, the options and the guarantees; python/README.md this binding.
 """
 
 import atexit
+import contextvars
 import functools
 import inspect
 import itertools
@@ -444,14 +445,24 @@ def open(path, options=None, **kwargs):
 
     Raises Error: EOPTION with the library's message naming the bad key
     or value, ESINK, or the system error of opening the file; and
-    LibraryNotFoundError."""
+    LibraryNotFoundError.
+
+    One keyword is the binding's own: async_spans, how requests (async
+    spans and the spans inside them) are written: "async" (the default)
+    as nested async begin/end pairs, one async track per request;
+    "lanes" as complete events on lanes, synthetic threads named
+    "requests lane N" (see Span).  It is the writer's async_spans
+    attribute, which may also be set later."""
     lib = _lib.get()
+    async_spans = _async_spans(kwargs.pop("async_spans", "async"))
     o, keep = _options(options, kwargs)
     err = c_int(0)
     h = lib.open(os.fsencode(path), byref(o), byref(err))
     if not h:
         raise Error(err.value, context=os.fsdecode(path))
-    return Writer._wrap(h, os.fsdecode(path), o)
+    w = Writer._wrap(h, os.fsdecode(path), o)
+    w.async_spans = async_spans
+    return w
 
 
 def open_fd(fd, options=None, **kwargs):
@@ -460,12 +471,22 @@ def open_fd(fd, options=None, **kwargs):
     O_APPEND descriptor is streamed and holds a valid trace only after
     close().  Options as for open()."""
     lib = _lib.get()
+    async_spans = _async_spans(kwargs.pop("async_spans", "async"))
     o, keep = _options(options, kwargs)
     err = c_int(0)
     h = lib.open_fd(int(fd), byref(o), byref(err))
     if not h:
         raise Error(err.value, context="fd %d" % fd)
-    return Writer._wrap(h, "<fd %d>" % fd, o)
+    w = Writer._wrap(h, "<fd %d>" % fd, o)
+    w.async_spans = async_spans
+    return w
+
+
+def _async_spans(value):
+    if value not in ASYNC_SPANS:
+        raise ValueError("async_spans must be 'async' or 'lanes', not %r"
+                         % (value,))
+    return value
 
 
 # ------------------------------------------------------------------ writer
@@ -494,7 +515,7 @@ def _bind_speedups(lib):
     """Give the fast path the library's tw_complete, once loaded."""
     if _speedups is not None and not _speedups.bound():
         _speedups.bind(cast(lib.dll.tw_complete, c_void_p).value, Error,
-                       Span)
+                       Span, _nest_begin, _nest_end)
 
 
 class Writer(_speedups.WriterBase if _speedups else object):
@@ -526,7 +547,8 @@ class Writer(_speedups.WriterBase if _speedups else object):
 
     # _h, the handle, is a slot of the compiled base when there is one.
     __slots__ = (() if _speedups else ("_h",)) + (
-        "_c", "_e", "path", "_reject_nonfinite", "_global", "__weakref__")
+        "_c", "_e", "path", "_reject_nonfinite", "_global", "__weakref__",
+        "async_spans", "_lanes")
 
     def __init__(self):
         raise TypeError("use tracewriter.open(), open_fd() or "
@@ -544,6 +566,8 @@ class Writer(_speedups.WriterBase if _speedups else object):
         w._reject_nonfinite = bool(
             opts is not None and opts.flags & _lib.OPT_REJECT_NONFINITE)
         w._global = is_global
+        w.async_spans = "async"
+        w._lanes = []               # its lanes (_Track), lane n at n - 1
         if h and not is_global:
             _open_writers.add(w)
         return w
@@ -711,18 +735,41 @@ class Writer(_speedups.WriterBase if _speedups else object):
             def decode(batch): ...
 
         On a coroutine function (async def), and with `async with`, a
-        span is an async begin ('b') and end ('e') pair with an id of its
-        own per call, from the call until the coroutine returns: many
-        coroutines in flight on one event loop each get their own async
-        track, where 'X' events would overlap without nesting on the
-        loop's thread.  Plain functions and `with` keep 'X'.
+        span is a request: an async begin ('b') and end ('e') pair from
+        the call until the coroutine returns, with an async track (an
+        id) of its own, so that many requests in flight on one event
+        loop each get their own track, where 'X' events would overlap
+        without nesting on the loop's thread.  Every span opened inside
+        a request -- `async with`, `with`, a decorated function, in its
+        task or in tasks it creates (contextvars carry the request) --
+        is written on its request's track, with its id and cat, so that
+        it nests under the request in Perfetto; only spans of one
+        request that run at once begin a track of their own.  With the
+        writer's async_spans="lanes" each of these is instead one 'X'
+        event on its request's lane (a synthetic thread, "requests lane
+        N", that no other request uses meanwhile), which every viewer
+        shows.  Outside any request, plain functions and `with` keep
+        'X' on the calling thread.
+
+        As a decorator, call_args records arguments of each call (it is
+        a keyword of the decorator, not an event argument): names of the
+        function's parameters, each maybe followed by attributes, or a
+        function called with the call's arguments returning a dict:
+
+            @w.span("handle", call_args=["req.id", "model"])
+            async def handle(req, model="m"): ...     # {"req.id": 7, ...}
+
+            @w.span(call_args=lambda req: {"rid": req.id})
+            def parse(req): ...
 
         If the body raises, the span is still written, and an error in
         writing it does not replace the body's exception.  A Span object
         times one `with` at a time; make a new one per use."""
         if callable(name) and cat is None and args is None and not kwargs:
             return Span(self, None, None, None)(name)   # bare @w.span
-        return Span(self, name, cat, _merge(args, kwargs) if args else kwargs)
+        call_args = kwargs.pop("call_args", None)
+        return Span(self, name, cat, _merge(args, kwargs) if args else kwargs,
+                    call_args)
 
     def _span_end(self, name, cat, items, t0, t1):
         """The span's 'X' event, for the compiled fast path when it cannot
@@ -900,30 +947,200 @@ if _speedups is not None:
     del Writer.span
 
 
-# Ids of async spans, one per call: next() of an itertools.count is atomic
-# under the GIL, so threads and coroutines never share one.
+# Ids of async tracks, one per track: next() of an itertools.count is
+# atomic under the GIL, so threads and coroutines never share one.
 _async_ids = itertools.count(1)
+
+
+# ------------------------------------------------- spans inside a request
+#
+# An async span (`async with`, a decorated coroutine function) opens a
+# frame that the spans inside it find through a context variable, so each
+# asyncio task (which runs in a copy of the context it was created in)
+# sees the request it belongs to.  A span opened while a frame of the
+# same writer is current is a frame too (a `with` or a decorated plain
+# function inside a request included): it goes on its parent's track, so
+# that it nests under its request in the viewer.
+#
+# A track is where a stack of nested frames is written:
+#   async_spans="async" (the default): an async track, one id; every
+#     frame on it writes 'b' at its start and 'e' at its end with that
+#     id and the cat of the track's first frame (Perfetto's JSON importer
+#     keys a nestable async track by cat and id, and nests the slices of
+#     one track by their order);
+#   async_spans="lanes": a lane, a synthetic thread of the process
+#     (tid _LANE_TID_BASE + n, named "requests lane n"); every frame on
+#     it is one complete ('X') event written at its end.
+# A frame goes on its parent's track when the parent is the innermost
+# open frame there; otherwise (a sibling is open: tasks of one request
+# run at once) it begins a track of its own: a new id, or the lowest lane
+# free at its start.  So the slices of one track nest and never overlap
+# partially.  A lane whose frame ends while frames above it are still
+# open (a task that outlives the span that created it) hands those,
+# not yet written, to another lane free since their start.
+
+_frame_var = contextvars.ContextVar("tracewriter_frame", default=None)
+_frames_open = 0                # frames open in the process, all writers
+_frames_lock = threading.Lock()
+
+#: The tid of lane n is _LANE_TID_BASE + n: above any Linux thread id
+#: (pid_max is at most 2**22), below 2**31 for readers that take tids as
+#: 32-bit ints.
+_LANE_TID_BASE = 0x7FFF0000
+ASYNC_SPANS = ("async", "lanes")
+
+
+class _Track:
+    __slots__ = ("id", "cat", "lane", "stack", "last_end")
+
+    def __init__(self, id, cat, lane):
+        self.id = id            # the async id ("async")
+        self.cat = cat          # the cat of its 'b'/'e' ("async")
+        self.lane = lane        # the lane number ("lanes")
+        self.stack = []         # its open frames, innermost last
+        self.last_end = 0       # the end of its latest complete event
+
+
+class _Frame:
+    __slots__ = ("w", "name", "cat", "args", "t0", "track", "parent",
+                 "token")
+
+
+def _free_lane(w, t0):
+    """The lowest lane of w with no open frame and nothing written after
+    t0 (a new one if none); under _frames_lock."""
+    lanes = w._lanes
+    for track in lanes:
+        if not track.stack and track.last_end <= t0:
+            return track
+    track = _Track(0, None, len(lanes) + 1)
+    lanes.append(track)
+    w.emit("M", "thread_name", tid=_LANE_TID_BASE + track.lane,
+           name="requests lane %d" % track.lane)
+    return track
+
+
+def _set_frames_open(delta):
+    global _frames_open
+    _frames_open += delta
+    if _speedups is not None and _frames_open == (1 if delta > 0 else 0):
+        _speedups.nesting(_frames_open > 0)
+
+
+def _frame_begin(w, name, cat, args, root):
+    """Open a frame for a span starting now: always when root (an async
+    span), else only inside a frame of w (None if not).  Writes its 'b'
+    ("async")."""
+    parent = _frame_var.get()
+    if parent is not None and parent.w is not w:
+        parent = None
+    if parent is None and not root:
+        return None
+    f = _Frame()
+    f.w, f.name, f.cat, f.args, f.parent = w, name, cat, args, parent
+    lanes = w.async_spans == "lanes"
+    with _frames_lock:
+        f.t0 = t0 = now_ns()
+        if parent is not None and parent.track.stack[-1:] == [parent]:
+            track = parent.track
+        elif lanes:
+            track = _free_lane(w, t0)
+        else:
+            track = _Track(next(_async_ids), cat, 0)
+        track.stack.append(f)
+        f.track = track
+        _set_frames_open(1)
+    if not lanes:
+        try:
+            w._event("span", b"b", b"\0", _HAS_ID, 0, name, track.cat, 0, 0,
+                     track.id, args)
+        except BaseException:
+            _frame_drop(f, 0)
+            raise
+    f.token = _frame_var.set(f)
+    return f
+
+
+def _frame_drop(f, t1):
+    """Take frame f off its track; returns the track it is written on."""
+    with _frames_lock:
+        track = f.track
+        stack = track.stack
+        i = len(stack) - 1
+        while i >= 0 and stack[i] is not f:
+            i -= 1
+        if i < 0:
+            return track
+        above = stack[i + 1:]
+        del stack[i:]
+        track.last_end = max(track.last_end, t1)
+        if above and f.w.async_spans == "lanes":
+            # Frames that outlive f (not yet written): to a lane free
+            # since the first of them began.
+            other = _free_lane(f.w, above[0].t0)
+            for g in above:
+                g.track = other
+            other.stack.extend(above)
+        elif above:
+            stack.extend(above)
+        _set_frames_open(-1)
+    return track
+
+
+def _frame_end(f, args, failed=False):
+    """Close frame f now and write it: its 'e', or its 'X' on its lane.
+    args are the span's arguments now (set() may have changed them).
+    An error in writing it is raised unless failed (the body raised)."""
+    t1 = now_ns()
+    track = _frame_drop(f, t1)
+    try:
+        _frame_var.reset(f.token)
+    except (ValueError, RuntimeError, AttributeError):
+        pass                    # ended in another context than its own
+    w = f.w
+    try:
+        if w.async_spans == "lanes":
+            w.emit("X", f.name, f.cat, ts=f.t0, dur=t1 - f.t0,
+                   tid=_LANE_TID_BASE + track.lane, args=args or None)
+        else:
+            w._event("span", b"e", b"\0", _HAS_ID, 0, f.name, track.cat, 0,
+                     0, track.id, args if args is not f.args else None)
+    except (Error, TypeError, ValueError):
+        if not failed:
+            raise
+
+
+def _nest_begin(w, name, cat, args):
+    """For the compiled spans while a frame is open anywhere: the frame
+    of a span starting now inside a frame of w, else None."""
+    return _frame_begin(w, name, cat, args, False)
+
+
 
 
 class Span:
     """A span of Writer.span(): a context manager and a decorator.
 
-    Synchronous (`with`, a plain function): one complete ('X') event.
-    Asynchronous (`async with`, an `async def`): an async begin ('b') at
-    the start and an async end ('e') at the end, with an id of their own,
-    so that coroutines interleaved on one thread each get their own async
-    track instead of 'X' events that overlap without nesting."""
+    Synchronous (`with`, a plain function), outside any request: one
+    complete ('X') event on the calling thread.  Asynchronous (`async
+    with`, an `async def`): a request, and any span opened inside it (in
+    its task or a task it creates) nests under it: with the writer's
+    async_spans="async" (the default) an async begin ('b') at the start
+    and an async end ('e') at the end, with the id and cat of its
+    request's track; with async_spans="lanes" one complete ('X') event
+    on the request's lane."""
 
-    __slots__ = ("_w", "_name", "_cat", "_args", "_t0", "_id", "_a0")
+    __slots__ = ("_w", "_name", "_cat", "_args", "_t0", "_frame",
+                 "_call_args")
 
-    def __init__(self, writer, name, cat, args):
+    def __init__(self, writer, name, cat, args, call_args=None):
         self._w = writer
         self._name = name
         self._cat = cat
         self._args = args
         self._t0 = None
-        self._id = None
-        self._a0 = None
+        self._frame = None
+        self._call_args = call_args
 
     def set(self, **kwargs):
         """Add or replace arguments of the span before it is written (of
@@ -934,13 +1151,21 @@ class Span:
 
     @property
     def id(self):
-        """The id of an async span while it is open (`async with`), else
-        None."""
-        return self._id
+        """The async id of the span's track while it is open as a request
+        or inside one, with async_spans="async"; else None."""
+        f = self._frame
+        if f is None or self._w.async_spans != "async":
+            return None
+        return f.track.id
 
     def __enter__(self):
         if self._name is None:
             raise TypeError("a span used with 'with' needs a name")
+        if self._frame is not None:
+            raise RuntimeError("this span is already open: make one per use")
+        if _frames_open and self._w._h:
+            self._frame = _frame_begin(self._w, self._name, self._cat,
+                                       self._args, False)
         self._t0 = now_ns()
         return self
 
@@ -950,6 +1175,11 @@ class Span:
         if t0 is None:
             raise RuntimeError("span exited without being entered")
         self._t0 = None
+        f = self._frame
+        if f is not None:
+            self._frame = None
+            _frame_end(f, self._args, exc is not None)
+            return
         try:
             self._w._event("span", b"X", b"\0", _HAS_TS, 0, self._name,
                            self._cat, t0, t1 - t0, 0, self._args)
@@ -961,29 +1191,21 @@ class Span:
     async def __aenter__(self):
         if self._name is None:
             raise TypeError("a span used with 'async with' needs a name")
-        if self._id is not None:
+        if self._frame is not None:
             raise RuntimeError("this span is already open: make one per use")
-        id = next(_async_ids)
-        self._w._event("span", b"b", b"\0", _HAS_ID, 0, self._name,
-                       self._cat, 0, 0, id, self._args)
-        self._id = id
-        self._a0 = self._args
+        if self._w._h or self._w._cold():
+            self._frame = _frame_begin(self._w, self._name, self._cat,
+                                       self._args, True)
         return self
 
     async def __aexit__(self, exc_type, exc, tb):
-        id = self._id
-        if id is None:
-            raise RuntimeError("span exited without being entered")
-        self._id = None
-        # Only the arguments set() added after the begin.
-        late = self._args if self._args is not self._a0 else None
-        self._a0 = None
-        try:
-            self._w._event("span", b"e", b"\0", _HAS_ID, 0, self._name,
-                           self._cat, 0, 0, id, late)
-        except (Error, TypeError, ValueError):
-            if exc is None:
-                raise
+        f = self._frame
+        if f is None:
+            if self._w._h:
+                raise RuntimeError("span exited without being entered")
+            return
+        self._frame = None
+        _frame_end(f, self._args, exc is not None)
 
     def __call__(self, fn):
         w, cat, items = self._w, self._cat, self._args
@@ -991,6 +1213,7 @@ class Span:
         if name is None:
             name = (getattr(fn, "__qualname__", None) or
                     getattr(fn, "__name__", None) or repr(fn))
+        record = _call_recorder(fn, self._call_args)
         # The arguments are the same at every call: packed once, here (so
         # a bad one fails now), and the array only read afterwards.
         packed = None
@@ -999,54 +1222,110 @@ class Span:
             packed = (addr, len(items), keep)
         event = w._event
 
-        if inspect.iscoroutinefunction(fn):
-            ids = _async_ids
+        def call_items(a, k):
+            if record is None:
+                return items
+            return _merge(items, record(a, k)) if items else record(a, k)
 
+        if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def async_wrapper(*a, **k):
-                id = next(ids)
-                event("span", b"b", b"\0", _HAS_ID, 0, name, cat, 0, 0, id,
-                      None, packed)
+                if not (w._h or w._cold()):
+                    return await fn(*a, **k)
+                f = _frame_begin(w, name, cat, call_items(a, k), True)
                 try:
                     result = await fn(*a, **k)
                 except BaseException:
-                    try:
-                        event("span", b"e", b"\0", _HAS_ID, 0, name, cat, 0,
-                              0, id, None)
-                    except (Error, TypeError, ValueError):
-                        pass
+                    _frame_end(f, f.args, True)
                     raise
-                event("span", b"e", b"\0", _HAS_ID, 0, name, cat, 0, 0, id,
-                      None)
+                _frame_end(f, f.args)
                 return result
             return async_wrapper
 
-        if _speedups is not None:
+        if _speedups is not None and record is None:
             # The compiled wrapper: it converts the arguments once and
             # calls tw_complete itself (or this module when it cannot).
             return functools.update_wrapper(
                 _speedups.Decorated(w, name, cat, items or None, fn), fn)
 
-        def end(t0, failed):
+        def end(t0, failed, args):
             t1 = now_ns()
             try:
                 event("span", b"X", b"\0", _HAS_TS, 0, name, cat, t0,
-                      t1 - t0, 0, None, packed)
+                      t1 - t0, 0, args, None if args else packed)
             except (Error, TypeError, ValueError):
                 if not failed:
                     raise
 
         @functools.wraps(fn)
         def wrapper(*a, **k):
+            args = call_items(a, k) if record is not None else None
+            f = None
+            if _frames_open and w._h:
+                f = _frame_begin(w, name, cat, args or items, False)
             t0 = now_ns()
             try:
                 result = fn(*a, **k)
             except BaseException:
-                end(t0, True)
+                if f is not None:
+                    _frame_end(f, f.args, True)
+                else:
+                    end(t0, True, args)
                 raise
-            end(t0, False)
+            if f is not None:
+                _frame_end(f, f.args)
+            else:
+                end(t0, False, args)
             return result
         return wrapper
+
+
+def _nest_end(f, args, failed):
+    """For the compiled spans: close frame f (of _nest_begin)."""
+    _frame_end(f, args, failed)
+
+
+def _call_recorder(fn, call_args):
+    """The function giving a call's recorded arguments, (a, k) -> dict,
+    for the decorator's call_args: None (records nothing), a callable
+    (called with the call's arguments, returns a dict), or names of fn's
+    parameters, each maybe followed by attributes ("req.id": the id
+    attribute of the parameter req), recorded under that name."""
+    if call_args is None:
+        return None
+    if callable(call_args):
+        def by_function(a, k):
+            d = call_args(*a, **k)
+            if not isinstance(d, dict):
+                raise TypeError("call_args function returned a %s, not a "
+                                "dict" % type(d).__name__)
+            return d
+        return by_function
+    if isinstance(call_args, str):
+        call_args = (call_args,)
+    sig = inspect.signature(fn)
+    paths = []
+    for spec in call_args:
+        if not isinstance(spec, str):
+            raise TypeError("call_args: a name must be a str, not %s"
+                            % type(spec).__name__)
+        head, *attrs = spec.split(".")
+        if head not in sig.parameters:
+            raise TypeError("call_args: %s has no parameter %r"
+                            % (getattr(fn, "__qualname__", fn), head))
+        paths.append((spec, head, attrs))
+
+    def by_names(a, k):
+        bound = sig.bind(*a, **k)
+        bound.apply_defaults()
+        out = {}
+        for spec, head, attrs in paths:
+            v = bound.arguments[head]
+            for attr in attrs:
+                v = getattr(v, attr)
+            out[spec] = v
+        return out
+    return by_names
 
 
 # ------------------------------------------------------ the global writer

@@ -17,7 +17,11 @@
  * a closed, disabled or not yet opened (global) writer, an argument that
  * is not an int, float, bool, str or None, a name that is not a str, a
  * coroutine function, async with -- goes to the Python code, which gives
- * the same file and the same errors.  The calls hold the GIL (the library
+ * the same file and the same errors.  So does a span while a request (an
+ * async span) is open anywhere in the process (nesting(True)): the
+ * package's _nest_begin tells whether it is inside a request of its
+ * writer, where it is written on the request's track; a plain span pays
+ * one test of a static int for this.  The calls hold the GIL (the library
  * is fast and thread-safe; releasing the GIL would double the cost).
  */
 #define PY_SSIZE_T_CLEAN
@@ -36,6 +40,10 @@ typedef int (*complete_fn)(tw_writer *, const char *, const char *, uint64_t,
 static complete_fn tw_complete_p;
 static PyObject *error_type;   /* tracewriter.Error */
 static PyObject *py_span_type; /* tracewriter.Span (the Python one) */
+static PyObject *nest_begin;   /* tracewriter._nest_begin, or NULL */
+static PyObject *nest_end;     /* tracewriter._nest_end, or NULL */
+/* Set by nesting(): a request is open somewhere in the process. */
+static int nesting;
 
 /* Arguments converted at most this many on the stack; more go to Python. */
 #define FAST_MAX_ARGS 16
@@ -176,6 +184,7 @@ typedef struct {
   PyObject *cat;   /* str or None */
   PyObject *args;  /* dict or NULL */
   PyObject *aspan; /* the Python Span of an async with, while open */
+  PyObject *frame; /* the package's frame of a span inside a request */
   uint64_t t0;
   int open;
 } Span;
@@ -190,6 +199,7 @@ static void span_dealloc(Span *self)
   Py_CLEAR(self->cat);
   Py_CLEAR(self->args);
   Py_CLEAR(self->aspan);
+  Py_CLEAR(self->frame);
   PyObject_GC_Del(self);
 }
 
@@ -198,12 +208,44 @@ static int span_traverse(Span *self, visitproc visit, void *arg)
   Py_VISIT(self->w);
   Py_VISIT(self->args);
   Py_VISIT(self->aspan);
+  Py_VISIT(self->frame);
+  return 0;
+}
+
+/* The frame of a span starting now inside a request of w (a new
+ * reference), None when it is not inside one, NULL with an exception. */
+static PyObject *frame_begin(PyObject *w, PyObject *name, PyObject *cat,
+                             PyObject *args)
+{
+  return PyObject_CallFunctionObjArgs(nest_begin, w, name, cat,
+                                      args ? args : Py_None, NULL);
+}
+
+/* Close and write frame f (stealing the reference): 0, or -1 with an
+ * exception. */
+static int frame_end(PyObject *f, PyObject *args, int failed)
+{
+  PyObject *r = PyObject_CallFunctionObjArgs(
+    nest_end, f, args ? args : Py_None, failed ? Py_True : Py_False, NULL);
+  Py_DECREF(f);
+  if (!r)
+    return -1;
+  Py_DECREF(r);
   return 0;
 }
 
 static PyObject *span_enter(Span *self, PyObject *unused)
 {
   (void)unused;
+  if (nesting && nest_begin && !self->frame) {
+    PyObject *f = frame_begin(self->w, self->name, self->cat, self->args);
+    if (!f)
+      return NULL;
+    if (f == Py_None)
+      Py_DECREF(f);
+    else
+      self->frame = f;
+  }
   self->t0 = now_ns();
   self->open = 1;
   Py_INCREF(self);
@@ -250,6 +292,13 @@ static PyObject *span_exit(Span *self, PyObject *const *args, Py_ssize_t n)
     return NULL;
   }
   self->open = 0;
+  if (self->frame) {
+    PyObject *f = self->frame;
+    self->frame = NULL;
+    if (frame_end(f, self->args, failed))
+      return NULL;
+    Py_RETURN_NONE;
+  }
   if (span_write(self->w, self->name, self->cat, self->args, self->t0, t1)) {
     /* The body's exception goes on, not ours (as the Python Span). */
     if (failed && (PyErr_ExceptionMatches(error_type) ||
@@ -380,7 +429,9 @@ static PyObject *writer_span(PyObject *self, PyObject *const *args,
       if (nargs == 2)
         goto python;
       cat = v;
-    } else if (PyUnicode_CompareWithASCIIString(k, "args") == 0) {
+    } else if (PyUnicode_CompareWithASCIIString(k, "args") == 0 ||
+               (PyUnicode_GET_LENGTH(k) == 9 &&
+                PyUnicode_CompareWithASCIIString(k, "call_args") == 0)) {
       goto python;
     } else {
       if (!items && !(items = PyDict_New()))
@@ -408,6 +459,7 @@ static PyObject *writer_span(PyObject *self, PyObject *const *args,
   s->cat = cat;
   s->args = items;
   s->aspan = NULL;
+  s->frame = NULL;
   s->t0 = 0;
   s->open = 0;
   PyObject_GC_Track(s);
@@ -460,10 +512,34 @@ static PyObject *decorated_vectorcall(PyObject *op, PyObject *const *args,
                                       size_t nargsf, PyObject *kwnames)
 {
   Decorated *d = (Decorated *)op;
-  uint64_t t0 = now_ns(), t1;
-  PyObject *r = PyObject_Vectorcall(d->fn, args, nargsf, kwnames);
+  uint64_t t0, t1;
+  PyObject *r;
   tw_writer *h;
   int rc;
+  if (nesting && nest_begin) {
+    PyObject *f = frame_begin(d->w, d->name, d->cat, d->items);
+    if (!f)
+      return NULL;
+    if (f != Py_None) {
+      r = PyObject_Vectorcall(d->fn, args, nargsf, kwnames);
+      if (r) {
+        if (frame_end(f, d->items, 0)) {
+          Py_DECREF(r);
+          return NULL;
+        }
+      } else {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (frame_end(f, d->items, 1))
+          PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+      }
+      return r;
+    }
+    Py_DECREF(f);
+  }
+  t0 = now_ns();
+  r = PyObject_Vectorcall(d->fn, args, nargsf, kwnames);
   t1 = now_ns();
   h = writer_handle(d->w);
   if (h && d->nargs >= 0) {
@@ -607,15 +683,23 @@ static PyTypeObject DecoratedType = {
 
 /* ---------------------------------------------------------------- module */
 
-/* bind(complete_address, Error, Span): the address of tw_complete in the
- * library _lib.py loaded, and the Python classes this module calls. */
+/* bind(complete_address, Error, Span[, nest_begin, nest_end]): the
+ * address of tw_complete in the library _lib.py loaded, and the Python
+ * classes and functions this module calls. */
 static PyObject *bind(PyObject *mod, PyObject *args)
 {
-  PyObject *addr, *err, *span;
+  PyObject *addr, *err, *span, *begin = NULL, *end = NULL;
   void *p;
   (void)mod;
-  if (!PyArg_ParseTuple(args, "OOO:bind", &addr, &err, &span))
+  if (!PyArg_ParseTuple(args, "OOO|OO:bind", &addr, &err, &span, &begin,
+                        &end))
     return NULL;
+  if ((begin && !PyCallable_Check(begin)) || (end && !PyCallable_Check(end)) ||
+      (begin && !end)) {
+    PyErr_SetString(PyExc_TypeError, "bind: nest_begin and nest_end must "
+                                      "both be callables");
+    return NULL;
+  }
   p = PyLong_AsVoidPtr(addr);
   if (!p) {
     if (!PyErr_Occurred())
@@ -627,6 +711,24 @@ static PyObject *bind(PyObject *mod, PyObject *args)
   Py_XSETREF(error_type, err);
   Py_INCREF(span);
   Py_XSETREF(py_span_type, span);
+  if (begin) {
+    Py_INCREF(begin);
+    Py_XSETREF(nest_begin, begin);
+    Py_INCREF(end);
+    Py_XSETREF(nest_end, end);
+  }
+  Py_RETURN_NONE;
+}
+
+/* nesting(flag): whether a request is open somewhere in the process, so
+ * that spans ask the package whether they are inside one. */
+static PyObject *set_nesting(PyObject *mod, PyObject *flag)
+{
+  int on = PyObject_IsTrue(flag);
+  (void)mod;
+  if (on < 0)
+    return NULL;
+  nesting = on;
   Py_RETURN_NONE;
 }
 
@@ -640,6 +742,8 @@ static PyMethodDef module_methods[] = {
   {"bind", bind, METH_VARARGS,
    "bind(tw_complete_address, Error, Span): called once by the package."},
   {"bound", bound, METH_NOARGS, "True once bind() has run."},
+  {"nesting", set_nesting, METH_O,
+   "nesting(flag): a request is open somewhere (called by the package)."},
   {NULL}};
 
 static struct PyModuleDef module = {

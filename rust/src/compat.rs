@@ -81,6 +81,22 @@
 //! * **pid**: the real process id (the seed wrote 0), and the file begins
 //!   with a `process_name` metadata record, so traces of several
 //!   processes merge.
+//! * **Tracks have names.**  The seed's `tid`s are not threads but tracks
+//!   (layers, streams); [`thread_name`](TraceWriter::thread_name)`(tid,
+//!   name)` names one (a `thread_name` metadata record for that tid,
+//!   which viewers show instead of the number, kept at the head of every
+//!   rotated file).
+//! * **The process name on a fixed tid.**  The library's first record
+//!   names the process on the thread that opened the writer: for the
+//!   process-wide writer ([`global_trace`], [`TraceWriter::from_env`]),
+//!   opened at its first use, that is whichever worker pushed first, so
+//!   a track of that thread's id would appear among the engine's
+//!   numbered ones.  This module writes a `process_name` record of its
+//!   own on the tid that is the process id (the main thread's id) at the
+//!   process-wide writer's first use in each process; viewers take the
+//!   last record, and every file a rotation begins starts with this one.
+//!   A writer of its own ([`TraceWriter::enabled`], [`TraceWriter::open`])
+//!   is opened by the calling thread, whose tid the first record has.
 //! * **Arguments** are a [`Map`] of this module's [`Value`] (the shape of
 //!   `serde_json::Map<String, serde_json::Value>`, without depending on
 //!   serde), or, with the `serde` feature, the seed's own
@@ -106,12 +122,13 @@
 
 use std::collections::BTreeMap;
 use std::env;
+use std::ffi::CStr;
 use std::fmt::{self, Write as _};
 use std::io;
-use std::os::raw::c_int;
+use std::os::raw::{c_char, c_int};
 use std::path::PathBuf;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;
 
 use crate::args::{Arg, Value as ArgValue};
@@ -584,11 +601,35 @@ impl TraceWriter {
     pub fn writer(&self) -> Option<&Writer> {
         match &self.inner {
             Inner::Owned(w) => Some(w),
-            Inner::Global => global().or_else(|| match ferrum_global() {
-                Some(Ok(w)) => Some(w),
-                _ => None,
-            }),
+            Inner::Global => {
+                let w = global().or_else(|| match ferrum_global() {
+                    Some(Ok(w)) => Some(w),
+                    _ => None,
+                })?;
+                name_global(w);
+                Some(w)
+            }
             Inner::Disabled | Inner::Failed(_) => None,
+        }
+    }
+
+    /// Name track `tid` (a layer, a stream: the `tid` given to
+    /// [`push`](TraceWriter::push)) in the viewer: a `thread_name`
+    /// metadata record for that tid, which Perfetto, chrome://tracing
+    /// and DevTools show instead of the number, and which every file a
+    /// rotation begins holds again.  A later call for the same tid
+    /// renames it.  A no-op when disabled; a name the library refuses (a
+    /// NUL inside) counts in [`stats`](TraceWriter::stats)`.rejected`.
+    pub fn thread_name(&self, tid: u32, name: impl AsRef<str>) {
+        if let Some(w) = self.writer() {
+            let _ = w.emit(
+                &crate::Event::new('M', "thread_name")
+                    .tid(i64::from(tid))
+                    .args(&[Arg {
+                        name: "name",
+                        value: ArgValue::Str(name.as_ref()),
+                    }]),
+            );
         }
     }
 
@@ -649,6 +690,58 @@ impl TraceWriter {
     /// The writer's counters (all zero when disabled).
     pub fn stats(&self) -> Stats {
         self.writer().map(Writer::stats).unwrap_or_default()
+    }
+}
+
+/// The program's short name, which the library's first record gives the
+/// process by default.
+fn program_name() -> String {
+    extern "C" {
+        static program_invocation_short_name: *const c_char;
+    }
+    // SAFETY: glibc sets it before main to a NUL-terminated string that
+    // lives as long as the process, or leaves it NULL.
+    let p = unsafe { program_invocation_short_name };
+    if p.is_null() {
+        return "tracewriter".to_string();
+    }
+    // SAFETY: as above.
+    let name = unsafe { CStr::from_ptr(p) }.to_string_lossy();
+    if name.is_empty() {
+        "tracewriter".to_string()
+    } else {
+        name.into_owned()
+    }
+}
+
+/// Write this module's `process_name` record on `w`, on the tid that is
+/// the process id, with the program's short name (the name the library's
+/// first record takes when TRACEWRITER_OPTIONS gives none).
+fn name_process(w: &Writer) {
+    let name = program_name();
+    let _ = w.emit(
+        &crate::Event::new('M', "process_name")
+            .tid(i64::from(std::process::id()))
+            .args(&[Arg {
+                name: "name",
+                value: ArgValue::Str(&name),
+            }]),
+    );
+}
+
+/// Name the process on the process-wide writer `w` once: at its first
+/// use in this process (a child after fork has a writer, and so a
+/// `Writer`, of its own).
+fn name_global(w: &'static Writer) {
+    static NAMED: AtomicUsize = AtomicUsize::new(0);
+    let key = w as *const Writer as usize;
+    let seen = NAMED.load(Ordering::Acquire);
+    if seen != key
+        && NAMED
+            .compare_exchange(seen, key, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    {
+        name_process(w);
     }
 }
 

@@ -41,11 +41,34 @@
 //! exited, so a span still open when the process dies is not in the file
 //! (its events are).  Field values: integers, floats and booleans as
 //! such, strings as strings, anything else by its `Debug` text.
+//!
+//! # Lanes, for viewers without async tracks
+//!
+//! Chrome DevTools and speedscope draw no async (`b`/`e`) events at
+//! all: there a tokio server's trace shows its worker threads nearly
+//! empty.  With [`ChromeLayer::async_spans`] and [`AsyncSpans::Lanes`]
+//! the layer writes every span as a complete event (`"ph":"X"`) on a *lane* instead: a
+//! synthetic thread of the process (tid [`LANE_TID_BASE`]` + n`), named
+//! by a `thread_name` record `"requests lane n"`.  A span with no parent
+//! (a request) takes the lowest lane free at its first enter and holds
+//! it until it closes; a span inside it goes on its parent's lane when
+//! the parent is the innermost span open there, else (siblings polled
+//! at once: `join!`, `select!`) on a lane of its own.  So on one lane
+//! two events are apart or one holds the other, and every viewer shows
+//! every request.  A span's event there lasts from its first enter to
+//! its last exit, or to the end of the last span written inside it if
+//! that is later.  Events (instants) stay on their threads.
+//!
+//! [`AsyncSpans::Async`] is the default: Perfetto draws async tracks,
+//! a span entered on one thread stays on that thread's track, and a
+//! request's track keeps its own name there; lanes give up which thread
+//! ran what for a picture every viewer can show.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id, Record};
@@ -62,9 +85,27 @@ enum Target {
     Global,
 }
 
+/// How the spans of futures (entered at each poll) are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsyncSpans {
+    /// A span entered more than once is an async begin/end pair with an
+    /// id of its own; a span entered once is an `X` on its thread (the
+    /// default).
+    Async,
+    /// Every span is an `X` on a lane: see the
+    /// [module documentation](self#lanes-for-viewers-without-async-tracks).
+    Lanes,
+}
+
+/// The tid of lane `n` (from 1) is `LANE_TID_BASE + n`: above any Linux
+/// thread id (`pid_max` is at most 2^22), below 2^31 for readers that
+/// take tids as 32-bit integers.  The Python binding uses the same.
+pub const LANE_TID_BASE: i64 = 0x7FFF_0000;
+
 /// The layer: see the [module documentation](self).
 pub struct ChromeLayer {
     target: Target,
+    lanes: Option<Mutex<Lanes>>,
 }
 
 impl ChromeLayer {
@@ -72,6 +113,7 @@ impl ChromeLayer {
     pub fn new(writer: Arc<Writer>) -> ChromeLayer {
         ChromeLayer {
             target: Target::Owned(writer),
+            lanes: None,
         }
     }
 
@@ -80,7 +122,19 @@ impl ChromeLayer {
     pub fn global() -> ChromeLayer {
         ChromeLayer {
             target: Target::Global,
+            lanes: None,
         }
+    }
+
+    /// The same layer writing spans as `mode` says ([`AsyncSpans::Async`]
+    /// by default).
+    #[must_use]
+    pub fn async_spans(mut self, mode: AsyncSpans) -> ChromeLayer {
+        self.lanes = match mode {
+            AsyncSpans::Async => None,
+            AsyncSpans::Lanes => Some(Mutex::new(Lanes::default())),
+        };
+        self
     }
 
     fn writer(&self) -> Option<&Writer> {
@@ -95,6 +149,7 @@ impl fmt::Debug for ChromeLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ChromeLayer")
             .field("global", &matches!(self.target, Target::Global))
+            .field("lanes", &self.lanes.is_some())
             .finish()
     }
 }
@@ -178,6 +233,76 @@ struct SpanState {
     /// The last exit: time and kernel thread id.
     last_exit: Option<(u64, i64)>,
     enters: u32,
+}
+
+/// A lane: the spans open on it, innermost last, as (span id, first
+/// enter, end of what was written inside it so far); and the end of the
+/// last event written on it.
+#[derive(Default)]
+struct Lane {
+    stack: Vec<(u64, u64, u64)>,
+    last_end: u64,
+}
+
+/// The lanes of a layer, lane n at index n - 1, and the lane of each
+/// open span.
+#[derive(Default)]
+struct Lanes {
+    lanes: Vec<Lane>,
+    of: HashMap<u64, usize>,
+}
+
+impl Lanes {
+    /// Put span `id`, first entered at `t0`, on a lane: its parent's when
+    /// the parent is the innermost span open there, else the lowest lane
+    /// with nothing open and nothing written after `t0`.  Returns the
+    /// index of a lane made new, to be named.
+    fn open(&mut self, id: u64, parent: Option<u64>, t0: u64) -> Option<usize> {
+        let on_parent = parent
+            .and_then(|p| self.of.get(&p).map(|&l| (p, l)))
+            .filter(|&(p, l)| self.lanes[l].stack.last().map(|top| top.0) == Some(p))
+            .map(|(_, l)| l);
+        let (lane, new) = match on_parent {
+            Some(l) => (l, false),
+            None => match self
+                .lanes
+                .iter()
+                .position(|l| l.stack.is_empty() && l.last_end <= t0)
+            {
+                Some(l) => (l, false),
+                None => {
+                    self.lanes.push(Lane::default());
+                    (self.lanes.len() - 1, true)
+                }
+            },
+        };
+        self.lanes[lane].stack.push((id, t0, 0));
+        self.of.insert(id, lane);
+        if new {
+            Some(lane)
+        } else {
+            None
+        }
+    }
+
+    /// Take span `id`, whose last exit was `t1`, off its lane: its lane
+    /// index and the end of its event (`t1`, or later when a span
+    /// written inside it ended later).  With the registry a span closes
+    /// after every span inside it, so it is the innermost one open on
+    /// its lane; were it not, only it is taken off.
+    fn close(&mut self, id: u64, t1: u64) -> Option<(usize, u64)> {
+        let l = self.of.remove(&id)?;
+        let lane = &mut self.lanes[l];
+        let i = lane.stack.iter().rposition(|e| e.0 == id)?;
+        let (_, _, inner_end) = lane.stack.remove(i);
+        let end = t1.max(inner_end);
+        if i > 0 {
+            let below = &mut lane.stack[i - 1];
+            below.2 = below.2.max(end);
+        }
+        lane.last_end = lane.last_end.max(end);
+        Some((l, end))
+    }
 }
 
 /// The id of each async pair: unique in the process.
@@ -264,12 +389,34 @@ where
     }
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let mut first_at = None;
         self.update(id, &ctx, |state, at| {
             state.enters += 1;
             if state.first.is_none() {
                 state.first = Some(at);
+                first_at = Some(at.0);
             }
         });
+        if let (Some(t0), Some(lanes), Some(w)) = (first_at, &self.lanes, self.writer()) {
+            let parent = ctx
+                .span(id)
+                .and_then(|s| s.parent().map(|p| p.id().into_u64()));
+            let made = lanes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .open(id.into_u64(), parent, t0);
+            if let Some(l) = made {
+                let name = format!("requests lane {}", l + 1);
+                let _ = w.emit(
+                    &Event::new('M', "thread_name")
+                        .tid(LANE_TID_BASE + l as i64 + 1)
+                        .args(&[Arg {
+                            name: "name",
+                            value: Value::Str(&name),
+                        }]),
+                );
+            }
+        }
     }
 
     fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
@@ -297,6 +444,23 @@ where
         };
         let meta = span.metadata();
         let args = state.fields.args();
+        if let Some(lanes) = &self.lanes {
+            let placed = lanes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .close(id.into_u64(), t1);
+            if let Some((l, end)) = placed {
+                let _ = w.emit(
+                    &Event::new('X', meta.name())
+                        .cat(meta.target())
+                        .ts(t0)
+                        .dur(end.saturating_sub(t0))
+                        .tid(LANE_TID_BASE + l as i64 + 1)
+                        .args(&args),
+                );
+                return;
+            }
+        }
         if state.enters == 1 {
             let _ = w.emit(
                 &Event::new('X', meta.name())

@@ -307,12 +307,13 @@ fn global_trace_is_the_process_wide_writer() {
         .collect();
     let main_tid = ev
         .iter()
-        .find(|e| e.ph() == "M")
+        .find(|e| e.ph() == "M" && e.name() == "thread_name")
         .map(|e| e.at("tid").i64())
         .unwrap();
     assert_eq!(
         got,
         [
+            ("M", "process_name", i64::from(pid)),
             ("X", "first", 1),
             ("X", "second", 2),
             ("X", "third", 3),
@@ -395,9 +396,13 @@ fn ferrum_trace_out_when_tracewriter_out_is_unset() {
     );
     let all = load(&path);
     let ev = events_after_head(&all);
+    // The process named again on the tid that is the pid, then the events.
+    let pid = all[0].at("pid").i64();
+    assert_eq!((ev[0].ph(), ev[0].name(), ev[0].at("tid").i64()), ("M", "process_name", pid));
+    let ev = &ev[1..];
     for e in ev {
         assert_eq!(e.ph(), "X");
-        assert_eq!(e.at("pid").i64(), all[0].at("pid").i64());
+        assert_eq!(e.at("pid").i64(), pid);
     }
     let got: Vec<(&str, i64)> = ev.iter().map(|e| (e.name(), e.at("tid").i64())).collect();
     assert_eq!(got, [("seed variable", 1), ("at exit", 2)]);
@@ -423,4 +428,148 @@ fn ferrum_trace_out_when_tracewriter_out_is_unset() {
         "child_ferrum_bad_path",
         &[("FERRUM_TRACE_OUT", dir.path("no/such/dir.json").to_str().unwrap())],
     );
+}
+
+/// The child's side of tracks_are_named_and_the_process_name_is_on_the_pid:
+/// the process-wide writer opened by a worker's first push.
+#[test]
+#[ignore = "run by tracks_are_named_and_the_process_name_is_on_the_pid in a child"]
+fn child_global_first_push_from_a_worker() {
+    let worker = std::thread::spawn(|| {
+        global_trace().push("first", "layer", 0.5, 1);
+        global_trace().thread_name(1, "layer 1");
+        extern "C" {
+            fn gettid() -> i32;
+        }
+        // SAFETY: gettid has no preconditions.
+        unsafe { gettid() }
+    })
+    .join()
+    .unwrap();
+    println!("worker tid {}", worker);
+    global_trace().thread_name(2, "stream \"2\"");
+    // Enough to rotate a few times (rotate=4KiB): every new file begins
+    // with the process name on the pid and the tracks' names.
+    for i in 0..120 {
+        global_trace().push("matmul", "gemm", 0.25, 1 + (i % 2));
+    }
+    global_trace().push("last", "layer", 0.5, 1);
+}
+
+/// The head of a file: its process_name records (tid) and its
+/// thread_name records (tid, name) before its first complete event.
+fn head_names(events: &[J]) -> (Vec<i64>, Vec<(i64, String)>) {
+    let head = events.iter().take_while(|e| e.ph() == "M");
+    let mut process = Vec::new();
+    let mut threads = Vec::new();
+    for e in head {
+        match e.name() {
+            "process_name" => process.push(e.at("tid").i64()),
+            "thread_name" => threads.push((e.at("tid").i64(), e.at("args").at("name").str().to_string())),
+            other => panic!("unexpected metadata {}", other),
+        }
+    }
+    (process, threads)
+}
+
+#[test]
+fn tracks_are_named_and_the_process_name_is_on_the_pid() {
+    let dir = TempDir::new("tracknames");
+    let out = child(
+        "child_global_first_push_from_a_worker",
+        &[
+            ("TRACEWRITER_OUT", dir.path("t-%p.json").to_str().unwrap()),
+            ("TRACEWRITER_OPTIONS", "buffer=1KiB,rotate=4KiB"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let worker: i64 = stdout
+        .lines()
+        .find_map(|l| l.split("worker tid ").nth(1))
+        .expect("the child prints its worker's tid")
+        .trim()
+        .parse()
+        .unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "no rotation: {:?}", files);
+    let mut first_docs = 0;
+    let mut xs = 0;
+    let mut last_names = None;
+    for f in &files {
+        let all = load(f);
+        let pid = all[0].at("pid").i64();
+        assert_ne!(pid, worker);
+        for e in &all {
+            assert_eq!(e.at("pid").i64(), pid, "{:?}", e);
+        }
+        let name = all[0].at("args").at("name").str().to_string();
+        let (process, threads) = head_names(&all);
+        if process[0] == worker {
+            // The document begun by the worker's first push: the
+            // library's first record on the worker, and ours on the pid
+            // among the records of the worker (its order is the
+            // worker's, not the file's).
+            first_docs += 1;
+            let ours = all[1..]
+                .iter()
+                .filter(|e| e.ph() == "M" && e.name() == "process_name")
+                .count();
+            assert_eq!(ours, 1);
+        } else {
+            // A rotated file: the process named on the pid alone, first.
+            assert_eq!(process, [pid], "{}", f.display());
+            assert_eq!(threads.len(), 2, "{}: tracks unnamed", f.display());
+        }
+        for e in &all[1..] {
+            match (e.ph(), e.name()) {
+                ("M", "process_name") => {
+                    assert_eq!(e.at("tid").i64(), pid);
+                    assert_eq!(e.at("args").at("name").str(), name);
+                }
+                ("M", "thread_name") => assert!([1, 2].contains(&e.at("tid").i64()), "{:?}", e),
+                ("X", _) => {
+                    assert!([1, 2].contains(&e.at("tid").i64()), "{:?}", e);
+                    xs += 1;
+                }
+                _ => panic!("unexpected record {:?}", e),
+            }
+        }
+        if !threads.is_empty() && process == [pid] {
+            last_names = Some(threads);
+        }
+    }
+    assert_eq!(first_docs, 1);
+    assert_eq!(xs, 122);
+    // The rotated files' heads name both tracks (the names were given
+    // before the first commit, so before any rotation).
+    let mut names = last_names.expect("a rotated file");
+    names.sort();
+    assert_eq!(
+        names,
+        [(1, "layer 1".to_string()), (2, "stream \"2\"".to_string())]
+    );
+}
+
+#[test]
+fn thread_name_on_an_owned_or_disabled_writer() {
+    TraceWriter::disabled().thread_name(3, "nothing");
+    let dir = TempDir::new("ownednames");
+    let path = dir.path("owned.json");
+    let w = TraceWriter::enabled(path.clone());
+    w.thread_name(3, "layer 3");
+    w.push("attn", "layer", 0.5, 3);
+    drop(w);
+    let all = load(&path);
+    let ev = events_after_head(&all);
+    let got: Vec<(&str, &str, i64)> = ev
+        .iter()
+        .map(|e| (e.ph(), e.name(), e.at("tid").i64()))
+        .collect();
+    assert_eq!(got, [("M", "thread_name", 3), ("X", "attn", 3)]);
+    assert_eq!(ev[0].at("args").at("name").str(), "layer 3");
+    assert_eq!(ev[0].at("args").keys(), ["name"]);
 }

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
-use tracewriter::layer::ChromeLayer;
+use tracewriter::layer::{AsyncSpans, ChromeLayer, LANE_TID_BASE};
 use tracewriter::{Options, Writer};
 use tracing::Instrument;
 use tracing_subscriber::layer::SubscriberExt;
@@ -224,4 +224,114 @@ fn the_global_layer_writes_nothing_when_tracing_is_off() {
         tracing::info!("nothing");
     });
     assert!(tracewriter::global().is_none());
+}
+
+/// The complete events of a lanes trace by lane: (lane number, ts, end,
+/// name, event), after checking that every lane used is named "requests
+/// lane N" once and that on a lane two events are apart or one holds the
+/// other.
+fn by_lane(ev: &[J]) -> Vec<(i64, u64, u64, String, J)> {
+    let names = tids_of_thread_names(ev);
+    let mut out = Vec::new();
+    for e in ev.iter().filter(|e| e.ph() == "X") {
+        let tid = e.at("tid").i64();
+        let n = tid - LANE_TID_BASE;
+        assert!(n >= 1, "not on a lane: {:?}", e);
+        let named: Vec<_> = names.iter().filter(|(_, t)| *t == tid).collect();
+        assert_eq!(named.len(), 1, "lane {} named {:?}", n, named);
+        assert_eq!(named[0].0, format!("requests lane {}", n));
+        let ts = e.at("ts").ns();
+        out.push((n, ts, ts + e.at("dur").ns(), e.name().to_string(), e.clone()));
+    }
+    for a in &out {
+        for b in &out {
+            if a.0 != b.0 || std::ptr::eq(a, b) {
+                continue;
+            }
+            let apart = a.2 <= b.1 || b.2 <= a.1;
+            let nested = (a.1 <= b.1 && b.2 <= a.2) || (b.1 <= a.1 && a.2 <= b.2);
+            assert!(apart || nested, "overlap on lane {}: {:?} {:?}", a.0, a.3, b.3);
+        }
+    }
+    out
+}
+
+#[test]
+fn lanes_give_each_request_in_flight_a_named_lane() {
+    let dir = TempDir::new("layer-lanes");
+    let path = dir.path("lanes.json");
+    let w = Arc::new(Writer::open(&path, &Options::new()).unwrap());
+    let layer = ChromeLayer::new(w.clone()).async_spans(AsyncSpans::Lanes);
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer));
+    let request = |i: u32| {
+        Box::pin(
+            async move {
+                let a = Yields { left: 2, value: i }
+                    .instrument(tracing::info_span!("step", k = 0u64))
+                    .await;
+                let b = Yields { left: 1, value: i }
+                    .instrument(tracing::info_span!("step", k = 1u64))
+                    .await;
+                a + b
+            }
+            .instrument(tracing::info_span!("request", req = u64::from(i))),
+        )
+    };
+    tracing::dispatcher::with_default(&dispatch, || {
+        // Three requests in flight, polled in turn, then a fourth alone.
+        let mut futs: Vec<_> = (0..3).map(request).collect();
+        let mut done = vec![None; 3];
+        while done.iter().any(Option::is_none) {
+            for (f, d) in futs.iter_mut().zip(done.iter_mut()) {
+                if d.is_none() {
+                    if let Poll::Ready(v) = poll(f) {
+                        *d = Some(v);
+                    }
+                }
+            }
+        }
+        assert_eq!(done, [Some(0), Some(2), Some(4)]);
+        drop(futs); // the request spans close
+        let mut last = request(3);
+        while poll(&mut last).is_pending() {}
+        drop(last);
+        // A span entered once, outside any request: a lane too.
+        tracing::info_span!("startup").in_scope(|| ());
+    });
+    drop(dispatch);
+    Arc::try_unwrap(w).ok().expect("the only reference").close().unwrap();
+
+    let all = load(&path);
+    let ev = events_after_head(&all);
+    // Complete events and the lanes' names; instants stay on the thread.
+    for e in ev {
+        assert!(matches!(e.ph(), "X" | "M" | "I"), "{:?}", e);
+    }
+    let x = by_lane(ev);
+    assert_eq!(x.len(), 4 + 8 + 1);
+    let lanes: std::collections::BTreeSet<i64> = x.iter().map(|e| e.0).collect();
+    assert_eq!(lanes.into_iter().collect::<Vec<_>>(), [1, 2, 3]);
+    // Three lanes named; the test's thread too (its instants).
+    let names = tids_of_thread_names(ev);
+    let lane_names = names.iter().filter(|(_, t)| *t > LANE_TID_BASE).count();
+    assert_eq!((names.len(), lane_names), (4, 3));
+    let requests: Vec<_> = x.iter().filter(|e| e.3 == "request").collect();
+    let mut reqs: Vec<(u64, i64)> = requests
+        .iter()
+        .map(|r| (r.4.at("args").at("req").u64(), r.0))
+        .collect();
+    reqs.sort();
+    // In flight at once: a lane each; the fourth reuses the first lane.
+    assert_eq!(reqs, [(0, 1), (1, 2), (2, 3), (3, 1)]);
+    for r in &requests {
+        let inside: Vec<_> = x
+            .iter()
+            .filter(|e| e.0 == r.0 && r.1 <= e.1 && e.2 <= r.2 && e.3 == "step")
+            .map(|e| e.4.at("args").at("k").u64())
+            .collect();
+        assert_eq!(inside, [0, 1], "request {:?}", r.4);
+    }
+    let startup: Vec<_> = x.iter().filter(|e| e.3 == "startup").collect();
+    assert_eq!(startup.len(), 1);
+    assert_eq!(startup[0].0, 1);
 }
