@@ -1,25 +1,36 @@
-"""Build the tracewriter package: a PEP 517 backend and the compiled fast
-path, with the standard library alone.
+"""Build the tracewriter package: a PEP 517 backend, the C library and the
+compiled fast path, with the standard library alone.
 
     pip install ./python                      # this backend, offline
+    pip wheel ./python                        # a wheel to install elsewhere
+    python3 tracewriter_build.py lib DIR      # DIR/libtracewriter.so
     python3 tracewriter_build.py ext DIR      # DIR/_speedups*.so, if it can
 
 pip runs the backend in an isolated environment with what pyproject.toml
 requires, which is nothing: so `pip install ./python` works in a plain
 virtual environment with no network (no setuptools, no wheel).  The wheel
-holds the package and, when a C compiler and Python's headers are there,
-the extension tracewriter/_speedups.c built against the tracewriter.h of
-the source tree; when they are not, a pure-Python wheel (the package then
-works through ctypes alone, as fast as before).  TRACEWRITER_SPEEDUPS=0 at
-build time leaves the extension out.
+is self-contained: it holds the package, the C library built from the
+sources of the source tree (../src, ../include; csrc/ in an sdist) as
+tracewriter/libtracewriter.so, which the package loads by its own path,
+and, when Python's headers are there, the extension
+tracewriter/_speedups.c (the fast path for spans; without it the package
+goes through ctypes alone).  Building the library needs a C compiler and
+zlib's header (Debian: gcc, zlib1g-dev); without them the build fails and
+says so, rather than install a package that cannot work.  The compiler is
+$CC, else Python's, else cc; $CFLAGS and $LDFLAGS are added to its
+flags.  TRACEWRITER_SPEEDUPS=0 at build time leaves the extension out;
+TRACEWRITER_BUILD_CACHE=DIR reuses a library built with the same
+compiler, flags and sources (build_lib).
 """
 
 import base64
+import glob
 import hashlib
 import io
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -29,8 +40,13 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.join(HERE, "tracewriter")
-SOURCES = ("__init__.py", "_lib.py")
 NAME = "tracewriter"
+LIB_NAME = "libtracewriter.so"      # in the package, beside __init__.py
+LIB_SONAME = "libtracewriter.so.0"  # the installed library's
+
+
+class BuildError(Exception):
+    """The C library could not be built here; the message says why."""
 
 
 def _version():
@@ -38,14 +54,144 @@ def _version():
         return re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
 
 
-def _include_dir():
-    """The directory of tracewriter.h: the source tree's include/, or
-    TRACEWRITER_INCLUDE."""
-    for d in (os.environ.get("TRACEWRITER_INCLUDE"),
-              os.path.join(os.path.dirname(HERE), "include")):
-        if d and os.path.exists(os.path.join(d, "tracewriter.h")):
-            return d
+def _sources():
+    """The package's Python files, as names relative to PACKAGE."""
+    return sorted(os.path.basename(p)
+                  for p in glob.glob(os.path.join(PACKAGE, "*.py")))
+
+
+def _c_top():
+    """The directory that holds the C library's src/ and include/: csrc/
+    beside this file in an sdist, else the source tree (python/..)."""
+    for top in (os.path.join(HERE, "csrc"), os.path.dirname(HERE)):
+        if (os.path.exists(os.path.join(top, "src", "open.c")) and
+                os.path.exists(os.path.join(top, "include",
+                                            "tracewriter.h"))):
+            return top
     return None
+
+
+def _include_dir():
+    """The directory of tracewriter.h: TRACEWRITER_INCLUDE, else the C
+    tree's include/."""
+    env = os.environ.get("TRACEWRITER_INCLUDE")
+    if env and os.path.exists(os.path.join(env, "tracewriter.h")):
+        return env
+    top = _c_top()
+    return os.path.join(top, "include") if top else None
+
+
+def _cc():
+    return shlex.split(os.environ.get("CC") or
+                       sysconfig.get_config_var("CC") or "cc")
+
+
+def _jobs():
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _cache_key(cc, cflags, ldflags, top):
+    """What the library built depends on: the compiler (its command and
+    its --version), the flags, and every source and header."""
+    h = hashlib.sha256()
+    h.update(repr((cc, cflags, ldflags, LIB_SONAME)).encode())
+    try:
+        h.update(subprocess.run(cc + ["--version"], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT).stdout)
+    except OSError:
+        pass
+    for pattern in ("src/*.c", "src/*.h", "include/*.h"):
+        for path in sorted(glob.glob(os.path.join(top, pattern))):
+            with open(path, "rb") as f:
+                data = f.read()
+            h.update(("%s %d\n" % (os.path.relpath(path, top),
+                                     len(data))).encode())
+            h.update(data)
+    return h.hexdigest()[:32]
+
+
+def build_lib(out_dir):
+    """Compile the C library (every src/*.c of the C tree) into
+    out_dir/libtracewriter.so, the objects in parallel; returns its path.
+    Raises BuildError with the compiler's output when it cannot.  With
+    TRACEWRITER_BUILD_CACHE=DIR, a library built before with the same
+    compiler, flags and sources is taken from DIR, and one built is kept
+    there (the install tests build once for several installs)."""
+    top = _c_top()
+    if not top:
+        raise BuildError("the C library's sources (src/, include/) are "
+                         "neither in %s nor in %s"
+                         % (os.path.join(HERE, "csrc"),
+                            os.path.dirname(HERE)))
+    # The longest first: the build takes as long as format.c.
+    sources = sorted(glob.glob(os.path.join(top, "src", "*.c")),
+                     key=lambda p: (-os.path.getsize(p), p))
+    cc = _cc()
+    # What configure and Makefile.am give the library: _GNU_SOURCE
+    # (AC_USE_SYSTEM_EXTENSIONS), hidden internals (only tw_* exported),
+    # threads, zlib.
+    cflags = (["-O2", "-fPIC", "-D_GNU_SOURCE", "-fvisibility=hidden",
+               "-pthread", "-I" + os.path.join(top, "include"),
+               "-I" + os.path.join(top, "src")] +
+              shlex.split(os.environ.get("CFLAGS", "")))
+    ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
+    out = os.path.join(out_dir, LIB_NAME)
+    cache = os.environ.get("TRACEWRITER_BUILD_CACHE")
+    if cache:
+        cached = os.path.join(cache, "libtracewriter-%s.so"
+                              % _cache_key(cc, cflags, ldflags, top))
+        if os.path.exists(cached):
+            shutil.copyfile(cached, out + ".tmp")
+            os.replace(out + ".tmp", out)
+            return out
+    with tempfile.TemporaryDirectory(prefix="tracewriter-build-") as tmp:
+        objects, running, failed = [], [], []
+
+        def reap(proc, cmd):
+            output = proc.communicate()[0]
+            if proc.returncode != 0:
+                failed.append("%s\n%s" % (" ".join(cmd), output))
+
+        try:
+            for src in sources:
+                obj = os.path.join(tmp, os.path.basename(src)[:-2] + ".o")
+                cmd = cc + cflags + ["-c", src, "-o", obj]
+                while len(running) >= _jobs():
+                    reap(*running.pop(0))
+                running.append((subprocess.Popen(
+                    cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    text=True), cmd))
+                objects.append(obj)
+            while running:
+                reap(*running.pop(0))
+        except OSError as e:
+            raise BuildError("cannot run the C compiler %s (%s): the "
+                             "package needs one to build its library "
+                             "(Debian: apt-get install gcc zlib1g-dev)"
+                             % (" ".join(cc), e))
+        if failed:
+            raise BuildError("building libtracewriter failed (it needs a "
+                             "C compiler and zlib's header; Debian: "
+                             "apt-get install gcc zlib1g-dev):\n"
+                             + "\n".join(failed))
+        cmd = (cc + ["-shared", "-pthread", "-Wl,-soname," + LIB_SONAME,
+                     "-Wl,-z,defs", "-o", out + ".tmp"] + objects +
+               ldflags + ["-lz", "-lm"])
+        r = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise BuildError("linking libtracewriter failed (it needs "
+                             "zlib; Debian: apt-get install zlib1g-dev):"
+                             "\n%s\n%s" % (" ".join(cmd), r.stdout))
+    os.replace(out + ".tmp", out)
+    if cache:
+        os.makedirs(cache, exist_ok=True)
+        shutil.copyfile(out, cached + ".%d.tmp" % os.getpid())
+        os.replace(cached + ".%d.tmp" % os.getpid(), cached)
+    return out
 
 
 def ext_filename():
@@ -69,8 +215,7 @@ def build_ext(out_dir, log=sys.stderr):
         log.write("tracewriter: tracewriter.h not found (set "
                   "TRACEWRITER_INCLUDE): ctypes only\n")
         return None
-    cc = shlex.split(os.environ.get("CC") or
-                     sysconfig.get_config_var("CC") or "cc")
+    cc = _cc()
     out = os.path.join(out_dir, ext_filename())
     tmp = out + ".tmp"
     cmd = cc + ["-shared", "-fPIC", "-O2", "-std=c99", "-I" + py_include,
@@ -112,11 +257,13 @@ def _metadata():
             % (NAME, _version(), readme))
 
 
-def _tag(compiled):
-    if not compiled:
-        return "py3-none-any"
-    impl = "cp%d%d" % sys.version_info[:2]
+def _tag(with_ext):
+    """The wheel's tag: it holds a compiled library, so it is for this
+    platform; with the extension, for this Python too."""
     plat = re.sub(r"[-.]", "_", sysconfig.get_platform())
+    if not with_ext:
+        return "py3-none-" + plat
+    impl = "cp%d%d" % sys.version_info[:2]
     return "%s-%s-%s" % (impl, impl, plat)
 
 
@@ -129,10 +276,17 @@ def _record_line(arcname, data):
 def build_wheel(wheel_directory, config_settings=None,
                 metadata_directory=None):
     files = {}
-    for name in SOURCES:
+    for name in _sources():
         with open(os.path.join(PACKAGE, name), "rb") as f:
             files["tracewriter/" + name] = f.read()
     with tempfile.TemporaryDirectory() as tmp:
+        try:
+            lib = build_lib(tmp)
+        except BuildError as e:
+            sys.stderr.write("tracewriter: %s\n" % e)
+            raise
+        with open(lib, "rb") as f:
+            files["tracewriter/" + LIB_NAME] = f.read()
         ext = build_ext(tmp)
         if ext:
             with open(ext, "rb") as f:
@@ -142,8 +296,7 @@ def build_wheel(wheel_directory, config_settings=None,
     files[dist_info + "/METADATA"] = _metadata().encode()
     files[dist_info + "/WHEEL"] = (
         "Wheel-Version: 1.0\nGenerator: tracewriter_build\n"
-        "Root-Is-Purelib: %s\nTag: %s\n"
-        % ("false" if ext else "true", tag)).encode()
+        "Root-Is-Purelib: false\nTag: %s\n" % tag).encode()
     record = [_record_line(k, v) for k, v in files.items()]
     record.append(dist_info + "/RECORD,,")
     files[dist_info + "/RECORD"] = ("\n".join(record) + "\n").encode()
@@ -159,14 +312,29 @@ def build_wheel(wheel_directory, config_settings=None,
     return wheel
 
 
+def sdist_files():
+    """What an sdist holds, as (path on disk, name in the sdist): this
+    directory's files, and the C library's sources under csrc/ so that a
+    wheel builds from the sdist alone."""
+    files = [(os.path.join(HERE, rel), rel) for rel in
+             ("pyproject.toml", "README.md", "tracewriter_build.py",
+              "tracewriter/_speedups.c")]
+    files += [(os.path.join(PACKAGE, name), "tracewriter/" + name)
+              for name in _sources()]
+    top = _c_top()
+    if top:
+        for pattern in ("src/*.c", "src/*.h", "include/tracewriter.h"):
+            for path in sorted(glob.glob(os.path.join(top, pattern))):
+                files.append((path, "csrc/" + os.path.relpath(path, top)))
+    return files
+
+
 def build_sdist(sdist_directory, config_settings=None):
     base = "%s-%s" % (NAME, _version())
     name = base + ".tar.gz"
     with tarfile.open(os.path.join(sdist_directory, name), "w:gz") as t:
-        for rel in ("pyproject.toml", "README.md", "tracewriter_build.py",
-                    "tracewriter/__init__.py", "tracewriter/_lib.py",
-                    "tracewriter/_speedups.c"):
-            t.add(os.path.join(HERE, rel), arcname=base + "/" + rel)
+        for path, rel in sdist_files():
+            t.add(path, arcname=base + "/" + rel)
         data = _metadata().encode()
         info = tarfile.TarInfo(base + "/PKG-INFO")
         info.size = len(data)
@@ -180,5 +348,12 @@ if __name__ == "__main__":
         if path:
             print(path)
         sys.exit(0 if path else 1)
-    sys.stderr.write("usage: %s ext OUTDIR\n" % sys.argv[0])
+    if len(sys.argv) == 3 and sys.argv[1] == "lib":
+        try:
+            print(build_lib(sys.argv[2]))
+        except BuildError as e:
+            sys.stderr.write("tracewriter: %s\n" % e)
+            sys.exit(1)
+        sys.exit(0)
+    sys.stderr.write("usage: %s ext|lib OUTDIR\n" % sys.argv[0])
     sys.exit(2)

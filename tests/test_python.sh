@@ -70,8 +70,7 @@ TRACEWRITER_SPEEDUPS=0 TW_PY_EXPECT_SPEEDUPS=0 \
 
 fast=$top_builddir/python-fast
 rm -rf "$fast" && mkdir -p "$fast/tracewriter" || exit 99
-cp "$top_srcdir/python/tracewriter/__init__.py" \
-   "$top_srcdir/python/tracewriter/_lib.py" "$fast/tracewriter/" || exit 99
+cp "$top_srcdir"/python/tracewriter/*.py "$fast/tracewriter/" || exit 99
 headers=$("$PYTHON3" -c 'import os, sysconfig
 print(os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))')
 if [ "$headers" != True ]; then

@@ -288,6 +288,9 @@ class TestGlobalWriter(TraceTest):
                       "no such file", r.stdout)
 
 
+SOURCE_PYTHON = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 class TestFindingTheLibrary(TraceTest):
     """A copy of the package outside the source tree, so that only the
     environment and the install locations can point at the library."""
@@ -301,11 +304,14 @@ class TestFindingTheLibrary(TraceTest):
     """
 
     def run_copy(self, **env):
-        # self.dir plays the source tree: python/tracewriter in it.
+        # self.dir plays the source tree: python/tracewriter in it, and
+        # python/tracewriter_build.py beside it.
         parent = os.path.join(self.dir, "python")
         shutil.copytree(os.path.join(PACKAGE_PARENT, "tracewriter"),
                         os.path.join(parent, "tracewriter"),
                         dirs_exist_ok=True)
+        shutil.copy(os.path.join(SOURCE_PYTHON, "tracewriter_build.py"),
+                    parent)
         env.setdefault("TRACEWRITER_LIB", None)
         r = subprocess.run([sys.executable, "-B", "-c", self.CODE],
                            cwd=self.dir, env=dict(child_env(**env),
@@ -328,11 +334,38 @@ class TestFindingTheLibrary(TraceTest):
         if out.startswith("loaded"):
             self.skipTest("a libtracewriter is installed: " + out)
         self.assertIn("cannot load libtracewriter; tried:", out)
+        self.assertIn(os.path.join(self.dir, "python", "tracewriter",
+                                   "libtracewriter.so") +
+                      " (package): no such file", out)
         self.assertIn(os.path.join(self.dir, ".libs", "libtracewriter.so") +
                       " (build tree): no such file", out)
         self.assertIn("/usr/local/lib/libtracewriter.so.0 (lib dir)", out)
         self.assertIn("find_library('tracewriter'): not found", out)
         self.assertIn("TRACEWRITER_LIB", out)
+
+    def test_installed_copy_has_no_build_tree(self):
+        # A package outside a source tree (site-packages, as pip puts it)
+        # tries its own library first and no build tree: issue 30 saw
+        # <venv>/lib/python3.11/.libs tried.
+        site = os.path.join(self.dir, "lib", "python3", "site-packages")
+        shutil.copytree(os.path.join(PACKAGE_PARENT, "tracewriter"),
+                        os.path.join(site, "tracewriter"))
+        r = subprocess.run([sys.executable, "-B", "-c", self.CODE],
+                           cwd=self.dir, env=dict(
+                               child_env(TRACEWRITER_LIB=None,
+                                         top_builddir=None,
+                                         LD_LIBRARY_PATH=None),
+                               PYTHONPATH=site),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        if r.stdout.startswith("loaded"):
+            self.skipTest("a libtracewriter is installed: " + r.stdout)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[1], "  %s (package): no such file" %
+                         os.path.join(site, "tracewriter",
+                                      "libtracewriter.so"))
+        self.assertNotIn("(build tree)", r.stdout)
+        self.assertNotIn(".libs", r.stdout)
 
     def test_env_path_that_is_not_a_library(self):
         bogus = self.path("libbogus.so")

@@ -187,13 +187,7 @@ _SONAMES = ("libtracewriter.so.0", "libtracewriter.so")
 def _lib_dirs():
     """The usual directories of an installed library, most specific
     first."""
-    dirs = []
-    try:
-        from . import _config  # written by make install-python
-        dirs.append(_config.LIBDIR)
-    except ImportError:
-        pass
-    dirs.append(os.path.join(sys.prefix, "lib"))
+    dirs = [os.path.join(sys.prefix, "lib")]
     multiarch = sysconfig.get_config_var("MULTIARCH")
     for prefix in ("/usr/local", "/usr"):
         if multiarch:
@@ -204,23 +198,34 @@ def _lib_dirs():
     return [d for d in dirs if not (d in seen or seen.add(d))]
 
 
+#: The library that pip install, a wheel and make install-python put in the
+#: package, beside this file (tracewriter_build.py builds it).
+PACKAGE_LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "libtracewriter.so")
+
+
 def candidates():
     """The places to load libtracewriter from, in order, as (where, path)
-    pairs: TRACEWRITER_LIB alone if set; else the build tree (the package
-    sits in python/ of the source tree, and $top_builddir during make
-    check), then the install prefix."""
+    pairs: TRACEWRITER_LIB alone if set; else the package's own library
+    (an installed package holds one); else, for the package of a source
+    tree (python/tracewriter, no library in it), the build tree
+    ($top_builddir during make check, or the source tree itself), then
+    the install prefix."""
     env = os.environ.get("TRACEWRITER_LIB")
     if env:
         return [("TRACEWRITER_LIB", env)]
-    found = []
+    found = [("package", PACKAGE_LIB)]
     top_builddir = os.environ.get("top_builddir")
     if top_builddir:
         found.append(("$top_builddir", os.path.join(
             top_builddir, ".libs", "libtracewriter.so")))
-    package_dir = os.path.dirname(os.path.abspath(__file__))
-    source_top = os.path.dirname(os.path.dirname(package_dir))
-    found.append(("build tree", os.path.join(
-        source_top, ".libs", "libtracewriter.so")))
+    # The source tree's package: python/tracewriter, tracewriter_build.py
+    # beside it (an installed package has neither).
+    python_dir = os.path.dirname(os.path.dirname(PACKAGE_LIB))
+    if (os.path.basename(python_dir) == "python" and
+            os.path.exists(os.path.join(python_dir, "tracewriter_build.py"))):
+        found.append(("build tree", os.path.join(
+            os.path.dirname(python_dir), ".libs", "libtracewriter.so")))
     for d in _lib_dirs():
         for name in _SONAMES:
             found.append(("lib dir", os.path.join(d, name)))
@@ -252,8 +257,8 @@ def _load():
         tried.append("  find_library('tracewriter'): not found")
     raise LibraryNotFoundError(
         "cannot load libtracewriter; tried:\n" + "\n".join(tried) +
-        "\nSet TRACEWRITER_LIB to the library's path "
-        "(e.g. /usr/local/lib/libtracewriter.so.0), or install it.")
+        "\nReinstall the package (pip install ./python builds the library "
+        "into it), or set TRACEWRITER_LIB to the library's path.")
 
 
 def _prototype(lib, name, restype, *argtypes):
