@@ -273,11 +273,30 @@ static int remember_rank(tw_writer *w)
   return 2;
 }
 
+/* The first document, for tw__document_retry_cut: written the first
+ * time; after a cut, the restart has begun it again, and there is
+ * nothing more to write. */
+typedef struct first_doc {
+  size_t len;              /* its bytes, once written */
+  int written;
+} first_doc;
+
+static int first_op(tw_writer *w, void *arg)
+{
+  first_doc *fd = arg;
+
+  if (fd->written)
+    return 0;
+  fd->written = 1;
+  return document_write(w, w->sink, &fd->len);
+}
+
 int tw__document_first(tw_writer *w, const char *process_name,
                        tw__fmt_notes *notes)
 {
   char rec[4096];
-  size_t len, doc_len;
+  size_t len;
+  first_doc doc = { 0, 0 };
   sigset_t mask;
   int rc, extra = 0;
 
@@ -294,13 +313,15 @@ int tw__document_first(tw_writer *w, const char *process_name,
   tw__meta_remember(w->meta, TW__LAYOUT_CLOCK_NAME, w->pid, 0, rec, len);
   if (w->rank >= 0 && (extra = remember_rank(w)) < 0)
     return extra;
+  /* A cut (logrotate's copytruncate) can land here too: the document is
+   * begun again like any cut one, never reported to the caller. */
   tw__token_take(w, &mask);
-  if ((rc = document_write(w, w->sink, &doc_len)) == 0) {
+  if ((rc = tw__document_retry_cut(w, first_op, &doc)) == 0) {
     /* Counted like any commit, and its records like any records (the
      * process name and the clock record: what a reader counts). */
     __atomic_add_fetch(&w->commits, 1, __ATOMIC_RELAXED);
     w->own_events = 2 + (uint64_t)extra;
-    w->own_bytes = doc_len;
+    w->own_bytes = doc.len;
     tw__rotation_began(w, w->sink);
     tw__out_bytes_update(w);
   }
