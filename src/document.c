@@ -191,6 +191,7 @@ void tw__out_bytes_update(tw_writer *w)
 {
   tw__sink *sink = __atomic_load_n(&w->sink, __ATOMIC_ACQUIRE);
 
+  TW__ASSERT(tw__lock_held(w) || tw__token_held(w));
   __atomic_store_n(&w->out_bytes, w->out_done +
                    __atomic_load_n(&sink->out_bytes, __ATOMIC_RELAXED),
                    __ATOMIC_RELAXED);
@@ -207,6 +208,7 @@ static int document_write(tw_writer *w, tw__sink *sink, size_t *len)
   size_t clock_len;
   int rc;
 
+  TW__ASSERT(tw__token_held(w));
   tw__block_sigterm(w, &mask);
   pthread_mutex_lock(&w->meta_lock);
   if ((rc = tw__layout_clock_record(&w->fmt, w->ts_offset,
@@ -234,6 +236,7 @@ static int swap_sink(tw_writer *w, tw__sink *next)
 {
   tw__sink *old = w->sink;
 
+  TW__ASSERT(tw__lock_held(w) && tw__token_held(w));
   /* Threads of a direct sink see the new sink at their next record. */
   __atomic_store_n(&w->sink, next, __ATOMIC_RELEASE);
   w->out_done += __atomic_load_n(&old->out_bytes, __ATOMIC_RELAXED);
@@ -314,7 +317,10 @@ int tw__document_first(tw_writer *w, const char *process_name,
   if (w->rank >= 0 && (extra = remember_rank(w)) < 0)
     return extra;
   /* A cut (logrotate's copytruncate) can land here too: the document is
-   * begun again like any cut one, never reported to the caller. */
+   * begun again like any cut one, never reported to the caller.  The
+   * lock as well as the token, as the contract wants for a restart,
+   * though no other thread knows w yet. */
+  tw__writer_lock(w);
   tw__token_take(w, &mask);
   if ((rc = tw__document_retry_cut(w, first_op, &doc)) == 0) {
     /* Counted like any commit, and its records like any records (the
@@ -326,6 +332,7 @@ int tw__document_first(tw_writer *w, const char *process_name,
     tw__out_bytes_update(w);
   }
   tw__token_give(w, &mask);
+  tw__writer_unlock(w);
   return rc;
 }
 
@@ -337,6 +344,7 @@ static int next_file(tw_writer *w, tw__newfile *nf, tw__sink **next)
   struct rotation *r = w->rot;
   int rc;
 
+  TW__ASSERT(tw__token_held(w));
   /* Without a name until it is complete; where the file system cannot
    * (no O_TMPFILE, no /proc to link it), under a temporary name. */
   for (int anonymous = 1;; anonymous = 0) {
@@ -368,6 +376,7 @@ int tw__document_rotate_locked(tw_writer *w)
   sigset_t mask;
   int rc;
 
+  TW__ASSERT(tw__lock_held(w) && tw__no_other_commit(w));
   tw__token_take(w, &mask);
   if ((rc = next_file(w, &nf, &next)) == 0) {
     rc = swap_sink(w, next);
@@ -385,6 +394,7 @@ int tw__document_restart(tw_writer *w)
   size_t len;
   int rc;
 
+  TW__ASSERT(tw__token_held(w));
   if (!sink->ops->restart && !sink->ops->reopen)
     return -EIO;                       /* a stream cannot begin again */
   if (sink->ops->restart) {
@@ -395,6 +405,7 @@ int tw__document_restart(tw_writer *w)
   } else {
     /* A direct sink retires: threads still copying into its regions
      * write nowhere; a new sink on the same file takes its place. */
+    TW__ASSERT(tw__lock_held(w));
     if ((rc = sink->ops->reopen(sink, &next)) != 0)
       return rc;
     if ((rc = document_write(w, next, &len)) != 0) {
@@ -413,7 +424,10 @@ int tw__document_restart(tw_writer *w)
 int tw__document_retry_cut(tw_writer *w, int (*op)(tw_writer *, void *),
                            void *arg)
 {
-  int rc = op(w, arg);
+  int rc;
+
+  TW__ASSERT(tw__token_held(w));
+  rc = op(w, arg);
 
   /* Each try needs a new cut (the check after a try sees only a cut
    * made during it): only a file truncated in a loop reaches the bound,
