@@ -110,9 +110,10 @@ typedef struct tw__stage {
  *                    by its commit (holding the token) and by the pool's
  *                    workers (holding nothing else).
  *   5. crash_lock    (crash.c) the program's signal actions the crash
- *                    hook and the SIGBUS guard replace: taken at open and
- *                    when a rotation opens an mmap sink (holding the lock
- *                    and the token), never in a signal handler.
+ *                    hook and the SIGBUS guard replace: taken at open
+ *                    and when a rotation or a restart opens an mmap sink
+ *                    (holding the lock and the token), never in a signal
+ *                    handler.
  *   6. open_writers_lock (open.c) the process's open writers: taken
  *                    holding nothing else (the end of open, tw_close),
  *                    and across fork by its pthread_atfork handlers.
