@@ -18,9 +18,13 @@
  * fmt_buf first (record.h), and that goes to the sink.
  *
  * The commit token is an atomic owner id held from the first write to the
- * sink until what was written is marked written (slot->done).  It is only
- * ever contended by the crash hook (crash.c), which cannot take the lock:
- * a commit lets a waiting handler go first, and with the hook SIGTERM is
+ * sink until what was written is marked written (slot->done).  Commits do
+ * not contend for it among themselves (w->committing serialises them),
+ * but others take it too (writer.h): a direct sink's producers reserving
+ * a region (stage.c, reserve_locked) and the document a cut makes them
+ * begin (document.c), a rotation's new document (document.c), the tail
+ * at exit, and the crash hook (crash.c), which cannot take the lock: a
+ * holder lets a waiting handler go first, and with the hook SIGTERM is
  * blocked in the holder, so that a SIGTERM goes to another thread whose
  * handler waits for this commit rather than cuts into it.
  */
@@ -76,6 +80,7 @@ void tw__token_give(tw_writer *w, const sigset_t *old)
  * held. */
 static void slot_free_locked(tw_writer *w, tw__slot *s)
 {
+  TW__ASSERT(tw__lock_held(w));
   __atomic_store_n(&s->seq, 0, __ATOMIC_RELEASE);
   s->next = w->free_slots;
   w->free_slots = s;
@@ -89,6 +94,7 @@ static void slot_free_locked(tw_writer *w, tw__slot *s)
  * held. */
 static int queue_slot_locked(tw_writer *w, tw__slot *s, size_t n)
 {
+  TW__ASSERT(tw__lock_held(w));
   s->next = NULL;
   *w->sealed_tail = s;
   w->sealed_tail = &s->next;
@@ -109,6 +115,7 @@ void tw__slot_seal_locked(tw_writer *w, tw__stage *st)
    * are over before the slot is filled again. */
   size_t done = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE);
 
+  TW__ASSERT(tw__lock_held(w));
   st->slot = NULL;
   /* A flush wrote all of it: nothing to commit, free (a commit's store of
    * done is its last touch of the slot).  But not while a flush under
@@ -133,6 +140,7 @@ void tw__slot_seal_locked(tw_writer *w, tw__stage *st)
 /* Make s, free, st's active slot. */
 static void slot_activate(tw_writer *w, tw__stage *st, tw__slot *s)
 {
+  TW__ASSERT(tw__lock_held(w));
   __atomic_store_n(&s->len, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&s->done, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&s->seq, ++w->next_seq, __ATOMIC_RELEASE);
@@ -143,6 +151,7 @@ int tw__slot_get_locked(tw_writer *w, tw__stage *st, int may_drop)
 {
   int rc;
 
+  TW__ASSERT(tw__lock_held(w));
   for (;;) {
     tw__slot *s;
 
@@ -157,7 +166,7 @@ int tw__slot_get_locked(tw_writer *w, tw__stage *st, int may_drop)
       return TW_EDROPPED;
     if (w->background) {
       tw__committer_nudge_locked(w);
-      pthread_cond_wait(&w->done, &w->lock);
+      tw__writer_wait(w, &w->done, NULL);
     } else if ((rc = tw__commit_locked(w, TW__COLLECT_SEALED, NULL, 0, 1))
                != 0) {
       return rc;
@@ -167,6 +176,7 @@ int tw__slot_get_locked(tw_writer *w, tw__stage *st, int may_drop)
 
 void tw__drop_locked(tw_writer *w)
 {
+  TW__ASSERT(tw__lock_held(w));
   __atomic_fetch_add(&w->dropped, 1, __ATOMIC_RELAXED);
   w->drops_unreported++;
 }
@@ -182,6 +192,7 @@ static size_t drop_report_locked(tw_writer *w)
   tw_event ev;
   size_t len;
 
+  TW__ASSERT(tw__lock_held(w));
   memset(&ev, 0, sizeof ev);
   ev.ph = 'I';
   ev.instant_scope = 'g';
@@ -205,6 +216,7 @@ static void reclaim_orphans_locked(tw_writer *w)
 {
   tw__stage **p = &w->stages, *st;
 
+  TW__ASSERT(tw__lock_held(w) && !w->committing);
   while ((st = *p) != NULL) {
     if (__atomic_load_n(&st->refs, __ATOMIC_ACQUIRE) != 1) {
       p = &st->next;
@@ -270,6 +282,7 @@ static int sink_commit(tw_writer *w, const struct iovec *iov, int n)
 {
   segments sg = { iov, n };
 
+  TW__ASSERT(tw__token_held(w));
   return tw__document_retry_cut(w, commit_op, &sg);
 }
 
@@ -354,6 +367,7 @@ static tw__slot *detach_sealed_locked(tw_writer *w, int all)
 {
   tw__slot *queue = w->sealed;
 
+  TW__ASSERT(tw__lock_held(w));
   if (all || !w->units) {
     w->units = 0;
     w->unit_bytes = 0;
@@ -383,10 +397,11 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
   gather g;
   int rc;
 
+  TW__ASSERT(tw__lock_held(w));
   while (w->committing) {
     if (!wait)
       return w->err;
-    pthread_cond_wait(&w->done, &w->lock);
+    tw__writer_wait(w, &w->done, NULL);
   }
   if (w->err)
     return w->err;
@@ -403,8 +418,8 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
     report = drop_report_locked(w);
   if (!queue && what != TW__COLLECT_ALL && !nextra && !report)
     return 0;
-  w->committing = 1;
-  pthread_mutex_unlock(&w->lock);
+  w->committing = (int)tw__tid();
+  tw__writer_unlock(w);
 
   memset(&g, 0, sizeof g);
   g.w = w;
@@ -434,7 +449,7 @@ int tw__commit_locked(tw_writer *w, int what, const struct iovec *extra,
 
   /* The sealed slots are free again (written whole; or, after an error,
    * never to be written). */
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
   for (s = queue; s; s = next) {
     next = s->next;
     slot_free_locked(w, s);
@@ -464,7 +479,7 @@ int tw__commit_at_exit(tw_writer *w)
 
   if (!w || tw__forked(w))
     return 0;
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
   rc = tw__commit_locked(w, TW__COLLECT_ALL, NULL, 0, 1);
   if (rc == 0 && (w->sink->caps & TW__SINK_STREAMING)) {
     /* The tail now: nothing is written after it (the sticky error),
@@ -476,7 +491,7 @@ int tw__commit_at_exit(tw_writer *w)
     if (rc == -ESHUTDOWN)
       rc = 0;
   }
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   return rc;
 }
 
@@ -488,13 +503,13 @@ int tw_flush(tw_writer *w)
     return 0;
   if (tw__forked(w))
     return TW_EFORKED;
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
   rc = tw__commit_locked(w, TW__COLLECT_ALL, NULL, 0, 1);
   if (rc == 0 && w->direct && (rc = tw__direct_check_cut(w)) != 0)
     tw__writer_fail(w, rc);
   if (rc == 0 && w->direct && w->sync_commits &&
       (rc = w->sink->ops->sync(w->sink)) != 0)
     tw__writer_fail(w, rc);
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   return rc;
 }

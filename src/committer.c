@@ -42,7 +42,7 @@ static void *committer_main(void *arg)
   (void)pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
 #endif
 
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
   for (;;) {
     int what = -1;
 
@@ -50,7 +50,7 @@ static void *committer_main(void *arg)
       /* Nothing more can be written: wait to be stopped. */
       if (w->stopping)
         break;
-      pthread_cond_wait(&w->work, &w->lock);
+      tw__writer_wait(w, &w->work, NULL);
       continue;
     }
     if (deadline && tw_now_ns() >= deadline) {
@@ -66,9 +66,9 @@ static void *committer_main(void *arg)
       if (deadline) {
         struct timespec ts = { (time_t)(deadline / 1000000000u),
                                (long)(deadline % 1000000000u) };
-        pthread_cond_timedwait(&w->work, &w->lock, &ts);
+        tw__writer_wait(w, &w->work, &ts);
       } else {
-        pthread_cond_wait(&w->work, &w->lock);
+        tw__writer_wait(w, &w->work, NULL);
       }
       w->committer_waiting = 0;
       continue;
@@ -76,7 +76,7 @@ static void *committer_main(void *arg)
     w->nudged = 0;
     (void)tw__commit_locked(w, what, NULL, 0, 1);
   }
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   return NULL;
 }
 
@@ -103,6 +103,7 @@ int tw__committer_start(tw_writer *w)
 
 void tw__committer_nudge_locked(tw_writer *w)
 {
+  TW__ASSERT(tw__lock_held(w));
   w->nudged = 1;
   if (w->committer_waiting)
     pthread_cond_signal(&w->work);
@@ -110,9 +111,10 @@ void tw__committer_nudge_locked(tw_writer *w)
 
 void tw__committer_stop_locked(tw_writer *w)
 {
+  TW__ASSERT(tw__lock_held(w));
   w->stopping = 1;
   pthread_cond_signal(&w->work);
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   pthread_join(w->committer, NULL);
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
 }

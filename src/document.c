@@ -191,6 +191,7 @@ void tw__out_bytes_update(tw_writer *w)
 {
   tw__sink *sink = __atomic_load_n(&w->sink, __ATOMIC_ACQUIRE);
 
+  TW__ASSERT(tw__lock_held(w) || tw__token_held(w));
   __atomic_store_n(&w->out_bytes, w->out_done +
                    __atomic_load_n(&sink->out_bytes, __ATOMIC_RELAXED),
                    __ATOMIC_RELAXED);
@@ -207,6 +208,7 @@ static int document_write(tw_writer *w, tw__sink *sink, size_t *len)
   size_t clock_len;
   int rc;
 
+  TW__ASSERT(tw__token_held(w));
   tw__block_sigterm(w, &mask);
   pthread_mutex_lock(&w->meta_lock);
   if ((rc = tw__layout_clock_record(&w->fmt, w->ts_offset,
@@ -234,6 +236,7 @@ static int swap_sink(tw_writer *w, tw__sink *next)
 {
   tw__sink *old = w->sink;
 
+  TW__ASSERT(tw__lock_held(w) && tw__token_held(w));
   /* Threads of a direct sink see the new sink at their next record. */
   __atomic_store_n(&w->sink, next, __ATOMIC_RELEASE);
   w->out_done += __atomic_load_n(&old->out_bytes, __ATOMIC_RELAXED);
@@ -273,11 +276,30 @@ static int remember_rank(tw_writer *w)
   return 2;
 }
 
+/* The first document, for tw__document_retry_cut: written the first
+ * time; after a cut, the restart has begun it again, and there is
+ * nothing more to write. */
+typedef struct first_doc {
+  size_t len;              /* its bytes, once written */
+  int written;
+} first_doc;
+
+static int first_op(tw_writer *w, void *arg)
+{
+  first_doc *fd = arg;
+
+  if (fd->written)
+    return 0;
+  fd->written = 1;
+  return document_write(w, w->sink, &fd->len);
+}
+
 int tw__document_first(tw_writer *w, const char *process_name,
                        tw__fmt_notes *notes)
 {
   char rec[4096];
-  size_t len, doc_len;
+  size_t len;
+  first_doc doc = { 0, 0 };
   sigset_t mask;
   int rc, extra = 0;
 
@@ -294,17 +316,23 @@ int tw__document_first(tw_writer *w, const char *process_name,
   tw__meta_remember(w->meta, TW__LAYOUT_CLOCK_NAME, w->pid, 0, rec, len);
   if (w->rank >= 0 && (extra = remember_rank(w)) < 0)
     return extra;
+  /* A cut (logrotate's copytruncate) can land here too: the document is
+   * begun again like any cut one, never reported to the caller.  The
+   * lock as well as the token, as the contract wants for a restart,
+   * though no other thread knows w yet. */
+  tw__writer_lock(w);
   tw__token_take(w, &mask);
-  if ((rc = document_write(w, w->sink, &doc_len)) == 0) {
+  if ((rc = tw__document_retry_cut(w, first_op, &doc)) == 0) {
     /* Counted like any commit, and its records like any records (the
      * process name and the clock record: what a reader counts). */
     __atomic_add_fetch(&w->commits, 1, __ATOMIC_RELAXED);
     w->own_events = 2 + (uint64_t)extra;
-    w->own_bytes = doc_len;
+    w->own_bytes = doc.len;
     tw__rotation_began(w, w->sink);
     tw__out_bytes_update(w);
   }
   tw__token_give(w, &mask);
+  tw__writer_unlock(w);
   return rc;
 }
 
@@ -316,6 +344,7 @@ static int next_file(tw_writer *w, tw__newfile *nf, tw__sink **next)
   struct rotation *r = w->rot;
   int rc;
 
+  TW__ASSERT(tw__token_held(w));
   /* Without a name until it is complete; where the file system cannot
    * (no O_TMPFILE, no /proc to link it), under a temporary name. */
   for (int anonymous = 1;; anonymous = 0) {
@@ -347,6 +376,7 @@ int tw__document_rotate_locked(tw_writer *w)
   sigset_t mask;
   int rc;
 
+  TW__ASSERT(tw__lock_held(w) && tw__no_other_commit(w));
   tw__token_take(w, &mask);
   if ((rc = next_file(w, &nf, &next)) == 0) {
     rc = swap_sink(w, next);
@@ -364,6 +394,7 @@ int tw__document_restart(tw_writer *w)
   size_t len;
   int rc;
 
+  TW__ASSERT(tw__token_held(w));
   if (!sink->ops->restart && !sink->ops->reopen)
     return -EIO;                       /* a stream cannot begin again */
   if (sink->ops->restart) {
@@ -374,6 +405,7 @@ int tw__document_restart(tw_writer *w)
   } else {
     /* A direct sink retires: threads still copying into its regions
      * write nowhere; a new sink on the same file takes its place. */
+    TW__ASSERT(tw__lock_held(w));
     if ((rc = sink->ops->reopen(sink, &next)) != 0)
       return rc;
     if ((rc = document_write(w, next, &len)) != 0) {
@@ -392,7 +424,10 @@ int tw__document_restart(tw_writer *w)
 int tw__document_retry_cut(tw_writer *w, int (*op)(tw_writer *, void *),
                            void *arg)
 {
-  int rc = op(w, arg);
+  int rc;
+
+  TW__ASSERT(tw__token_held(w));
+  rc = op(w, arg);
 
   /* Each try needs a new cut (the check after a try sees only a cut
    * made during it): only a file truncated in a loop reaches the bound,

@@ -2,6 +2,9 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* The names and messages of the errno values, for tw_err_name and
  * tw_strerror.  The C library's own (strerrorname_np, strerrordesc_np)
@@ -209,3 +212,30 @@ const char *tw_version(void)
 {
   return TW_VERSION_STRING;
 }
+
+#ifdef TW_DEBUG
+/* A check of TW__ASSERT failed: say which and where, with write(2) only
+ * (it may run in a thread holding any lock, or in the crash hook), and
+ * abort. */
+void tw__assert_fail(const char *what, const char *file, int line)
+{
+  char buf[512], num[16];
+  size_t n = 0, k = sizeof num;
+  const char *parts[] = { "tracewriter: ", file, ":", NULL,
+                          ": the concurrency contract fails: ", what, "\n" };
+
+  do
+    num[--k] = (char)('0' + line % 10);
+  while ((line /= 10) > 0 && k > 0);
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+    const char *s = parts[i] ? parts[i] : num + k;
+    size_t len = parts[i] ? strlen(s) : sizeof num - k;
+    if (len > sizeof buf - n)
+      len = sizeof buf - n;
+    memcpy(buf + n, s, len);
+    n += len;
+  }
+  (void)!write(2, buf, n);
+  abort();
+}
+#endif

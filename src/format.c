@@ -997,8 +997,8 @@ static size_t utf8_cut(const unsigned char *s, size_t max)
 }
 
 /* The exact length of s[0..n) once escaped (without the quotes), invalid
- * UTF-8 counted as U+FFFD. */
-static size_t escaped_len(const unsigned char *s, size_t n)
+ * UTF-8 counted as U+FFFD; *invalid set if there is any. */
+static size_t escaped_len(const unsigned char *s, size_t n, int *invalid)
 {
   const unsigned char *p = s, *e = s + n;
   size_t len = 0;
@@ -1016,6 +1016,7 @@ static size_t escaped_len(const unsigned char *s, size_t n)
       int k = utf8_sequence(p, (size_t)(e - p));
       len += k > 0 ? (size_t)k : 3;
       p += k > 0 ? k : -k;
+      *invalid |= k < 0;
     }
   }
   return len;
@@ -1326,10 +1327,15 @@ static int put_string(cursor *o, const char *str, size_t n,
     notes->truncated++;
   }
   /* Worst case: every byte becomes \u00XX.  When that much room is not
-   * there, count exactly, so a long string that fits is not refused. */
+   * there, count exactly, so a long string that fits is not refused.
+   * Without room the string is checked all the same: the first fault in
+   * the record decides the return, whatever the room (tw_emit(3)), and a
+   * producer's slot and the committer's buffer have different room. */
   if (o->over || (size_t)(o->end - o->p) < n * 6 + 2) {
-    if (!room(o, escaped_len(p, n) + 2))
-      return 0;
+    int invalid = 0;
+    if (!room(o, escaped_len(p, n, &invalid) + 2))
+      return invalid && (cfg->flags & TW_OPT_REJECT_INVALID_UTF8) ? TW_EUTF8
+                                                                  : 0;
   }
   d = o->p;
   *d++ = '"';
@@ -2161,6 +2167,13 @@ int tw__format_complete(const tw__fmt_config *cfg, tw__fmt_out *out,
 
 /* Any event, field by field: every check, every error, the room counted
  * when buf is too small. */
+/* The order of checks, one rule for every path (tw_emit(3), ERRORS):
+ * the event's shape; then its strings and values in the order the record
+ * holds them, the first fault deciding, with room or without (put_string
+ * checks a string it has no room for); then chrome://tracing's rules;
+ * the caller adds TW_ETOOBIG.  The common shapes' path (common_core) and
+ * a deferring producer (record.c) return no error of their own: an event
+ * with any fault comes here. */
 static __attribute__((noinline)) int
 format_general(const tw_event *ev, const tw__fmt_defaults *def,
                const tw__fmt_config *cfg, char *buf, size_t cap, size_t *len,

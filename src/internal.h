@@ -21,6 +21,19 @@
 #define TW__LIKELY(x) __builtin_expect(!!(x), 1)
 #define TW__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* TW__ASSERT(c): with TW_DEBUG (configure --enable-debug or
+ * --enable-sanitizers), c is checked and, false, tw__assert_fail says
+ * where on stderr and aborts; otherwise c is not evaluated.  For the
+ * concurrency contract (writer.h): what a function needs held. */
+#ifdef TW_DEBUG
+# define TW__ASSERT(c) \
+    (TW__LIKELY(c) ? (void)0 : tw__assert_fail(#c, __FILE__, __LINE__))
+void tw__assert_fail(const char *what, const char *file, int line)
+  __attribute__((noreturn));
+#else
+# define TW__ASSERT(c) ((void)0)
+#endif
+
 /* Thread-local variables of the hot path: the initial-exec model makes
  * each access one load instead of a call to __tls_get_addr.  The library
  * keeps about a hundred bytes of them, well within the static TLS that

@@ -283,10 +283,10 @@ static tw_writer *writer_create(tw__sink *sink, const tw_options *o,
   if (w->background && (rc = tw__committer_prepare(w)) != 0)
     goto fail;
   /* The pool of slots: allocated now, not per event. */
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
   for (unsigned i = 0; i < w->pool_slots && rc == 0 && !w->direct; i++)
     rc = tw__slot_add(w);
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   if (rc)
     goto fail;
 
@@ -661,7 +661,7 @@ int tw_close(tw_writer *w)
     writer_free(w);
     return 0;
   }
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
   tw__rotation_closing(w);      /* the last commit begins no new file */
   rc = tw__commit_locked(w, TW__COLLECT_ALL, NULL, 0, 1);
   if (w->background)
@@ -678,7 +678,7 @@ int tw_close(tw_writer *w)
   rc2 = w->sink->ops->close(w->sink);
   if (!rc)
     rc = rc2 ? rc2 : w->err;
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   tw__stages_free(w);
   pthread_cond_destroy(&w->done);
   pthread_cond_destroy(&w->work);
@@ -709,10 +709,10 @@ int tw_get_stats_sized(tw_writer *w, tw_stats *stats, size_t size)
   if (w && tw__forked(w)) {
     s.error = TW_EFORKED;          /* the parent's lock is not ours to take */
   } else if (w) {
-    pthread_mutex_lock(&w->lock);
+    tw__writer_lock(w);
     tw__stages_count(w, &s.events, &s.bytes);
     s.commits = __atomic_load_n(&w->commits, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&w->lock);
+    tw__writer_unlock(w);
     s.dropped = __atomic_load_n(&w->dropped, __ATOMIC_RELAXED);
     s.output_bytes = __atomic_load_n(&w->out_bytes, __ATOMIC_RELAXED);
     /* A direct sink's records are committed as they are copied: each is

@@ -110,6 +110,7 @@ int tw__rotation_due(const tw_writer *w, const tw__sink *sink)
 
 void tw__rotation_count(tw_writer *w, size_t len)
 {
+  TW__ASSERT(tw__token_held(w));
   if (w->rot)
     __atomic_add_fetch(&w->rot->records, len, __ATOMIC_RELAXED);
 }
@@ -196,6 +197,7 @@ void tw__rotation_finished(tw_writer *w)
   struct rotation *r = w->rot;
   unsigned long n = ++r->finished;
 
+  TW__ASSERT(tw__lock_held(w) && tw__token_held(w));
   __atomic_add_fetch(&r->rotations, 1, __ATOMIC_RELAXED);
   /* A file already gone (deleted by someone else) is no error. */
   if (r->keep && n > r->keep &&
@@ -267,6 +269,7 @@ void tw__rotation_began(tw_writer *w, const tw__sink *sink)
 {
   struct rotation *r = w->rot;
 
+  TW__ASSERT(tw__token_held(w));
   if (r) {
     __atomic_store_n(&r->began_ns, tw_now_ns(), __ATOMIC_RELAXED);
     __atomic_store_n(&r->began_out,

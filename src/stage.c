@@ -163,6 +163,7 @@ int tw__slot_add(tw_writer *w)
 {
   tw__slot *s = calloc(1, sizeof *s);
 
+  TW__ASSERT(tw__lock_held(w));
   if (!s || !(s->data = malloc(w->slot_size))) {
     free(s);
     return -ENOMEM;
@@ -207,7 +208,7 @@ static tw__stage *stage_new(tw_writer *w, int *rc)
   st->w = w;
   st->writer_id = w->id;
   st->refs = 2;
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
   w->live_stages++;
   /* A slot of its own for each live thread, allocated now, at its first
    * event: then taking a slot never allocates (a thread that exits leaves
@@ -215,20 +216,20 @@ static tw__stage *stage_new(tw_writer *w, int *rc)
   if (!w->direct && w->nslots < w->pool_slots + w->live_stages &&
       (*rc = tw__slot_add(w)) != 0) {
     w->live_stages--;
-    pthread_mutex_unlock(&w->lock);
+    tw__writer_unlock(w);
     free(st);
     return NULL;
   }
   if (!w->direct && (*rc = tw__slot_get_locked(w, st, 0)) != 0 &&
       *rc != TW_EDROPPED) {
     w->live_stages--;
-    pthread_mutex_unlock(&w->lock);
+    tw__writer_unlock(w);
     free(st);
     return NULL;
   }
   st->next = w->stages;
   w->stages = st;
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   st->thread_next = thread_stages;
   thread_stages = st;
   (void)pthread_setspecific(stage_key, (void *)&thread_stages);
@@ -257,6 +258,7 @@ void tw__stages_count(tw_writer *w, uint64_t *events, uint64_t *bytes)
   uint64_t e = w->own_events, b = w->own_bytes +
     __atomic_load_n(&w->formatted_bytes, __ATOMIC_RELAXED);
 
+  TW__ASSERT(tw__lock_held(w));
   for (tw__stage *st = w->stages; st; st = st->next) {
     e += __atomic_load_n(&st->events, __ATOMIC_RELAXED);
     b += __atomic_load_n(&st->bytes, __ATOMIC_RELAXED);
@@ -337,10 +339,10 @@ static int emit_large(tw_writer *w, tw__stage *st, const char *rec,
   struct iovec iov = { (void *)rec, len };
   int rc = 0;
 
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
   if (w->drop_when_full && w->background && w->committing) {
     tw__drop_locked(w);
-    pthread_mutex_unlock(&w->lock);
+    tw__writer_unlock(w);
     return TW_EDROPPED;
   }
   if (st->slot && st->slot->len > st->slot->done) {
@@ -350,7 +352,7 @@ static int emit_large(tw_writer *w, tw__stage *st, const char *rec,
   }
   if (rc == 0)
     rc = tw__commit_locked(w, TW__COLLECT_SEALED, &iov, 1, 1);
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   return rc;
 }
 
@@ -360,14 +362,14 @@ static int next_slot(tw_writer *w, tw__stage *st)
 {
   int rc = 0;
 
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
   if (st->slot)
     tw__slot_seal_locked(w, st);
   if (!st->slot &&
       (rc = tw__slot_get_locked(w, st, w->drop_when_full && w->background))
       == TW_EDROPPED)
     tw__drop_locked(w);
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   return rc;
 }
 
@@ -490,6 +492,7 @@ static int reserve_locked(tw_writer *w, tw__region *r, size_t len)
   sigset_t mask;
   int rc;
 
+  TW__ASSERT(tw__lock_held(w));
   tw__token_take(w, &mask);
   rc = tw__document_retry_cut(w, reserve_op, &res);
   tw__token_give(w, &mask);
@@ -514,7 +517,12 @@ static int next_region(tw_writer *w, tw__stage *st, size_t len)
   unsigned cuts = __atomic_load_n(&tw__bus_cuts, __ATOMIC_RELAXED);
   int rc;
 
-  pthread_mutex_lock(&w->lock);
+  tw__writer_lock(w);
+  /* A rotation begins with no commit under way (tw_flush's, say, which
+   * rotates at its end too): wait for it, then see if it is still due. */
+  while (w->rot && w->committing && !w->err)
+    tw__writer_wait(w, &w->done, NULL);
+  TW__ASSERT(!w->rot || w->err || tw__no_other_commit(w));
   if ((rc = w->err) == 0 && w->rot && tw__rotation_due(w, w->sink) &&
       (rc = tw__document_rotate_locked(w)) != 0)
     rc = tw__writer_fail(w, rc);
@@ -524,7 +532,7 @@ static int next_region(tw_writer *w, tw__stage *st, size_t len)
       rc = tw__writer_fail(w, rc);
     st->cuts_seen = cuts;
   }
-  pthread_mutex_unlock(&w->lock);
+  tw__writer_unlock(w);
   return rc;
 }
 

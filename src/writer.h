@@ -90,16 +90,33 @@ typedef struct tw__stage {
 
 /* The concurrency contract.
  *
- * Three locks and a token, always taken in this order (a thread holding
- * one may take only those below it):
+ * Six mutexes and a token.  A thread holding one may take only those
+ * below it, in this order:
  *
- *   1. w->lock       the writer's lock (a mutex)
+ *   1. w->lock       the writer's lock (tw__writer_lock)
  *   2. the token     w->commit_owner: the commit token (an atomic owner
  *                    id, taken by tw__token_take, which spins; see
  *                    commit.c).  A commit takes it after releasing the
  *                    lock, and takes the lock again only after giving it.
+ *                    It is taken by a commit, by a document begun
+ *                    (document.c: at open, rotation, restart), by a
+ *                    direct sink's producer reserving a region
+ *                    (stage.c, reserve_locked: holding the lock), by
+ *                    tw__commit_at_exit, and by the crash hook.
  *   3. w->meta_lock  the metadata store
- *   4. a sink's own lock (the mmap sink's), inside the sink's operations
+ *   4. a sink's own locks, inside the sink's operations, each a leaf:
+ *                    the mmap sink's m->lock (sink_mmap.c); the gzip
+ *                    sink's deflate pool p->lock (deflate_pool.c), taken
+ *                    by its commit (holding the token) and by the pool's
+ *                    workers (holding nothing else).
+ *   5. crash_lock    (crash.c) the program's signal actions the crash
+ *                    hook and the SIGBUS guard replace: taken at open
+ *                    and when a rotation or a restart opens an mmap sink
+ *                    (holding the lock and the token), never in a signal
+ *                    handler.
+ *   6. open_writers_lock (open.c) the process's open writers: taken
+ *                    holding nothing else (the end of open, tw_close),
+ *                    and across fork by its pthread_atfork handlers.
  *
  * What each guards:
  *
@@ -108,6 +125,9 @@ typedef struct tw__stage {
  *                report, own_events/own_bytes, live_stages.
  *   committing   (set under the lock) one commit at a time: the commit
  *                that set it owns the sink's writes until it clears it.
+ *                A rotation (tw__document_rotate_locked) begins only
+ *                holding the lock with no commit under way but its
+ *                caller's own.
  *   the token    the sink's contents: every write to the sink (a commit,
  *                a document begun, the crash hook's commit), slot->done,
  *                w->fmt_buf,
@@ -124,6 +144,11 @@ typedef struct tw__stage {
  *   atomics      err, sink (for direct sinks' producers), commits and the
  *                other counters, out_bytes, a slot's len and seq, a
  *                stage's events, bytes, refs and writer_gone.
+ *
+ * Checked at run time, SQLite's way: with TW_DEBUG (configure
+ * --enable-debug, and every --enable-sanitizers build), a function that
+ * needs the lock or the token asserts it holds it (tw__lock_held,
+ * tw__token_held), and rotation asserts its precondition.
  *
  * The crash hook (crash.c) takes no lock: it waits a bounded time for
  * the token, reads what is published with atomics (slot seqs and
@@ -164,6 +189,10 @@ struct tw_writer {
 
   pthread_mutex_t lock;    /* guards the fields below but the atomics,
                               and those the contract above says */
+#ifdef TW_DEBUG
+  int lock_owner;          /* the kernel thread id of lock's holder, 0 if
+                              none (atomic: read by tw__lock_held) */
+#endif
   tw__stage *stages;       /* every stage of the writer */
   unsigned live_stages;    /* stages whose thread has not exited */
   tw__slot *all_slots;     /* every slot (atomic head, append-only) */
@@ -179,7 +208,8 @@ struct tw_writer {
   size_t unit_bytes;       /* bytes of the sealed unit not yet closed */
   unsigned units;          /* closed units in the sealed queue */
   uint64_t next_seq;       /* the seq of the last slot taken */
-  int committing;          /* a commit is under way (by any thread) */
+  int committing;          /* a commit is under way: the kernel thread
+                              id of the thread making it, else 0 */
   pthread_cond_t done;     /* a commit ended, a slot was freed */
 
   /* The background committer. */
@@ -236,6 +266,74 @@ struct tw_writer {
 
 /* Room for a drop report record (commit.c). */
 #define TW__DROP_REPORT_ROOM 512
+
+/* ------------------------------------------------- the lock, checked */
+
+/* Take and release w->lock, and wait on one of its conditions (done,
+ * work): every use of the lock goes through these, which with TW_DEBUG
+ * keep its holder for tw__lock_held. */
+static inline void tw__writer_lock(tw_writer *w)
+{
+  pthread_mutex_lock(&w->lock);
+#ifdef TW_DEBUG
+  __atomic_store_n(&w->lock_owner, (int)tw__tid(), __ATOMIC_RELAXED);
+#endif
+}
+
+static inline void tw__writer_unlock(tw_writer *w)
+{
+#ifdef TW_DEBUG
+  TW__ASSERT(__atomic_load_n(&w->lock_owner, __ATOMIC_RELAXED) ==
+             (int)tw__tid());
+  __atomic_store_n(&w->lock_owner, 0, __ATOMIC_RELAXED);
+#endif
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* Wait on c, which goes with w->lock, until woken or (abs not NULL) the
+ * CLOCK_MONOTONIC time abs. */
+static inline void tw__writer_wait(tw_writer *w, pthread_cond_t *c,
+                                   const struct timespec *abs)
+{
+#ifdef TW_DEBUG
+  TW__ASSERT(__atomic_load_n(&w->lock_owner, __ATOMIC_RELAXED) ==
+             (int)tw__tid());
+  __atomic_store_n(&w->lock_owner, 0, __ATOMIC_RELAXED);
+#endif
+  if (abs)
+    (void)pthread_cond_timedwait(c, &w->lock, abs);
+  else
+    (void)pthread_cond_wait(c, &w->lock);
+#ifdef TW_DEBUG
+  __atomic_store_n(&w->lock_owner, (int)tw__tid(), __ATOMIC_RELAXED);
+#endif
+}
+
+/* Whether the calling thread holds w->lock (always 1 without TW_DEBUG:
+ * only for TW__ASSERT). */
+static inline int tw__lock_held(const tw_writer *w)
+{
+#ifdef TW_DEBUG
+  return __atomic_load_n(&w->lock_owner, __ATOMIC_RELAXED) == (int)tw__tid();
+#else
+  (void)w;
+  return 1;
+#endif
+}
+
+/* Whether the calling thread holds the commit token. */
+static inline int tw__token_held(const tw_writer *w)
+{
+  return __atomic_load_n(&w->commit_owner, __ATOMIC_RELAXED) ==
+         (int)tw__tid();
+}
+
+/* Whether no commit is under way but the calling thread's own: what a
+ * rotation needs (with the lock). */
+static inline int tw__no_other_commit(const tw_writer *w)
+{
+  return !w->committing || w->committing == (int)tw__tid();
+}
 
 /* Whether w belongs to an ancestor process (after fork). */
 static inline int tw__forked(const tw_writer *w)

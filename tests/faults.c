@@ -122,7 +122,10 @@ typedef struct fault {
   size_t short_len;        /* ... or half its request (HALF) */
   size_t cap;              /* every call writes at most this (0: no cap;
                               HALF: half the request) */
-  unsigned long injected;  /* failures and short_at writes injected */
+  unsigned long cut_at;    /* after this call succeeds, the file is cut
+                              to nothing (copytruncate) */
+  unsigned long injected;  /* failures, short_at writes and cuts
+                              injected */
 } fault;
 
 static fault faults[FK_COUNT];
@@ -136,6 +139,7 @@ typedef struct act {
   int fail;                /* fail with err */
   int err;
   size_t limit;            /* write at most this many bytes */
+  int cut;                 /* then cut the file to nothing */
 } act;
 
 static size_t half(size_t n)
@@ -147,7 +151,7 @@ static size_t half(size_t n)
  * write) and say what to do with it. */
 static act decide(enum fk k, size_t request)
 {
-  act a = { 0, 0, SIZE_MAX };
+  act a = { 0, 0, SIZE_MAX, 0 };
   fault *f = &faults[k];
   void (*hook)(enum fk) = NULL;
   unsigned long n;
@@ -165,6 +169,10 @@ static act decide(enum fk k, size_t request)
     hook = fault_hook;
   } else if (f->cap) {
     a.limit = f->cap == HALF ? half(request) : f->cap;
+  }
+  if (!a.fail && f->cut_at == n) {
+    a.cut = 1;
+    f->injected++;
   }
   pthread_mutex_unlock(&fault_mu);
   if (hook)
@@ -207,6 +215,29 @@ void fault_cap(enum fk k, size_t cap)
   pthread_mutex_lock(&fault_mu);
   faults[k].cap = cap;
   pthread_mutex_unlock(&fault_mu);
+}
+
+/* After call at of kind k succeeds, its file is cut to nothing. */
+void fault_cut(enum fk k, unsigned long at)
+{
+  pthread_mutex_lock(&fault_mu);
+  faults[k].cut_at = at;
+  pthread_mutex_unlock(&fault_mu);
+}
+
+/* What logrotate's copytruncate does to the file under fd, right after
+ * a call that act a says to cut; passes rc through. */
+static ssize_t cut_after(act a, int fd, ssize_t rc)
+{
+  int e = errno;
+
+  if (a.cut && rc >= 0 && ftruncate(fd, 0) != 0) {
+    static const char msg[] = "faults: ftruncate failed\n";
+    (void)!__real_write(2, msg, sizeof msg - 1);
+    abort();
+  }
+  errno = e;
+  return rc;
 }
 
 unsigned long fault_calls(enum fk k)
@@ -412,7 +443,7 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n)
     errno = a.err;
     return -1;
   }
-  return __real_write(fd, buf, n < a.limit ? n : a.limit);
+  return cut_after(a, fd, __real_write(fd, buf, n < a.limit ? n : a.limit));
 }
 
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
@@ -423,7 +454,8 @@ ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
     errno = a.err;
     return -1;
   }
-  return __real_pwrite(fd, buf, n < a.limit ? n : a.limit, off);
+  return cut_after(a, fd,
+                   __real_pwrite(fd, buf, n < a.limit ? n : a.limit, off));
 }
 
 ssize_t __wrap_writev(int fd, const struct iovec *iov, int n)
@@ -437,8 +469,9 @@ ssize_t __wrap_writev(int fd, const struct iovec *iov, int n)
     return -1;
   }
   if (a.limit < total && n <= MAX_IOV)
-    return __real_writev(fd, cut, iov_cut(iov, n, a.limit, cut));
-  return __real_writev(fd, iov, n);
+    return cut_after(a, fd,
+                     __real_writev(fd, cut, iov_cut(iov, n, a.limit, cut)));
+  return cut_after(a, fd, __real_writev(fd, iov, n));
 }
 
 ssize_t __wrap_pwritev(int fd, const struct iovec *iov, int n, off_t off)
@@ -452,8 +485,10 @@ ssize_t __wrap_pwritev(int fd, const struct iovec *iov, int n, off_t off)
     return -1;
   }
   if (a.limit < total && n <= MAX_IOV)
-    return __real_pwritev(fd, cut, iov_cut(iov, n, a.limit, cut), off);
-  return __real_pwritev(fd, iov, n, off);
+    return cut_after(a, fd, __real_pwritev(fd, cut,
+                                           iov_cut(iov, n, a.limit, cut),
+                                           off));
+  return cut_after(a, fd, __real_pwritev(fd, iov, n, off));
 }
 
 int __wrap_fallocate(int fd, int mode, off_t off, off_t len)
@@ -464,7 +499,7 @@ int __wrap_fallocate(int fd, int mode, off_t off, off_t len)
     errno = a.err;
     return -1;
   }
-  return __real_fallocate(fd, mode, off, len);
+  return (int)cut_after(a, fd, __real_fallocate(fd, mode, off, len));
 }
 
 int __wrap_posix_fallocate(int fd, off_t off, off_t len)

@@ -18,6 +18,8 @@
  *                       close) sticks and leaves the last commit
  *   test_faults_rotate  a failed step of a rotation never leaves a name
  *                       on an incomplete trace
+ *   test_faults_codes   whatever call fails or is followed by a cut, no
+ *                       private code reaches a caller
  */
 #ifndef TW_TEST_FAULTS_H
 #define TW_TEST_FAULTS_H
@@ -126,6 +128,9 @@ void fault_fail(enum fk k, unsigned long at, unsigned long n, int err);
 void fault_short(enum fk k, unsigned long at, size_t len);
 /* Every call of kind k writes at most cap bytes (HALF: half). */
 void fault_cap(enum fk k, size_t cap);
+/* Right after call at of kind k (a write or fallocate) succeeds, its
+ * file is cut to nothing, as logrotate's copytruncate does. */
+void fault_cut(enum fk k, unsigned long at);
 /* The calls of kind k since the last reset, and the faults injected. */
 unsigned long fault_calls(enum fk k);
 unsigned long fault_injected(enum fk k);

@@ -590,6 +590,121 @@ static void test_catalogue(void **state)
   compare_runs("sink=gzip,utf8=reject,buffer=1KiB", 1, emit_catalogue);
 }
 
+/* ------------------------------------------------- random hostile events */
+
+/* The seed of the hostile events, the same for both writers. */
+static unsigned hostile_seed;
+
+static uint64_t hostile_next(uint64_t *x)
+{
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* Strings with no fault and with one: invalid UTF-8, control bytes,
+ * escapes, longer than max_string=64 (once escaped or as bytes), cut
+ * inside a character past the limit. */
+static const char *const hostile_strings[] = {
+  "ok", "", "q\"b\\s\n\t", "\x01\x1f", "gr\xc3\xb6\xc3\x9f" "e",
+  "\xff", "bad \xc3", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80",
+  "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xff",
+  "long and bad \xfe nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+};
+#define NHOSTILE_STR (sizeof hostile_strings / sizeof *hostile_strings)
+
+/* Raw JSON: valid, invalid, invalid UTF-8 inside a valid shape, long. */
+static const char *const hostile_json[] = {
+  "1", "{\"a\":[1,2.5,null]}", "\"\xc3\xa9\"", "[1,,2]", "{\"a\":}",
+  "\"\xff\"", "[\"\xc3\"", "tru", "\"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+  "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\"", "\"\x01\"", "",
+};
+#define NHOSTILE_JSON (sizeof hostile_json / sizeof *hostile_json)
+
+/* One arg drawn from x: any type, faults among them. */
+static tw_arg hostile_arg(uint64_t *x)
+{
+  static const double dbl[] = { 0.5, -1e300, 5e-324, NAN, INFINITY,
+                                -INFINITY };
+  uint64_t r = hostile_next(x);
+  const char *name = hostile_strings[(r >> 8) % NHOSTILE_STR];
+
+  switch (r % 6) {
+  case 0:
+    return tw_arg_int(name, (int64_t)(r >> 16));
+  case 1:
+    return tw_arg_double(name, dbl[(r >> 16) % 6]);
+  case 2:
+    return tw_arg_bool(name, (int)(r >> 16) & 1);
+  case 3:
+    return tw_arg_json(name, hostile_json[(r >> 16) % NHOSTILE_JSON]);
+  case 4:
+    return tw_arg_null(name);
+  default:
+    return tw_arg_str(name, hostile_strings[(r >> 16) % NHOSTILE_STR]);
+  }
+}
+
+/* 2,000 random hostile events (seeded: hostile_seed), most with two or
+ * more faults among name, cat and args; each call's value recorded. */
+static void emit_hostile(tw_writer *w, run_result *r)
+{
+  static const char phases[] = { 'X', 'B', 'E', 'i', 'C', 'b', 'e', 'n',
+                                 's', 't', 'f', 'M', 'O', 'N', 'D', 'P' };
+  uint64_t x = 0x9e3779b97f4a7c15ull ^ hostile_seed;
+  tw_arg args[6];
+
+  for (uint64_t i = 0; i < 2000; i++) {
+    uint64_t k = hostile_next(&x);
+    tw_event ev = ev_at(phases[k % sizeof phases],
+                        k >> 8 & 1 ? hostile_strings[(k >> 9) % NHOSTILE_STR]
+                                   : NULL,
+                        hostile_strings[(k >> 16) % NHOSTILE_STR], i);
+    size_t nargs = (k >> 24) % 7;
+
+    for (size_t a = 0; a < nargs; a++)
+      args[a] = hostile_arg(&x);
+    ev.args = args;
+    ev.nargs = nargs;
+    if (ev.ph == 'C' || ev.ph == 'b' || ev.ph == 'e' || ev.ph == 'n' ||
+        ev.ph == 's' || ev.ph == 't' || ev.ph == 'f') {
+      ev.has |= TW_HAS_ID;
+      ev.id = k >> 40;
+    }
+    put_rc(r, tw_emit(w, &ev));
+  }
+}
+
+/* The same random hostile events through both formatters, strictest
+ * options and default ones: the same value from every call (the order
+ * of checks is one rule, tw_emit(3)), the same counters, the same
+ * file. */
+static void test_hostile(void **state)
+{
+  static const char *const opts[] = {
+    "commit=background,utf8=reject,nonfinite=reject,long=reject,"
+    "max_string=64",
+    "commit=background,utf8=reject,nonfinite=reject,long=reject,"
+    "max_string=64,buffer=256",
+    "commit=background,utf8=reject,nonfinite=reject,max_string=64,"
+    "buffer=256",
+    "commit=background,utf8=reject,long=reject,max_string=64,buffer=256",
+    "commit=background,nonfinite=reject,long=reject,max_string=64,"
+    "buffer=256",
+    "commit=background,max_string=64",
+  };
+  (void)state;
+
+  hostile_seed = tu_seed("hostile events");
+  for (size_t k = 0; k < sizeof opts / sizeof *opts; k++)
+    compare_runs(opts[k], 0, emit_hostile);
+}
+
 /* tw_begin, tw_end and tw_instant (the time of the call) with the
  * helpers' strings, every scope and a bad one. */
 static void emit_helper_phases(tw_writer *w, run_result *r)
@@ -1058,6 +1173,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_catalogue),
+    cmocka_unit_test(test_hostile),
     cmocka_unit_test(test_helper_phases),
     cmocka_unit_test(test_fields),
     cmocka_unit_test(test_sizes),
