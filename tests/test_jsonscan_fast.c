@@ -519,6 +519,7 @@ static void gen_layout_file(tu_text *b, int clean)
   unsigned n = 50 + rnd(400), obj = rnd(2), odd = rnd(n);
 
   tu_text_puts(b, obj ? "{\"traceEvents\":[\n" : "[\n");
+  tu_text_puts(b, TT_FIRST_LINES);   /* as the library begins a file */
   for (unsigned i = 0; i < n; i++) {
     size_t at = b->len;
     unsigned s;

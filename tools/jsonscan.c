@@ -679,6 +679,8 @@ struct twt_scan {
   char *buf;
   size_t blen, bcap;
 
+  int members_only;        /* records skipped, not checked nor held */
+
   twt_member_fn on_member; /* each record's members, as checked */
   void *on_member_arg;
 
@@ -715,6 +717,11 @@ twt_scan *twt_scan_new(size_t max_record, size_t max_members)
   s->state = ST_START;
   s->info.strict = 1;
   return s;
+}
+
+void twt_scan_members_only(twt_scan *s)
+{
+  s->members_only = 1;
 }
 
 void twt_scan_on_member(twt_scan *s, twt_member_fn fn, void *arg)
@@ -1339,6 +1346,8 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
           break;
         }
         s->info.events_found = 1;
+        s->info.members_before = s->mem_len;
+        s->info.events_at = at;
         s->state = ST_EVENTS;
         s->first = 1;
         s->need_sep = 0;
@@ -1380,6 +1389,8 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
           s->info.stray_commas++;
           s->info.strict = 0;
         }
+        s->info.events_end = at;
+        s->info.events_ended = 1;
         if (s->info.object_form) {
           s->state = ST_OBJNEXT;
         } else {
@@ -1403,7 +1414,8 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       s->first = 0;
       if (c == '{') {
         size_t used;
-        if (record_fast(s, p + i, n - i, at, rec, &used)) {
+        if (!s->members_only &&
+            record_fast(s, p + i, n - i, at, rec, &used)) {
           *ready = 1;
           i += used;
           s->off += i;
@@ -1431,6 +1443,13 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       size_t j = record_scan(s, p, i, n, &over);
       if (!over) {
         i = n;
+        break;
+      }
+      if (s->members_only) {        /* only where it ends matters */
+        s->state = ST_EVENTS;
+        s->need_sep = 1;
+        s->info.records++;
+        i = j;
         break;
       }
       if (s->r_inbuf) {
@@ -1481,7 +1500,7 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
     }
   }
   /* The feed ends inside a record: keep what it holds. */
-  if (s->state == ST_RECORD) {
+  if (s->state == ST_RECORD && !s->members_only) {
     size_t from = s->r_inbuf ? 0 : s->r_start;
     if ((rc = buf_add(s, p + from, n - from)) != 0)
       return rc;

@@ -101,6 +101,11 @@ struct twt_scan_info {
                               ,"key":value (whitespace kept) */
   size_t members_len;
   uint64_t members_dropped; /* members not kept (over max_members) */
+  size_t members_before;   /* bytes of members that came before the
+                              events array (the rest came after it) */
+  uint64_t events_at;      /* offset of the events array's "[" ... */
+  uint64_t events_end;     /* ... and of its "]", once events_ended */
+  int events_ended;
   int cut;                 /* the data ended inside the document */
   int stopped;             /* the text stopped making sense: it was
                               read up to there, like a cut */
@@ -126,6 +131,12 @@ typedef struct twt_scan twt_scan;
 /* A new scanner: records of up to max_record bytes, members kept up to
  * max_members bytes.  NULL when out of memory. */
 twt_scan *twt_scan_new(size_t max_record, size_t max_members);
+
+/* Only find the document's members: records are skipped as fast as
+ * their end can be found, neither checked nor yielded (info.records
+ * counts them).  A first pass that knows every member of a document,
+ * those after its events too, before the events are read. */
+void twt_scan_members_only(twt_scan *s);
 
 /* Have each record's members reported while it is checked
  * (twt_json_check_ex); fn(arg, NULL, 0, 0, 0) first, for each record. */

@@ -111,6 +111,13 @@ extern "C" {
 #define TWT_READ_GENERAL 8u        /* read with the general reader
                                      (tools/jsonscan.h) whatever the file
                                      holds */
+#define TWT_READ_MEMBERS_ONLY 32u  /* only find the document's members
+                                     (info.members, those after the
+                                     events too): the general reader,
+                                     its records skipped, none yielded:
+                                     the first pass of a command that
+                                     must know every member before it
+                                     writes a record */
 
 /* Options of twt_reader_open.  NULL means the defaults: max_record
  * TWT_READ_DEFAULT_MAX_RECORD, no flags. */
@@ -208,6 +215,8 @@ struct twt_read_info {
                               read so far, each as ,"key":value (NULL:
                               none); valid until the next call */
   size_t members_len;
+  size_t members_before;   /* ... of which bytes came before the events
+                              (the rest followed them) */
 };
 
 typedef struct twt_reader twt_reader;

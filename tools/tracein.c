@@ -60,6 +60,12 @@ struct twt_tin {
   int64_t base_delta, cur_delta, shift;
   int have_base;
 
+  size_t pre_file;         /* 1 + the file whose members were found by
+                              a first pass (all_members), or 0 */
+  char *pre;               /* ... its members */
+  size_t pre_len;
+  int pre_ok;
+
   int form_known, object_form;
   char *tail;              /* the tail of the last file in the output's
                               form (malloc'd) */
@@ -561,7 +567,15 @@ int twt_tin_next(twt_tin *t, twt_tin_rec *rec)
   }
 }
 
-const char *twt_tin_members(const twt_tin *t, size_t *len)
+/* Every member of the object the file being read holds besides its
+ * events, those that follow the events too, wherever they stand: once a
+ * record was read, the members before the events are known; those after
+ * them are found by a first pass over the file that only locates members
+ * (its records skipped, not checked: a fraction of the reading's time),
+ * the first time they are asked for.  A file is always read from a path
+ * (the tools read regular files only, never a pipe), so it can be read
+ * twice.  *len set; NULL if there are none. */
+static const char *all_members(twt_tin *t, size_t *len)
 {
   const struct twt_read_info *info;
 
@@ -569,30 +583,65 @@ const char *twt_tin_members(const twt_tin *t, size_t *len)
   if (!t->r)
     return NULL;
   info = twt_reader_info(t->r);
+  if (!info->ended && info->object_form && t->pre_file != t->cur + 1) {
+    struct twt_read_options ro;
+    twt_reader *r2;
+    char msg[64];
+    int rc;
+
+    t->pre_file = t->cur + 1;
+    t->pre_len = 0;
+    t->pre_ok = 0;
+    memset(&ro, 0, sizeof ro);
+    ro.max_record = t->opts.max_record;
+    ro.flags = TWT_READ_MEMBERS_ONLY;
+    if (twt_reader_open(&r2, t->files[t->cur].path, &ro, msg,
+                        sizeof msg) == 0) {
+      twt_read_item it;
+      const struct twt_read_info *i2 = twt_reader_info(r2);
+      while ((rc = twt_reader_next(r2, &it)) > 0)
+        continue;
+      if (i2->object_form && i2->members_len >= info->members_len) {
+        char *p = realloc(t->pre, i2->members_len + 1);
+        if (p) {
+          t->pre = p;
+          memcpy(p, i2->members ? i2->members : "", i2->members_len);
+          t->pre_len = i2->members_len;
+          t->pre_ok = 1;
+        }
+      }
+      twt_reader_close(r2);
+    }
+  }
+  if (!info->ended && t->pre_file == t->cur + 1 && t->pre_ok) {
+    *len = t->pre_len;
+    return t->pre_len ? t->pre : NULL;
+  }
   *len = info->members ? info->members_len : 0;
   return info->members;
 }
 
-size_t twt_tin_member(const twt_tin *t, const char *key, char *val,
-                      size_t cap)
+const char *twt_tin_members(twt_tin *t, size_t *len)
 {
-  const struct twt_read_info *info;
+  return all_members(t, len);
+}
+
+size_t twt_tin_member(twt_tin *t, const char *key, char *val, size_t cap)
+{
   twt_rec_span v;
   char *obj;
-  size_t n = 0;
+  size_t n = 0, ml;
+  const char *m = all_members(t, &ml);
 
-  if (!t->r || cap == 0)
-    return 0;
-  info = twt_reader_info(t->r);
-  if (!info->members || info->members_len < 2)
+  if (cap == 0 || !m || ml < 2)
     return 0;
   /* ,"a":1,"b":2 -> {"a":1,"b":2} */
-  if (!(obj = malloc(info->members_len + 1)))
+  if (!(obj = malloc(ml + 1)))
     return 0;
   obj[0] = '{';
-  memcpy(obj + 1, info->members + 1, info->members_len - 1);
-  obj[info->members_len] = '}';
-  v = twt_rec_member(obj, info->members_len + 1, key);
+  memcpy(obj + 1, m + 1, ml - 1);
+  obj[ml] = '}';
+  v = twt_rec_member(obj, ml + 1, key);
   if (v.len && v.len < cap) {
     memcpy(val, obj + v.off, v.len);
     val[v.len] = '\0';
@@ -688,6 +737,7 @@ void twt_tin_close(twt_tin *t)
   free(t->files);
   free(t->meta);
   free(t->tail);
+  free(t->pre);
   free(t);
 }
 

@@ -120,16 +120,19 @@ int twt_tin_has_file(const twt_tin *t, const char *path);
 int twt_tin_overlaps(const twt_tin *t, const twt_tin *u);
 
 /* The value of the top-level member key of the document being read
- * (members besides traceEvents, read so far: those before it, once a
- * record was read), copied into val[0..cap) as raw JSON, NUL-terminated.
- * Returns its length, or 0 if there is none (or it does not fit). */
-size_t twt_tin_member(const twt_tin *t, const char *key, char *val,
-                      size_t cap);
+ * (its members besides traceEvents, wherever they stand: before the
+ * events or after them; once a record was read), copied into
+ * val[0..cap) as raw JSON, NUL-terminated.  Returns its length, or 0 if
+ * there is none (or it does not fit).  The first call on a file whose
+ * events are followed by members finds them with a first pass over it
+ * (its records skipped). */
+size_t twt_tin_member(twt_tin *t, const char *key, char *val, size_t cap);
 
-/* The members besides traceEvents of the document being read, so far,
- * each as ,"key":value (whitespace as read); NULL if none or no file is
+/* The members besides traceEvents of the document being read, all of
+ * them (those after the events too, found as twt_tin_member does), each
+ * as ,"key":value (whitespace as read); NULL if none or no file is
  * being read.  Valid until the next call on t. */
-const char *twt_tin_members(const twt_tin *t, size_t *len);
+const char *twt_tin_members(twt_tin *t, size_t *len);
 
 /* The output's form (1: {"traceEvents":[...]}): that of the first file
  * with a record (of the last file read while there is none); and the
