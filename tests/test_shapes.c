@@ -2190,6 +2190,214 @@ static void test_slice_ids(void **state)
   tt_remove_dir(dir);
 }
 
+/* split of a PyTorch-shaped trace (members before traceEvents and after
+ * it: baseTimeNanoseconds, traceName, displayTimeUnit) gives every part
+ * every member, the first parts too, so that each can be aligned; and of
+ * a trace whose async spans have their end written before their
+ * beginning (the library's threads each commit their own buffer), each
+ * end lands in its beginning's part. */
+static void test_split_members_async(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "k.json");
+  char *out = tt_in_dir(dir, "part.json");
+  tu_text t = { 0 };
+  size_t nparts = 0;
+  (void)state;
+
+  tu_text_puts(&t, "{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n");
+  for (int i = 0; i < 600; i++) {
+    char rec[512];
+    /* Request i: its end first, then its beginning, 3 records apart. */
+    if (i % 3 == 2)
+      snprintf(rec, sizeof rec, "  {\n    \"ph\": \"e\", \"cat\": \"req\", "
+               "\"name\": \"r\", \"id\": %d,\n    \"pid\": 1, \"tid\": 2, "
+               "\"ts\": %d\n  },\n", i, 10 * i + 5);
+    else
+      snprintf(rec, sizeof rec, "  {\n    \"ph\": \"X\", \"name\": \"k%d\", "
+               "\"pid\": 1, \"tid\": 3,\n    \"ts\": %d, \"dur\": 4\n  },\n",
+               i, 10 * i);
+    tu_text_puts(&t, rec);
+    if (i % 3 == 1 && i > 2) {
+      snprintf(rec, sizeof rec, "  {\n    \"ph\": \"b\", \"cat\": \"req\", "
+               "\"name\": \"r\", \"id\": %d,\n    \"pid\": 1, \"tid\": 1, "
+               "\"ts\": %d\n  },\n", i - 3 + 1, 10 * i);
+      tu_text_puts(&t, rec);
+    }
+  }
+  tu_text_puts(&t, "  {\"ph\": \"i\", \"name\": \"last\", \"pid\": 1, "
+               "\"tid\": 1, \"ts\": 7000, \"s\": \"t\"}\n  ],\n"
+               "  \"traceName\": \"rank0\",\n  \"displayTimeUnit\": \"ms\",\n"
+               "  \"baseTimeNanoseconds\": 1700000000000000000\n}\n");
+  tt_write_bytes(in, t.p, t.len);
+  free(t.p);
+  {
+    char *argv[] = { "split", "-q", "-s", "4k", "-o", out, in, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_split_main, argv, NULL, NULL), 0);
+  }
+  {
+    int part_of_b[600], part_of_e[600];
+    memset(part_of_b, -1, sizeof part_of_b);
+    memset(part_of_e, -1, sizeof part_of_e);
+    for (int k = 1;; k++) {
+      char name[PATH_MAX];
+      jc_doc *d;
+      jc_val v;
+      snprintf(name, sizeof name, "%s/part.%06d.json", dir, k);
+      if (access(name, F_OK) != 0)
+        break;
+      nparts++;
+      d = tt_load_file(name);
+      assert_member(d, "schemaVersion", "1");
+      assert_member(d, "traceName", "\"rank0\"");
+      assert_member(d, "displayTimeUnit", "\"ms\"");
+      assert_member(d, "baseTimeNanoseconds", "1700000000000000000");
+      for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
+        int64_t id;
+        if (!is_ph_(d, v, "b") && !is_ph_(d, v, "e"))
+          continue;
+        assert_int_equal(jc_int64(d, jc_get(d, v, "id"), &id), 0);
+        assert_true(id >= 0 && id < 600);
+        (is_ph_(d, v, "b") ? part_of_b : part_of_e)[id] = k;
+      }
+      jc_free(d);
+    }
+    assert_true(nparts >= 4);
+    for (int i = 2; i < 597; i += 3) {
+      if (part_of_b[i] < 0 || part_of_b[i] != part_of_e[i])
+        fail_msg("request %d: begins in part %d, ends in part %d", i,
+                 part_of_b[i], part_of_e[i]);
+    }
+  }
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
+/* merge keeps what the inputs' documents say: the output is an object
+ * when an input is (a bare array flattened it), with the members that
+ * still hold -- the reference's baseTimeNanoseconds (the output is on its
+ * time base), distributedInfo when one rank is merged, each rank's
+ * processes labelled "rank N" when several are, schemaVersion when all
+ * agree; the first input keeps its pids even when they first appear
+ * beyond its read-ahead window; inputs placed more than an hour apart
+ * are named in a warning, and --explain says where each landed. */
+static void test_merge_documents(void **state)
+{
+  char *dir = tt_make_dir(), *a = tt_in_dir(dir, "rank0.json");
+  char *b = tt_in_dir(dir, "b.json"), *c = tt_in_dir(dir, "rank1.json");
+  char *eng = tt_in_dir(dir, "engine.json");
+  char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
+  const int64_t base = INT64_C(1700000000000000000);
+  char *msg;
+  jc_doc *d;
+  jc_val v;
+  (void)state;
+
+  for (int rank = 0; rank < 2; rank++) {
+    tu_text t = { 0 };
+    char rec[256];
+    tu_text_puts(&t, "{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": "
+                 "{\"backend\": \"nccl\", \"rank\": ");
+    tu_text_puts(&t, rank ? "1" : "0");
+    tu_text_puts(&t, ", \"world_size\": 2},\n  \"traceEvents\": [\n");
+    /* pid 1 for 2000 events (more than --window 4k), then pid 100. */
+    for (int i = 0; i < 2100; i++) {
+      snprintf(rec, sizeof rec, "  {\"ph\": \"X\", \"name\": \"op%d\", "
+               "\"pid\": %d, \"tid\": 1, \"ts\": %d, \"dur\": 1}%s\n",
+               i, i < 2000 ? 1 + rank : 100, 1000 + i, i < 2099 ? "," : "");
+      tu_text_puts(&t, rec);
+    }
+    snprintf(rec, sizeof rec, "  ],\n  \"traceName\": \"rank%d\",\n"
+             "  \"baseTimeNanoseconds\": %" PRId64 "\n}\n", rank, base);
+    tu_text_puts(&t, rec);
+    tt_write_bytes(rank ? c : a, t.p, t.len);
+    free(t.p);
+  }
+  /* Another program's trace, pid 100 from its start. */
+  {
+    static const char doc[] = "[{\"ph\":\"X\",\"name\":\"other\",\"pid\":100,"
+      "\"tid\":1,\"ts\":1500,\"dur\":1}]";
+    tt_write_bytes(b, doc, sizeof doc - 1);
+  }
+  {
+    char *argv[] = { "merge", "-q", "--window", "4k", "-o", out, a, b, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
+  }
+  d = tt_load_file(out);
+  assert_int_equal(jc_type(d, jc_root(d)), JC_OBJECT);
+  assert_member(d, "schemaVersion", "1");
+  assert_member(d, "baseTimeNanoseconds", "1700000000000000000");
+  assert_member(d, "distributedInfo", "{\"backend\":\"nccl\",\"rank\":0,"
+                "\"world_size\":2}");
+  for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
+    int64_t pid;
+    if (is_ph_(d, v, "c") || is_ph_(d, v, "M"))
+      continue;
+    assert_int_equal(jc_int64(d, jc_get(d, v, "pid"), &pid), 0);
+    if (jc_streq(d, jc_get(d, v, "name"), "other"))
+      assert_int_equal(pid, 4194304);   /* b's pid 100 written anew */
+    else if (jc_streq(d, jc_get(d, v, "name"), "op2050"))
+      assert_int_equal(pid, 100);       /* the first input keeps its own */
+  }
+  jc_free(d);
+
+  /* Two ranks: no distributedInfo, each one's processes labelled. */
+  {
+    char *argv[] = { "merge", "-q", "-o", out, a, c, NULL };
+    int labels = 0;
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
+    d = tt_load_file(out);
+    assert_int_equal(jc_type(d, jc_root(d)), JC_OBJECT);
+    assert_true(jc_get(d, jc_root(d), "distributedInfo") < 0);
+    assert_member(d, "baseTimeNanoseconds", "1700000000000000000");
+    for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v))
+      if (jc_streq(d, jc_get(d, v, "name"), "process_labels")) {
+        jc_val l = jc_get(d, jc_get(d, v, "args"), "labels");
+        assert_true(jc_streq(d, l, "rank 0") || jc_streq(d, l, "rank 1"));
+        labels++;
+      }
+    assert_int_equal(labels, 4);        /* pids 1 and 100, 2 and 100 */
+    jc_free(d);
+  }
+
+  /* A trace of now and one of 2023: named, with their gap; --explain
+   * says where each landed. */
+  {
+    tw_options o;
+    tw_writer *w;
+    int rc = 0;
+    char *argv[] = { "merge", "--explain", "-o", out, a, eng, NULL };
+    tw_options_init(&o);
+    w = tw_open(eng, &o, &rc);
+    assert_non_null(w);
+    assert_int_equal(tw_complete(w, "engine", "step", tw_now_ns(), 1000,
+                                 NULL, 0), 0);
+    assert_int_equal(tw_close(w), 0);
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
+    msg = tu_read_file(err, NULL);
+    if (!strstr(msg, "rank0.json and ") || !strstr(msg, "engine.json are ") ||
+        !strstr(msg, "years apart") || !strstr(msg, "2023-11-14 22:13:20"))
+      fail_msg("merge said: %s", msg);
+    free(msg);
+  }
+  /* Inputs close together: no such warning. */
+  {
+    char *argv[] = { "merge", "-o", out, a, c, NULL };
+    assert_int_equal(tt_run_argv(twt_tool_merge_main, argv, NULL, err), 0);
+    msg = tu_read_file(err, NULL);
+    if (strstr(msg, "apart"))
+      fail_msg("merge said: %s", msg);
+    free(msg);
+  }
+  free(a);
+  free(b);
+  free(c);
+  free(eng);
+  free(out);
+  free(err);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -2218,6 +2426,8 @@ int main(void)
     cmocka_unit_test(test_object_not_ours),
     cmocka_unit_test(test_members_after_events),
     cmocka_unit_test(test_slice_ids),
+    cmocka_unit_test(test_split_members_async),
+    cmocka_unit_test(test_merge_documents),
   };
 
   tt_deadline("test_shapes");

@@ -621,6 +621,26 @@ static const char *all_members(twt_tin *t, size_t *len)
   return info->members;
 }
 
+int twt_tin_peek_form(twt_tin *t)
+{
+  struct twt_read_options ro;
+  twt_read_item it;
+  twt_reader *r;
+  char msg[64];
+  int form = -1;
+
+  if (t->nfiles == 0)
+    return -1;
+  memset(&ro, 0, sizeof ro);
+  ro.max_record = t->opts.max_record;
+  if (twt_reader_open(&r, t->files[0].path, &ro, msg, sizeof msg) != 0)
+    return -1;
+  if (twt_reader_next(r, &it) >= 0 && twt_reader_info(r)->records)
+    form = twt_reader_info(r)->object_form;
+  twt_reader_close(r);
+  return form;
+}
+
 const char *twt_tin_members(twt_tin *t, size_t *len)
 {
   return all_members(t, len);

@@ -134,6 +134,12 @@ size_t twt_tin_member(twt_tin *t, const char *key, char *val, size_t cap);
  * being read.  Valid until the next call on t. */
 const char *twt_tin_members(twt_tin *t, size_t *len);
 
+/* The form of the input's first file, known from its first record
+ * (read by a reader of its own, then closed: nothing of t moves): 1 the
+ * object form, 0 an array, -1 not known (no record in it, or it cannot
+ * be read: the reading proper says why). */
+int twt_tin_peek_form(twt_tin *t);
+
 /* The output's form (1: {"traceEvents":[...]}): that of the first file
  * with a record (of the last file read while there is none); and the
  * tail in that form: the last such file's (without its newline; a file
