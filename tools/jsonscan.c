@@ -680,6 +680,9 @@ struct twt_scan {
   size_t blen, bcap;
 
   int members_only;        /* records skipped, not checked nor held */
+  uint64_t elements;       /* elements of the events array begun */
+  uint64_t first_skip;     /* the first one that is no object (from 1) */
+  char first_skip_c;       /* ... its first byte */
 
   twt_member_fn on_member; /* each record's members, as checked */
   void *on_member_arg;
@@ -1412,6 +1415,7 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       if (s->need_sep)
         s->info.strict = 0;         /* no comma between two elements */
       s->first = 0;
+      s->elements++;
       if (c == '{') {
         size_t used;
         if (!s->members_only &&
@@ -1436,7 +1440,10 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
           return rc;
         break;
       }
-      s->info.skipped++;
+      if (s->info.skipped++ == 0) {
+        s->first_skip = s->elements;
+        s->first_skip_c = c;
+      }
       s->info.strict = 0;           /* not checked */
       break;
     case ST_RECORD: {
@@ -1548,8 +1555,14 @@ int twt_scan_end(twt_scan *s)
     return fail(s, TWT_SCAN_ENOTTRACE, "not a trace: a JSON object "
                 "without traceEvents%s (byte %" PRIu64 ")",
                 in->cut ? ", cut before it" : "", s->off);
-  if (in->records == 0 && in->invalid == 0 && in->skipped > 0)
-    return fail(s, TWT_SCAN_ENOTTRACE, "not a trace: its %" PRIu64
-                " events are not objects", in->skipped);
+  if (in->records == 0 && in->invalid == 0 && in->skipped > 0) {
+    char c = s->first_skip_c;
+    return fail(s, TWT_SCAN_ENOTTRACE, "not a trace: element %" PRIu64
+                " is %s, not an event object (none of its %" PRIu64
+                " elements is)", s->first_skip,
+                c == '[' ? "an array" : c == '"' ? "a string" :
+                c == 't' || c == 'f' ? "a boolean" : c == 'n' ? "null" :
+                "a number", in->skipped);
+  }
   return 0;
 }

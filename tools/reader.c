@@ -1339,6 +1339,16 @@ static ssize_t read_at(twt_reader *r, void *buf, size_t size)
     size = (size_t)(r->size - r->pos);
   for (;;) {
     ssize_t n = pread(r->fd, buf, size, (off_t)r->pos);
+    if (n == 0 && size > 0 && !(r->flags & TWT_READ_FOLLOW)) {
+      /* Its end came before the size it had at open: another program
+       * cut it (or emptied it) while it was read. */
+      struct stat st;
+      uint64_t now = fstat(r->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+      return fail(r, TWT_READ_ESHRANK, "the file shrank while it was "
+                  "read: %" PRIu64 " bytes at open, %" PRIu64 " at byte %"
+                  PRIu64 " (another program cut or rewrote it); read it "
+                  "again", r->size, now, r->pos);
+    }
     if (n >= 0) {
       r->pos += (uint64_t)n;
       return n;

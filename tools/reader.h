@@ -88,6 +88,9 @@ extern "C" {
                                      first record: no record in it */
 #define TWT_READ_ELINE     (-3003) /* a record longer than max_record */
 #define TWT_READ_EZLIB     (-3004) /* an internal zlib error */
+#define TWT_READ_ESHRANK   (-3005) /* the file shrank while it was read
+                                     (not with TWT_READ_FOLLOW): what
+                                     was read may not be one version */
 
 /* The longest record held in memory by default (the library's max_event
  * is 1 MiB by default; it can be raised, so readers accept far more), and

@@ -723,7 +723,7 @@ static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
   int64_t end = ts + ((r->has & TWT_REC_DUR) ? r->dur : 0);
   int64_t b = ts < sl->from ? sl->from : ts;
   int64_t e = end > sl->to ? sl->to : end;
-  char tst[TWT_REC_US_MAX], durt[TWT_REC_US_MAX];
+  char tst[TWT_REC_US_MAX + 2], durt[TWT_REC_US_MAX + 2];
   const char *with[2];
   size_t wlen[2];
   twt_rec_span at[2];
@@ -737,12 +737,22 @@ static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
     return 0;
   {
     int dur_first = c.dur_v.off < c.ts_v.off;   /* edits in text order */
+    /* A value written as a string ("ts":"4") stays one. */
+    int ts_q = c.text[c.ts_v.off] == '"', dur_q = c.text[c.dur_v.off] == '"';
     at[dur_first] = c.ts_v;
     with[dur_first] = tst;
-    wlen[dur_first] = twt_rec_us_text(b, tst);
+    wlen[dur_first] = twt_rec_us_text(b, tst + ts_q);
     at[!dur_first] = c.dur_v;
     with[!dur_first] = durt;
-    wlen[!dur_first] = twt_rec_us_text(e - b, durt);
+    wlen[!dur_first] = twt_rec_us_text(e - b, durt + dur_q);
+    if (ts_q) {
+      tst[0] = tst[wlen[dur_first] + 1] = '"';
+      wlen[dur_first] += 2;
+    }
+    if (dur_q) {
+      durt[0] = durt[wlen[!dur_first] + 1] = '"';
+      wlen[!dur_first] += 2;
+    }
   }
   if (twt_cmd_edit(*text, *len, at, with, wlen, 2, &sl->clipped, text,
                    len) != 0) {
@@ -781,8 +791,12 @@ static int take(struct slice *sl, const twt_tin_rec *rec)
     return filters_pass(sl, r) ? keep(sl, r, text, len) : 0;
   switch (r->ph) {
   case 'X':
+    /* It overlaps the window; with --clip, one that ends exactly where
+     * the window begins (and lasts) has nothing left in it: dropped. */
     if (filters_pass(sl, r) && ts < sl->to &&
-        ts + ((r->has & TWT_REC_DUR) ? r->dur : 0) >= sl->from) {
+        ts + ((r->has & TWT_REC_DUR) ? r->dur : 0) >= sl->from &&
+        !(sl->clip && ts < sl->from && (r->has & TWT_REC_DUR) &&
+          r->dur > 0 && ts + r->dur == sl->from)) {
       if (sl->clip && clip(sl, r, ts, &text, &len) != 0)
         return -1;
       return keep(sl, r, text, len);

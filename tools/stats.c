@@ -47,6 +47,9 @@
 #define NAMES_MAX 4096u
 #define NAME_SLOTS (2 * NAMES_MAX)
 #define NAME_MAX_BYTES 128u
+#define NAME_TEXT_MAX 4096u       /* an event name kept (CUDA kernels' are
+                                     long, and alike for hundreds of
+                                     bytes) */
 #define THREADS_MAX 4096u
 #define THREAD_SLOTS (2 * THREADS_MAX)
 #define COUNTERS_MAX 1024u
@@ -59,7 +62,7 @@
 /* A name: its raw JSON string (with quotes, cut on a character). */
 struct name {
   uint64_t key;            /* 0: empty */
-  char text[NAME_MAX_BYTES + 2];
+  char text[NAME_TEXT_MAX + 2];
   uint64_t events, spans;
   int64_t total_ns, self_ns;
 };
@@ -147,9 +150,9 @@ static uint64_t key_of(const void *a, size_t n, uint64_t seed)
   return k | (k == 0);
 }
 
-/* Keep the JSON string token tok[0..n) in out (at least NAME_MAX_BYTES
- * + 2 bytes), cut on a character boundary, NUL-terminated. */
-static void keep_token(char *out, const char *tok, size_t n)
+/* Keep the JSON string token tok[0..n) in out (at least max + 2
+ * bytes), cut on a character boundary, NUL-terminated. */
+static void keep_token_max(char *out, const char *tok, size_t n, size_t max)
 {
   size_t k;
 
@@ -157,15 +160,20 @@ static void keep_token(char *out, const char *tok, size_t n)
     strcpy(out, "\"\"");
     return;
   }
-  if (n <= NAME_MAX_BYTES) {
+  if (n <= max) {
     memcpy(out, tok, n);
     out[n] = '\0';
     return;
   }
-  k = twt_rec_str_cut(tok, n, NAME_MAX_BYTES - 1);
+  k = twt_rec_str_cut(tok, n, max - 1);
   memcpy(out, tok, k);
   out[k] = '"';
   out[k + 1] = '\0';
+}
+
+static void keep_token(char *out, const char *tok, size_t n)
+{
+  keep_token_max(out, tok, n, NAME_MAX_BYTES);
 }
 
 /* The row of the name token tok[0..n): a new one while there is room,
@@ -184,7 +192,7 @@ static struct name *name_row(struct stats *st, const char *tok, size_t n)
   if (st->nnames >= NAMES_MAX)
     return &st->other_names;
   st->names[i].key = key;
-  keep_token(st->names[i].text, tok, n);
+  keep_token_max(st->names[i].text, tok, n, NAME_TEXT_MAX);
   st->nnames++;
   return &st->names[i];
 }
@@ -834,7 +842,7 @@ static void report_text(FILE *f, const struct stats *st, const twt_tin *in,
                         int64_t span_ns, double rate)
 {
   const struct twt_tin_stats *s = twt_tin_stats(in);
-  char a[64], b[64], nb[NAME_MAX_BYTES * 2];
+  char a[64], b[64], nb[NAME_TEXT_MAX * 2];
   struct name **v;
   struct thread **th;
   struct counter **cv;

@@ -210,7 +210,10 @@ static int add_file(twt_tin *t, const char *path, size_t *cap)
   if (S_ISDIR(st.st_mode))
     return fail(t, -EISDIR, "%s: is a directory", path);
   if (!S_ISREG(st.st_mode))
-    return fail(t, -EINVAL, "%s: not a regular file", path);
+    return fail(t, -EINVAL, "%s: not a regular file%s: the commands read "
+                "files, which they may read twice (a first pass finds the "
+                "members after the events); save it to a file first", path,
+                S_ISFIFO(st.st_mode) ? " but a pipe" : "");
   for (size_t i = 0; i < t->nfiles; i++)
     if (t->files[i].dev == st.st_dev && t->files[i].ino == st.st_ino)
       return fail(t, -EEXIST, "%s: the same file as %s, read once only",
