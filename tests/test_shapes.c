@@ -2250,72 +2250,83 @@ static void test_split_members_async(void **state)
 {
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "k.json");
   char *out = tt_in_dir(dir, "part.json");
-  tu_text t = { 0 };
-  size_t nparts = 0;
   (void)state;
 
-  tu_text_puts(&t, "{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n");
-  for (int i = 0; i < 600; i++) {
-    char rec[512];
-    /* Request i: its end first, then its beginning, 3 records apart. */
-    if (i % 3 == 2)
-      snprintf(rec, sizeof rec, "  {\n    \"ph\": \"e\", \"cat\": \"req\", "
-               "\"name\": \"r\", \"id\": %d,\n    \"pid\": 1, \"tid\": 2, "
-               "\"ts\": %d\n  },\n", i, 10 * i + 5);
-    else
-      snprintf(rec, sizeof rec, "  {\n    \"ph\": \"X\", \"name\": \"k%d\", "
-               "\"pid\": 1, \"tid\": 3,\n    \"ts\": %d, \"dur\": 4\n  },\n",
-               i, 10 * i);
-    tu_text_puts(&t, rec);
-    if (i % 3 == 1 && i > 2) {
-      snprintf(rec, sizeof rec, "  {\n    \"ph\": \"b\", \"cat\": \"req\", "
-               "\"name\": \"r\", \"id\": %d,\n    \"pid\": 1, \"tid\": 1, "
-               "\"ts\": %d\n  },\n", i - 3 + 1, 10 * i);
+  /* Without async spans first (no part is held open to the end by one),
+   * then with them. */
+  for (int with_async = 0; with_async < 2; with_async++) {
+    tu_text t = { 0 };
+    size_t nparts = 0;
+
+    tu_text_puts(&t, "{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n");
+    for (int i = 0; i < 600; i++) {
+      char rec[512];
+      /* Request i: its end first, then its beginning, 3 records apart. */
+      if (i % 3 == 2 && with_async)
+        snprintf(rec, sizeof rec, "  {\n    \"ph\": \"e\", \"cat\": \"req\", "
+                 "\"name\": \"r\", \"id\": %d,\n    \"pid\": 1, \"tid\": 2, "
+                 "\"ts\": %d\n  },\n", i, 10 * i + 5);
+      else
+        snprintf(rec, sizeof rec, "  {\n    \"ph\": \"X\", \"name\": \"k%d\", "
+                 "\"pid\": 1, \"tid\": 3,\n    \"ts\": %d, \"dur\": 4\n  },\n",
+                 i, 10 * i);
       tu_text_puts(&t, rec);
-    }
-  }
-  tu_text_puts(&t, "  {\"ph\": \"i\", \"name\": \"last\", \"pid\": 1, "
-               "\"tid\": 1, \"ts\": 7000, \"s\": \"t\"}\n  ],\n"
-               "  \"traceName\": \"rank0\",\n  \"displayTimeUnit\": \"ms\",\n"
-               "  \"baseTimeNanoseconds\": 1700000000000000000\n}\n");
-  tt_write_bytes(in, t.p, t.len);
-  free(t.p);
-  {
-    char *argv[] = { "split", "-q", "-s", "4k", "-o", out, in, NULL };
-    assert_int_equal(tt_run_argv(twt_tool_split_main, argv, NULL, NULL), 0);
-  }
-  {
-    int part_of_b[600], part_of_e[600];
-    memset(part_of_b, -1, sizeof part_of_b);
-    memset(part_of_e, -1, sizeof part_of_e);
-    for (int k = 1;; k++) {
-      char name[PATH_MAX];
-      jc_doc *d;
-      jc_val v;
-      snprintf(name, sizeof name, "%s/part.%06d.json", dir, k);
-      if (access(name, F_OK) != 0)
-        break;
-      nparts++;
-      d = tt_load_file(name);
-      assert_member(d, "schemaVersion", "1");
-      assert_member(d, "traceName", "\"rank0\"");
-      assert_member(d, "displayTimeUnit", "\"ms\"");
-      assert_member(d, "baseTimeNanoseconds", "1700000000000000000");
-      for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
-        int64_t id;
-        if (!is_ph_(d, v, "b") && !is_ph_(d, v, "e"))
-          continue;
-        assert_int_equal(jc_int64(d, jc_get(d, v, "id"), &id), 0);
-        assert_true(id >= 0 && id < 600);
-        (is_ph_(d, v, "b") ? part_of_b : part_of_e)[id] = k;
+      if (i % 3 == 1 && i > 2 && with_async) {
+        snprintf(rec, sizeof rec, "  {\n    \"ph\": \"b\", \"cat\": \"req\", "
+                 "\"name\": \"r\", \"id\": %d,\n    \"pid\": 1, \"tid\": 1, "
+                 "\"ts\": %d\n  },\n", i - 3 + 1, 10 * i);
+        tu_text_puts(&t, rec);
       }
-      jc_free(d);
     }
-    assert_true(nparts >= 4);
-    for (int i = 2; i < 597; i += 3) {
-      if (part_of_b[i] < 0 || part_of_b[i] != part_of_e[i])
-        fail_msg("request %d: begins in part %d, ends in part %d", i,
-                 part_of_b[i], part_of_e[i]);
+    tu_text_puts(&t, "  {\"ph\": \"i\", \"name\": \"last\", \"pid\": 1, "
+                 "\"tid\": 1, \"ts\": 7000, \"s\": \"t\"}\n  ],\n"
+                 "  \"traceName\": \"rank0\",\n"
+                 "  \"displayTimeUnit\": \"ms\",\n"
+                 "  \"baseTimeNanoseconds\": 1700000000000000000\n}\n");
+    tt_write_bytes(in, t.p, t.len);
+    free(t.p);
+    {
+      char *argv[] = { "split", "-q", "-s", "4k", "-o", out, in, NULL };
+      assert_int_equal(tt_run_argv(twt_tool_split_main, argv, NULL, NULL), 0);
+    }
+    {
+      int part_of_b[600], part_of_e[600];
+      memset(part_of_b, -1, sizeof part_of_b);
+      memset(part_of_e, -1, sizeof part_of_e);
+      for (int k = 1;; k++) {
+        char name[PATH_MAX];
+        jc_doc *d;
+        jc_val v;
+        snprintf(name, sizeof name, "%s/part.%06d.json", dir, k);
+        if (access(name, F_OK) != 0)
+          break;
+        nparts++;
+        d = tt_load_file(name);
+        assert_member(d, "schemaVersion", "1");
+        assert_member(d, "traceName", "\"rank0\"");
+        assert_member(d, "displayTimeUnit", "\"ms\"");
+        assert_member(d, "baseTimeNanoseconds", "1700000000000000000");
+        for (v = jc_first(d, jc_trace_events(d)); v >= 0; v = jc_next(d, v)) {
+          int64_t id;
+          if (!is_ph_(d, v, "b") && !is_ph_(d, v, "e"))
+            continue;
+          assert_int_equal(jc_int64(d, jc_get(d, v, "id"), &id), 0);
+          assert_true(id >= 0 && id < 600);
+          (is_ph_(d, v, "b") ? part_of_b : part_of_e)[id] = k;
+        }
+        jc_free(d);
+      }
+      assert_true(nparts >= 4);
+      for (int i = 2; with_async && i < 597; i += 3) {
+        if (part_of_b[i] < 0 || part_of_b[i] != part_of_e[i])
+          fail_msg("request %d: begins in part %d, ends in part %d", i,
+                   part_of_b[i], part_of_e[i]);
+      }
+      for (size_t k = 1; k <= nparts; k++) {
+        char name[PATH_MAX];
+        snprintf(name, sizeof name, "%s/part.%06zu.json", dir, k);
+        assert_int_equal(unlink(name), 0);
+      }
     }
   }
   free(in);

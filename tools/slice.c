@@ -649,11 +649,11 @@ static int flow_finish(struct slice *sl, struct slot *s, const twt_rec *r)
 
 /* A flow event: its events are held, in the order read, until both its
  * s and an f were read (the f may come first: each thread commits its
- * own buffer), then written together or dropped together (flow_finish).  An event of a flow that ended already (a step
- * read after both ends; the other "f"s of a flow that fans out, as the
- * PyTorch profiler writes for a launch of several kernels) goes as its
- * flow went; another "s" of a key that is open ends the flow before it
- * (an id used again). */
+ * own buffer), then written together or dropped together (flow_finish).
+ * An event of a flow that ended already (a step read after both ends;
+ * the other "f"s of a flow that fans out, as the PyTorch profiler writes
+ * for a launch of several kernels) goes as its flow went; another "s" of
+ * a key that is open ends the flow before it (an id used again). */
 static int flow(struct slice *sl, const twt_rec *r, int64_t ts,
                 const char *text, size_t len)
 {
@@ -738,7 +738,8 @@ static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
   {
     int dur_first = c.dur_v.off < c.ts_v.off;   /* edits in text order */
     /* A value written as a string ("ts":"4") stays one. */
-    int ts_q = c.text[c.ts_v.off] == '"', dur_q = c.text[c.dur_v.off] == '"';
+    int ts_q = c.text[c.ts_v.off] == '"';
+    int dur_q = c.text[c.dur_v.off] == '"';
     at[dur_first] = c.ts_v;
     with[dur_first] = tst;
     wlen[dur_first] = twt_rec_us_text(b, tst + ts_q);
