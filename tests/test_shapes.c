@@ -628,8 +628,13 @@ static void test_hostile(void **state)
     {
       jc_val ev = jc_trace_events(d);
       assert_int_equal(jc_len(d, ev), 2);
+      size_t len = 0;
       assert_member(d, "k", "2");
-      assert_int_equal(jc_get(d, jc_root(d), "big"), -1);
+      /* Passed through from the file (not held); the member nested a
+       * million deep is left out: deeper than any JSON it checks. */
+      assert_non_null(jc_str(d, jc_get(d, jc_root(d), "big"), &len));
+      assert_int_equal(len, 100u * 1000 * 1000);
+      assert_int_equal(jc_get(d, jc_root(d), "deep"), -1);
     }
     jc_free(d);
   }
@@ -1328,39 +1333,102 @@ static void test_ndjson(void **state)
 }
 
 
-/* A member too long to keep (over the reader's 1 MiB for members) is
- * left out whole, whatever chunks it was read in, with a warning; the
- * members before and after it stay. */
+/* A member of more than 1 MiB (Chrome's stackFrames and samples, its
+ * systemTraceEvents of ftrace text) is passed through whole, wherever it
+ * stands, by cat, slice and split (each part), plain and gzip, in memory
+ * that does not grow with it: copied from the file, checked as it goes.
+ * One that is not valid JSON is left out, with a warning. */
 static void test_member_too_long(void **state)
 {
   const size_t big = 3u << 19;            /* 1.5 MiB of string */
   char *dir = tt_make_dir(), *in = tt_in_dir(dir, "in.json");
+  char *gz = tt_in_dir(dir, "in.json.gz");
   char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
-  char *argv[] = { "cat", "-o", out, in, NULL };
+  char *part = tt_in_dir(dir, "part.json");
   tu_text doc = { 0 };
-  size_t len;
+  size_t len, glen;
+  unsigned char *g;
   char *msg;
   jc_doc *d;
   (void)state;
 
   tu_text_puts(&doc, "{ \"before\": 1, \"big\": \"");
   for (size_t i = 0; i < big; i++)
-    tu_text_put(&doc, "x", 1);
-  tu_text_puts(&doc, "\", \"traceEvents\": [\n  {\"ph\": \"i\", \"ts\": 1, "
-        "\"pid\": 1, \"tid\": 1, \"s\": \"t\"}\n], \"after\": 2}\n");
+    tu_text_put(&doc, i % 1000 == 999 ? "\\u00e9" : "x",
+                i % 1000 == 999 ? 6 : 1);
+  tu_text_puts(&doc, "\", \"traceEvents\": [\n");
+  for (int i = 0; i < 400; i++) {
+    char rec[128];
+    snprintf(rec, sizeof rec, "  {\"ph\": \"i\", \"ts\": %d, \"pid\": 1, "
+             "\"tid\": 1, \"s\": \"t\"}%s\n", i, i < 399 ? "," : "");
+    tu_text_puts(&doc, rec);
+  }
+  tu_text_puts(&doc, "], \"samples\": [");
+  for (size_t i = 0; i < big / 8; i++)
+    tu_text_puts(&doc, i ? ", 12345" : "12345");
+  tu_text_puts(&doc, "], \"after\": 2}\n");
   tt_write_bytes(in, doc.p, doc.len);
-  assert_int_equal(tt_run_argv(twt_tool_cat_main, argv, NULL, err), 0);
-  d = tt_load_file(out);
-  assert_int_equal(jc_len(d, jc_trace_events(d)), 1);
-  assert_int_equal(jc_num(d, jc_get(d, jc_root(d), "before")), 1);
-  assert_int_equal(jc_num(d, jc_get(d, jc_root(d), "after")), 2);
-  assert_int_equal(jc_get(d, jc_root(d), "big"), -1);
-  jc_free(d);
-  msg = tu_read_file(err, &len);
-  assert_non_null(strstr(msg, "too long to keep"));
-  free(msg);
+  g = tt_gz_member(doc.p, doc.len, &glen);
+  tt_write_bytes(gz, g, glen);
+  free(g);
+  for (int k = 0; k < 4; k++) {
+    char *file = k == 1 ? gz : in;
+    char *cat_argv[] = { "cat", "-o", out, file, NULL };
+    char *slice_argv[] = { "slice", "-o", out, file, NULL };
+    char *split_argv[] = { "split", "-s", "8k", "-o", part, file, NULL };
+    char *name = out;
+    if (k < 2)
+      assert_int_equal(tt_run_argv(twt_tool_cat_main, cat_argv, NULL, err),
+                       0);
+    else if (k == 2)
+      assert_int_equal(tt_run_argv(twt_tool_slice_main, slice_argv, NULL,
+                                   err), 0);
+    else
+      assert_int_equal(tt_run_argv(twt_tool_split_main, split_argv, NULL,
+                                   err), 0);
+    for (int p = 1; p <= (k == 3 ? 2 : 1); p++) {
+      char pn[PATH_MAX];
+      jc_val v;
+      if (k == 3) {
+        snprintf(pn, sizeof pn, "%s/part.%06d.json", dir, p);
+        name = pn;
+      }
+      d = tt_load_file(name);
+      if (k < 3)
+        assert_int_equal(jc_len(d, jc_trace_events(d)), 400);
+      assert_int_equal(jc_num(d, jc_get(d, jc_root(d), "before")), 1);
+      assert_int_equal(jc_num(d, jc_get(d, jc_root(d), "after")), 2);
+      v = jc_get(d, jc_root(d), "big");
+      assert_true(v >= 0);
+      assert_int_equal(jc_str(d, v, &len) != NULL, 1);
+      assert_int_equal(len, big + big / 1000);   /* é: two bytes */
+      assert_int_equal(jc_len(d, jc_get(d, jc_root(d), "samples")),
+                       big / 8);
+      jc_free(d);
+    }
+    msg = tu_read_file(err, &len);
+    assert_null(strstr(msg, "too long to keep"));
+    free(msg);
+  }
+  /* Not valid JSON: left out, said. */
+  {
+    char *cat_argv[] = { "cat", "-o", out, in, NULL };
+    char *at = strstr(doc.p, "12345, 12345");
+    at[5] = ';';
+    tt_write_bytes(in, doc.p, doc.len);
+    assert_int_equal(tt_run_argv(twt_tool_cat_main, cat_argv, NULL, err), 0);
+    d = tt_load_file(out);
+    assert_int_equal(jc_get(d, jc_root(d), "samples"), -1);
+    assert_true(jc_get(d, jc_root(d), "big") >= 0);
+    jc_free(d);
+    msg = tu_read_file(err, &len);
+    assert_non_null(strstr(msg, "is not valid JSON: left out"));
+    free(msg);
+  }
   free(doc.p);
   free(in);
+  free(gz);
+  free(part);
   free(out);
   free(err);
   tt_remove_dir(dir);

@@ -3,12 +3,15 @@
 
 #include "command.h"
 #include "internal.h"     /* tw__parse_size: the options' size parser */
+#include "jsonscan.h"     /* twt_jstream */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define MSG_MAX (2 * PATH_MAX + 256)
 
@@ -190,6 +193,87 @@ int twt_cmd_output_error(const char *command, const twt_out *o)
 int twt_cmd_input_error(const char *command, const twt_tin *t)
 {
   return twt_cmd_error(command, "%s", twt_tin_error(t));
+}
+
+static int out_write(void *arg, const char *p, size_t n)
+{
+  return twt_out_write(arg, p, n);
+}
+
+int twt_cmd_copy_member(const char *command, const char *path, uint64_t off,
+                        uint64_t len, twt_out *o, int quiet)
+{
+  char *buf = malloc(65536);
+  int rc = 0;
+
+  if (!buf)
+    return twt_cmd_error(command, "out of memory");
+  /* Twice: checked whole first (nothing written of a bad one), then
+   * copied, as zlib reads it (a plain file as it is, gzip inflated:
+   * the offsets are in the JSON text). */
+  for (int pass = 0; pass < 2 && rc == 0; pass++) {
+    gzFile f = gzopen(path, "rb");
+    twt_jstream j;
+    uint64_t left = len;
+    if (!f || gzseek(f, (z_off_t)off, SEEK_SET) != (z_off_t)off) {
+      if (f)
+        gzclose(f);
+      free(buf);
+      return twt_cmd_error(command, "%s: cannot read its member at byte %"
+                           PRIu64 " again", path, off);
+    }
+    twt_jstream_init(&j, 1);
+    if (pass == 1 && twt_out_write(o, ",", 1) != 0)
+      rc = -2;
+    while (rc == 0 && left > 0) {
+      int n = gzread(f, buf, (unsigned)(left < 65536 ? left : 65536));
+      if (n <= 0) {
+        rc = -1;
+        break;
+      }
+      left -= (uint64_t)n;
+      rc = twt_jstream_feed(&j, buf, (size_t)n, pass ? out_write : NULL, o);
+    }
+    if (rc == 0)
+      rc = twt_jstream_end(&j);
+    gzclose(f);
+  }
+  free(buf);
+  if (rc == -2)
+    return twt_cmd_output_error(command, o);
+  if (rc != 0) {
+    if (!quiet)
+      fprintf(stderr, TWT_CLI_PROGRAM " %s: %s: the member of %" PRIu64
+              " bytes at byte %" PRIu64 " is not valid JSON: left out\n",
+              command, path, len, off);
+    return 1;
+  }
+  return 0;
+}
+
+int twt_cmd_finish_tin(const char *command, twt_out *o, int object_form,
+                       const char *tail, size_t tail_len, twt_tin *in,
+                       int quiet)
+{
+  const struct twt_scan_big *big;
+  const char *path;
+  unsigned nbig = twt_tin_big_members(in, &big, &path);
+  int rc;
+
+  if (!nbig || !object_form || !tail || tail_len < 2 ||
+      tail[tail_len - 1] != '}' || twt_out_is_ndjson(o))
+    return twt_cmd_finish_output(command, o, object_form, tail, tail_len);
+  /* The tail without its "}", each member too big to keep copied from
+   * the file, then the "}". */
+  if (twt_out_end(o, object_form, tail, tail_len - 1) != 0)
+    return twt_cmd_output_error(command, o);
+  for (unsigned k = 0; k < nbig; k++)
+    if ((rc = twt_cmd_copy_member(command, path, big[k].off, big[k].len, o,
+                                  quiet)) < 0 || rc > 1)
+      return rc;
+  if (twt_out_write(o, "}", 1) != 0 || twt_out_commit(o) != 0)
+    return twt_cmd_output_error(command, o);
+  return 0;
 }
 
 int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,

@@ -161,6 +161,21 @@ int twt_cmd_edit(const char *text, size_t len, const twt_rec_span *at,
                  const char *const *with, const size_t *wlen, size_t n,
                  twt_cmd_buf *b, const char **out, size_t *outlen);
 
+/* Copy the member path holds at off (len bytes of JSON text: "key":
+ * value, as twt_tin_big_members gives it) to o after a comma, checked
+ * whole first and written without the whitespace between its tokens, in
+ * memory that does not grow with it.  0 copied; 1 not valid JSON (left
+ * out, with a warning unless quiet); or an exit status (printed). */
+int twt_cmd_copy_member(const char *command, const char *path, uint64_t off,
+                        uint64_t len, twt_out *o, int quiet);
+
+/* twt_cmd_finish_output, with the members of in too big to keep
+ * (twt_tin_big_members) copied from their file before the tail's last
+ * "}". */
+int twt_cmd_finish_tin(const char *command, twt_out *o, int object_form,
+                       const char *tail, size_t tail_len, twt_tin *in,
+                       int quiet);
+
 /* Finish the output: the tail (NULL: the form's), commit; prints the
  * error.  Returns 0 or TWT_CLI_RUNTIME. */
 int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,

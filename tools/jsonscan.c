@@ -625,6 +625,355 @@ int twt_json_check_prefix(const char *json, size_t len, unsigned max_depth,
   return rc;
 }
 
+/* ============================================= the streaming checker */
+
+enum js_state {
+  JS_KEY,                  /* a key (a string) expected (or "}") */
+  JS_COLON,                /* ":" expected */
+  JS_VALUE,                /* a value expected (or "]" first in one) */
+  JS_AFTER,                /* "," or a closing bracket expected */
+  JS_STR,                  /* in a string */
+  JS_NUM,                  /* in a number */
+  JS_LIT,                  /* in true, false or null */
+  JS_DONE                  /* the whole read: whitespace only */
+};
+
+/* Number states: what was read last. */
+enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
+
+void twt_jstream_init(twt_jstream *j, int member)
+{
+  memset(j, 0, sizeof *j);
+  j->state = member ? JS_KEY : JS_VALUE;
+  j->first = 1;
+}
+
+/* A value ended: what comes next. */
+static void js_value_done(twt_jstream *j)
+{
+  j->state = j->depth ? JS_AFTER : JS_DONE;
+  j->first = 0;
+}
+
+static int js_out(twt_jstream *j, const char *p, size_t n,
+                  twt_jstream_out out, void *arg)
+{
+  j->written += n;
+  return out ? out(arg, p, n) : 0;
+}
+
+/* The byte c in a string: 0 taken, -1 not valid there. */
+static int js_string_byte(twt_jstream *j, unsigned c)
+{
+  if (j->u8) {                      /* a UTF-8 sequence's next byte */
+    if (c < j->u8_lo || c > j->u8_hi)
+      return -1;
+    j->u8--;
+    j->u8_lo = 0x80;
+    j->u8_hi = 0xbf;
+    return 0;
+  }
+  if (j->hex) {                     /* \uXXXX */
+    unsigned v;
+    if (c >= '0' && c <= '9')
+      v = c - '0';
+    else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+      v = (c | 0x20) - 'a' + 10;
+    else
+      return -1;
+    j->uval = j->uval << 4 | v;
+    if (--j->hex)
+      return 0;
+    if (j->need_low) {
+      j->need_low = 0;
+      return j->uval >= 0xdc00 && j->uval <= 0xdfff ? 0 : -1;
+    }
+    if (j->uval >= 0xdc00 && j->uval <= 0xdfff)
+      return -1;                    /* a lone low surrogate */
+    if (j->uval >= 0xd800 && j->uval <= 0xdbff)
+      j->low_next = 2;              /* "\u" of the low one must follow */
+    return 0;
+  }
+  if (j->low_next == 2) {
+    if (c != '\\')
+      return -1;
+    j->low_next = 1;
+    return 0;
+  }
+  if (j->low_next == 1) {
+    if (c != 'u')
+      return -1;
+    j->low_next = 0;
+    j->need_low = 1;
+    j->hex = 4;
+    j->uval = 0;
+    return 0;
+  }
+  if (j->esc) {
+    j->esc = 0;
+    if (c == 'u') {
+      j->hex = 4;
+      j->uval = 0;
+      return 0;
+    }
+    return memchr("\"\\/bfnrt", (int)c, 8) ? 0 : -1;
+  }
+  if (c == '\\') {
+    j->esc = 1;
+    return 0;
+  }
+  if (c == '"') {
+    j->in_str = 0;
+    return 0;
+  }
+  if (c < 0x20)
+    return -1;
+  if (c < 0x80)
+    return 0;
+  /* The first byte of a UTF-8 sequence (the checker's rules). */
+  j->u8_lo = 0x80;
+  j->u8_hi = 0xbf;
+  if (c >= 0xc2 && c <= 0xdf) {
+    j->u8 = 1;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    j->u8 = 2;
+    if (c == 0xe0)
+      j->u8_lo = 0xa0;              /* not overlong */
+    else if (c == 0xed)
+      j->u8_hi = 0x9f;              /* no surrogate */
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    j->u8 = 3;
+    if (c == 0xf0)
+      j->u8_lo = 0x90;
+    else if (c == 0xf4)
+      j->u8_hi = 0x8f;              /* up to U+10FFFF */
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+/* The byte c in a number: 1 taken, 0 it ends the number (not taken),
+ * -1 not valid. */
+static int js_number_byte(twt_jstream *j, unsigned c)
+{
+  int digit = c >= '0' && c <= '9';
+
+  switch (j->num) {
+  case N_MINUS:
+    if (!digit)
+      return -1;
+    j->num = c == '0' ? N_ZERO : N_INT;
+    return 1;
+  case N_ZERO:
+  case N_INT:
+    if (digit && j->num == N_INT)
+      return 1;
+    if (digit)
+      return -1;                    /* a leading zero */
+    if (c == '.') {
+      j->num = N_DOT;
+      return 1;
+    }
+    if (c == 'e' || c == 'E') {
+      j->num = N_E;
+      return 1;
+    }
+    return 0;
+  case N_DOT:
+    if (!digit)
+      return -1;
+    j->num = N_FRAC;
+    return 1;
+  case N_FRAC:
+    if (digit)
+      return 1;
+    if (c == 'e' || c == 'E') {
+      j->num = N_E;
+      return 1;
+    }
+    return 0;
+  case N_E:
+    if (c == '+' || c == '-') {
+      j->num = N_ESIGN;
+      return 1;
+    }
+    /* fall through */
+  case N_ESIGN:
+    if (!digit)
+      return -1;
+    j->num = N_EXP;
+    return 1;
+  default:                          /* N_EXP */
+    return digit ? 1 : 0;
+  }
+}
+
+/* A container begins (c: '{' or '['). */
+static int js_open(twt_jstream *j, unsigned c)
+{
+  if (j->depth >= TWT_JSTREAM_DEPTH)
+    return -1;
+  if (c == '{')
+    j->obj[j->depth / 8] |= (unsigned char)(1u << j->depth % 8);
+  else
+    j->obj[j->depth / 8] &= (unsigned char)~(1u << j->depth % 8);
+  j->depth++;
+  j->first = 1;
+  j->state = c == '{' ? JS_KEY : JS_VALUE;
+  return 0;
+}
+
+static int js_in_object(const twt_jstream *j)
+{
+  return j->depth && (j->obj[(j->depth - 1) / 8] >> (j->depth - 1) % 8 & 1);
+}
+
+int twt_jstream_feed(twt_jstream *j, const char *p, size_t n,
+                     twt_jstream_out out, void *arg)
+{
+  static const char *const lits[3] = { "true", "false", "null" };
+  size_t i = 0, from = 0;           /* p[from..i): to write */
+  int rc;
+
+#define FLUSH()                                                         \
+  do {                                                                  \
+    if (i > from && js_out(j, p + from, i - from, out, arg) != 0)       \
+      return -2;                                                        \
+  } while (0)
+#define SKIP()                                                          \
+  do {                                                                  \
+    FLUSH();                                                            \
+    from = i + 1;                                                       \
+  } while (0)
+
+  if (j->bad)
+    return -1;
+  while (i < n) {
+    unsigned c = (unsigned char)p[i];
+    int ws = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+
+    j->off++;
+    switch (j->state) {
+    case JS_STR:
+      if (js_string_byte(j, c) != 0)
+        goto bad;
+      if (!j->in_str) {
+        if (j->key) {
+          j->key = 0;
+          j->state = JS_COLON;
+        } else {
+          js_value_done(j);
+        }
+      }
+      i++;
+      continue;
+    case JS_NUM:
+      if ((rc = js_number_byte(j, c)) < 0)
+        goto bad;
+      if (rc) {
+        i++;
+        continue;
+      }
+      if (j->num != N_ZERO && j->num != N_INT && j->num != N_FRAC &&
+          j->num != N_EXP)
+        goto bad;
+      js_value_done(j);
+      j->off--;
+      continue;                     /* c again, after the number */
+    case JS_LIT:
+      if (c != (unsigned char)lits[j->lit][j->lit_i])
+        goto bad;
+      if (lits[j->lit][++j->lit_i] == '\0')
+        js_value_done(j);
+      i++;
+      continue;
+    default:
+      break;
+    }
+    if (ws) {
+      SKIP();
+      i++;
+      continue;
+    }
+    switch (j->state) {
+    case JS_KEY:
+      if (c == '}' && j->first && j->depth) {
+        j->depth--;
+        js_value_done(j);
+        break;
+      }
+      if (c != '"')
+        goto bad;
+      j->state = JS_STR;
+      j->in_str = 1;
+      j->key = 1;
+      break;
+    case JS_COLON:
+      if (c != ':')
+        goto bad;
+      j->state = JS_VALUE;
+      break;
+    case JS_VALUE:
+      if (c == ']' && j->first && j->depth && !js_in_object(j)) {
+        j->depth--;
+        js_value_done(j);
+        break;
+      }
+      if (c == '{' || c == '[') {
+        if (js_open(j, c) != 0)
+          goto bad;
+      } else if (c == '"') {
+        j->state = JS_STR;
+        j->in_str = 1;
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        j->state = JS_NUM;
+        j->num = c == '-' ? N_MINUS : c == '0' ? N_ZERO : N_INT;
+      } else if (c == 't' || c == 'f' || c == 'n') {
+        j->state = JS_LIT;
+        j->lit = c == 't' ? 0 : c == 'f' ? 1 : 2;
+        j->lit_i = 1;
+      } else {
+        goto bad;
+      }
+      break;
+    case JS_AFTER:
+      if (c == ',') {
+        j->state = js_in_object(j) ? JS_KEY : JS_VALUE;
+        j->first = 0;
+      } else if (c == (js_in_object(j) ? '}' : ']')) {
+        j->depth--;
+        js_value_done(j);
+      } else {
+        goto bad;
+      }
+      break;
+    default:                        /* JS_DONE: only whitespace */
+      goto bad;
+    }
+    i++;
+  }
+  FLUSH();
+  return 0;
+bad:
+  FLUSH();
+  j->bad = 1;
+  return -1;
+#undef FLUSH
+#undef SKIP
+}
+
+int twt_jstream_end(twt_jstream *j)
+{
+  if (j->bad)
+    return -1;
+  if (j->state == JS_NUM && j->depth == 0 &&
+      (j->num == N_ZERO || j->num == N_INT || j->num == N_FRAC ||
+       j->num == N_EXP))
+    j->state = JS_DONE;
+  return j->state == JS_DONE ? 0 : -1;
+}
+
 /* ===================================================== the scanner */
 
 enum state {
@@ -691,6 +1040,8 @@ struct twt_scan {
   char *mem;
   size_t mem_len, mem_cap, mem_start, mem_vstart;
   int mem_over;            /* the current member is not kept */
+  uint64_t sk_end;         /* where the value skipped ended */
+  struct twt_scan_big big[TWT_SCAN_BIG_MAX]; /* members too big to keep */
 };
 
 /* Bytes that matter in a record: outside strings (1) and inside (2). */
@@ -1183,8 +1534,17 @@ static int skip_done(twt_scan *s)
   if (!s->sk_keep)
     return 0;
   if (s->mem_over) {
-    s->info.members_dropped++;
+    /* Too big to keep: where it is, for a command to copy it from the
+     * file (twt_jstream checks it as it goes). */
     s->info.strict = 0;
+    if (s->info.nbig < TWT_SCAN_BIG_MAX) {
+      s->big[s->info.nbig].off = s->key_off;
+      s->big[s->info.nbig].len = s->sk_end - s->key_off;
+      s->info.nbig++;
+      s->info.big = s->big;
+    } else {
+      s->info.members_dropped++;
+    }
     return 0;
   }
   /* The key too: a member kept is written back as it is, between the
@@ -1481,6 +1841,7 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       if (s->sk_keep && (rc = mem_add(s, p + i, j - i)) != 0)
         return rc;
       i = j;
+      s->sk_end = s->off + j;
       if (over && (rc = skip_done(s)) != 0)
         return rc;
       break;

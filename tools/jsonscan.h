@@ -77,6 +77,38 @@ int twt_json_check_prefix(const char *json, size_t len, unsigned max_depth,
  * tokens (d may be text).  Returns the length written (at most n). */
 size_t twt_json_compact(char *d, const char *text, size_t n);
 
+/* A member too big to keep in memory (over max_members): where its text
+ * ("key": value, the key's quote first) lies in the JSON text. */
+struct twt_scan_big {
+  uint64_t off, len;
+};
+#define TWT_SCAN_BIG_MAX 64       /* more are dropped, counted */
+
+/* A streaming checker: JSON text fed in pieces of any size, checked by
+ * the rules of twt_json_check (strict RFC 8259, UTF-8 as the checker
+ * reads it, at most TWT_JSTREAM_DEPTH deep) and written out without the
+ * whitespace between its tokens, in memory that does not grow with the
+ * text: a member of megabytes copied from a file as it is read.  member:
+ * the text is one member, "key": value; else one value. */
+#define TWT_JSTREAM_DEPTH 512u
+typedef struct twt_jstream {
+  int state, first, bad, key, in_str, esc, need_low, low_next;
+  int num, lit, lit_i;
+  unsigned hex, uval, u8, u8_lo, u8_hi, depth;
+  unsigned char obj[TWT_JSTREAM_DEPTH / 8]; /* 1: an object at depth */
+  uint64_t off, written;
+} twt_jstream;
+/* Where the text goes: 0, or nonzero to stop (the feed returns -2). */
+typedef int (*twt_jstream_out)(void *arg, const char *p, size_t n);
+void twt_jstream_init(twt_jstream *j, int member);
+/* p[0..n), the next bytes: 0, -1 not valid JSON (sticky; what came
+ * before the bad byte was written), -2 out failed.  out may be NULL (a
+ * check only). */
+int twt_jstream_feed(twt_jstream *j, const char *p, size_t n,
+                     twt_jstream_out out, void *arg);
+/* The end of the text: 0 if it was exactly one valid member or value. */
+int twt_jstream_end(twt_jstream *j);
+
 /* What the scanner found so far. */
 struct twt_scan_info {
   int object_form;         /* the document is an object */
@@ -100,7 +132,11 @@ struct twt_scan_info {
   const char *members;     /* the other members of an object, each as
                               ,"key":value (whitespace kept) */
   size_t members_len;
-  uint64_t members_dropped; /* members not kept (over max_members) */
+  uint64_t members_dropped; /* members not kept (over max_members, and
+                              more than TWT_SCAN_BIG_MAX of them) */
+  const struct twt_scan_big *big; /* members over max_members, not kept:
+                              where they are, in the order read */
+  unsigned nbig;
   size_t members_before;   /* bytes of members that came before the
                               events array (the rest came after it) */
   uint64_t events_at;      /* offset of the events array's "[" ... */

@@ -125,6 +125,9 @@ uint64_t twt_out_records(const twt_out *o);
 /* 1 if the output is gzip. */
 int twt_out_is_gzip(const twt_out *o);
 
+/* 1 if the output is newline-delimited JSON (records only). */
+int twt_out_is_ndjson(const twt_out *o);
+
 /* 1 if the output is written directly (standard output or a file that is
  * not a regular file): nothing is renamed. */
 int twt_out_is_direct(const twt_out *o);

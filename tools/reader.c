@@ -1018,6 +1018,8 @@ static ptrdiff_t scan_general(twt_reader *r, const char *p, size_t n)
   r->info.object_form = twt_scan_info(r->js)->object_form;
   r->info.members = twt_scan_info(r->js)->members;
   r->info.members_len = twt_scan_info(r->js)->members_len;
+  r->info.big = twt_scan_info(r->js)->big;
+  r->info.nbig = twt_scan_info(r->js)->nbig;
   r->info.members_before = twt_scan_info(r->js)->events_found ?
                            twt_scan_info(r->js)->members_before :
                            r->info.members_len;

@@ -71,6 +71,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jsonscan.h"     /* struct twt_scan_big */
 #include "records.h"
 
 #ifdef __cplusplus
@@ -220,6 +221,10 @@ struct twt_read_info {
   size_t members_len;
   size_t members_before;   /* ... of which bytes came before the events
                               (the rest followed them) */
+  const struct twt_scan_big *big; /* members over 1 MiB, not kept: where
+                              each lies in the JSON text (nbig of them),
+                              for a command to copy from the file */
+  unsigned nbig;
 };
 
 typedef struct twt_reader twt_reader;

@@ -1060,8 +1060,8 @@ int twt_tool_slice_main(int argc, char **argv)
   /* The form the tail is in (with no record, the input's). */
   sl.form = twt_tin_object_form(in);
   tail = twt_tin_tail(in, &tail_len);
-  if ((status = twt_cmd_finish_output(CMD, sl.out, sl.form, tail,
-                                      tail_len)) != 0)
+  if ((status = twt_cmd_finish_tin(CMD, sl.out, sl.form, tail, tail_len,
+                                   in, c.quiet)) != 0)
     goto done;
   if (!c.quiet)
     summary(&sl, in);

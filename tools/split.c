@@ -108,8 +108,12 @@ static const char *part_tail(struct split *sp, size_t *len)
     *len = tl;
     return t;
   }
-  if (!m || !twt_tin_object_form(sp->in))
+  if (!twt_tin_object_form(sp->in))
     return NULL;
+  if (!m) {
+    m = "";
+    ml = 0;
+  }
   if (ml + 2 > sp->tail.cap) {
     char *p = realloc(sp->tail.p, ml + 2);
     if (!p)
@@ -134,8 +138,8 @@ static int finish_part(struct split *sp, size_t i)
   if (!p->o)
     return 0;
   tail = part_tail(sp, &tl);
-  rc = twt_cmd_finish_output(CMD, p->o, twt_tin_object_form(sp->in), tail,
-                             tl);
+  rc = twt_cmd_finish_tin(CMD, p->o, twt_tin_object_form(sp->in), tail, tl,
+                          sp->in, sp->c->quiet);
   twt_out_close(p->o);
   p->o = NULL;
   sp->open--;

@@ -65,6 +65,11 @@ struct twt_tin {
   char *pre;               /* ... its members */
   size_t pre_len;
   int pre_ok;
+  struct twt_scan_big pre_big[TWT_SCAN_BIG_MAX]; /* ... those too big */
+  unsigned pre_nbig;
+  struct twt_scan_big tail_big[TWT_SCAN_BIG_MAX]; /* the tail file's */
+  unsigned tail_nbig;
+  char *tail_path;
 
   int form_known, object_form;
   char *tail;              /* the tail of the last file in the output's
@@ -374,6 +379,13 @@ static void file_done(twt_tin *t)
       t->tail = p;
       t->tail_len = info->tail_len;
       t->tail_form = info->object_form;
+      t->tail_nbig = 0;
+      free(t->tail_path);
+      if ((t->tail_path = strdup(t->files[t->cur].path)) != NULL &&
+          info->nbig) {
+        t->tail_nbig = info->nbig;
+        memcpy(t->tail_big, info->big, info->nbig * sizeof *info->big);
+      }
     }
   }
   t->base_pos += info->json_bytes;
@@ -611,6 +623,9 @@ static const char *all_members(twt_tin *t, size_t *len)
           memcpy(p, i2->members ? i2->members : "", i2->members_len);
           t->pre_len = i2->members_len;
           t->pre_ok = 1;
+          t->pre_nbig = i2->nbig;
+          if (i2->nbig)
+            memcpy(t->pre_big, i2->big, i2->nbig * sizeof *i2->big);
         }
       }
       twt_reader_close(r2);
@@ -647,6 +662,32 @@ int twt_tin_peek_form(twt_tin *t)
 const char *twt_tin_members(twt_tin *t, size_t *len)
 {
   return all_members(t, len);
+}
+
+unsigned twt_tin_big_members(twt_tin *t, const struct twt_scan_big **big,
+                             const char **path)
+{
+  const struct twt_read_info *info;
+  size_t len;
+
+  *big = NULL;
+  *path = NULL;
+  if (!t->r) {                    /* after the end: the tail's file */
+    if (!t->tail_nbig || t->tail_form != t->object_form)
+      return 0;
+    *big = t->tail_big;
+    *path = t->tail_path;
+    return t->tail_nbig;
+  }
+  (void)all_members(t, &len);
+  info = twt_reader_info(t->r);
+  *path = t->files[t->cur].path;
+  if (!info->ended && t->pre_file == t->cur + 1 && t->pre_ok) {
+    *big = t->pre_big;
+    return t->pre_nbig;
+  }
+  *big = info->big;
+  return info->nbig;
 }
 
 size_t twt_tin_member(twt_tin *t, const char *key, char *val, size_t cap)
@@ -761,6 +802,7 @@ void twt_tin_close(twt_tin *t)
   free(t->meta);
   free(t->tail);
   free(t->pre);
+  free(t->tail_path);
   free(t);
 }
 

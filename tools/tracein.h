@@ -134,6 +134,15 @@ size_t twt_tin_member(twt_tin *t, const char *key, char *val, size_t cap);
  * being read.  Valid until the next call on t. */
 const char *twt_tin_members(twt_tin *t, size_t *len);
 
+/* The members of the document too big to keep in memory (over 1 MiB:
+ * Chrome's stackFrames, samples, systemTraceEvents): where each lies in
+ * the JSON text of the file *path, to be copied from it (twt_cmd_
+ * copy_member).  Those of the document being read (as twt_tin_members
+ * finds them: after the events too), or after the end those of the file
+ * whose tail is twt_tin_tail's.  Returns how many. */
+unsigned twt_tin_big_members(twt_tin *t, const struct twt_scan_big **big,
+                             const char **path);
+
 /* The form of the input's first file, known from its first record
  * (read by a reader of its own, then closed: nothing of t moves): 1 the
  * object form, 0 an array, -1 not known (no record in it, or it cannot
