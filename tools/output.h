@@ -39,7 +39,7 @@
 extern "C" {
 #endif
 
-#define TWT_OUT_EZLIB (-3004)      /* zlib failed (as TWT_READ_EZLIB) */
+#define TWT_OUT_EZLIB TWT_EZLIB    /* zlib failed */
 
 /* How the output is compressed. */
 enum twt_out_compress {
