@@ -4,6 +4,7 @@
 #include "command.h"
 #include "internal.h"     /* tw__parse_size: the options' size parser */
 #include "jsonscan.h"     /* twt_jstream */
+#include "tracewriter.h"  /* tw_now_ns */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define MSG_MAX (2 * PATH_MAX + 256)
@@ -63,6 +65,11 @@ int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
   }
 }
 
+void twt_cmd_warn(void *command, const char *msg)
+{
+  fprintf(stderr, TWT_CLI_PROGRAM " %s: %s\n", (const char *)command, msg);
+}
+
 int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
                        char *const *paths, size_t n, twt_tin **tp)
 {
@@ -72,8 +79,9 @@ int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
   memset(&to, 0, sizeof to);
   to.max_record = c->max_record;
   to.no_parts = c->no_parts;
-  to.command = command;
   to.quiet = c->quiet;
+  to.warn = twt_cmd_warn;
+  to.warn_arg = (void *)command;
   to.events_unparsed = c->events_unparsed;
   if (twt_tin_open(tp, paths, n, &to, msg, sizeof msg) != 0)
     return twt_cmd_error(command, "%s", msg);
@@ -391,21 +399,64 @@ int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
   return -1;
 }
 
-void twt_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...)
-{
-  va_list ap;
-  int k;
+/* ========================================================= progress */
 
-  if (!buf || *n >= size)
+#define PROGRESS_DELAY_NS (1000u * 1000u * 1000u)
+#define PROGRESS_EVERY_NS (500u * 1000u * 1000u)
+
+void twt_format_bytes(uint64_t bytes, char *out, size_t outsize)
+{
+  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+  double value = (double)bytes;
+  size_t unit = 0;
+
+  if (bytes < 1024) {
+    snprintf(out, outsize, "%" PRIu64 " %s", bytes,
+             twt_cli_plural(bytes, "byte", "bytes"));
     return;
-  va_start(ap, fmt);
-  k = vsnprintf(buf + *n, size - *n, fmt, ap);
-  va_end(ap);
-  if (k > 0)
-    *n += (size_t)k;
+  }
+  value /= 1024;
+  while (value >= 1024 && unit + 1 < sizeof units / sizeof units[0]) {
+    value /= 1024;
+    unit++;
+  }
+  snprintf(out, outsize, "%.1f %s", value, units[unit]);
 }
 
-const char *twt_cli_plural(uint64_t n, const char *one, const char *many)
+void twt_progress_init(twt_progress *p, const char *command)
 {
-  return n == 1 ? one : many;
+  memset(p, 0, sizeof *p);
+  p->enabled = isatty(STDERR_FILENO);
+  p->command = command;
+  p->start_ns = tw_now_ns();
+  p->next_ns = p->start_ns + PROGRESS_DELAY_NS;
+}
+
+void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
+                         uint64_t json)
+{
+  char a[32], b[32];
+  uint64_t now;
+
+  if (!p->enabled || (now = tw_now_ns()) < p->next_ns)
+    return;
+  p->next_ns = now + PROGRESS_EVERY_NS;
+  if (total && done <= total) {
+    twt_format_bytes(done, a, sizeof a);
+    twt_format_bytes(total, b, sizeof b);
+    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %3u%% (%s of %s)   ",
+            p->command, (unsigned)(done * 100 / total), a, b);
+  } else {
+    twt_format_bytes(json, a, sizeof a);
+    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %s of JSON read   ",
+            p->command, a);
+  }
+  p->shown = 1;
+}
+
+void twt_progress_end(twt_progress *p)
+{
+  if (p->shown)
+    fprintf(stderr, "\r%70s\r", "");
+  p->shown = 0;
 }

@@ -26,6 +26,28 @@
 extern "C" {
 #endif
 
+/* ------------------------------------------------------------ progress */
+
+/* A line on stderr, rewritten twice a second, once the work has taken
+ * more than a second, when stderr is a terminal: "tracewriter CMD: 41%
+ * (1.1 GiB of 2.7 GiB)" or, when the total is unknown (gzip), the JSON
+ * bytes read. */
+typedef struct twt_progress {
+  int enabled;
+  int shown;
+  const char *command;
+  uint64_t start_ns, next_ns;
+} twt_progress;
+
+void twt_progress_init(twt_progress *p, const char *command);
+/* done of total (0: unknown) input bytes, json bytes read. */
+void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
+                         uint64_t json);
+void twt_progress_end(twt_progress *p);
+
+/* Write bytes for people into out: "512 bytes", "3.4 KiB", "1.2 GiB". */
+void twt_format_bytes(uint64_t bytes, char *out, size_t outsize);
+
 /* ===================================================== every command */
 
 #define TWT_CLI_PROGRAM "tracewriter"
@@ -77,13 +99,10 @@ int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
                             const char *what, int argc, char **argv,
                             struct twt_cli_args *a);
 
-/* Append printf-style text at buf + *n (size bytes in all), keeping buf
- * NUL-terminated and truncated to fit. */
-TWT_CLI_PRINTF(4, 5)
-void twt_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...);
-
-/* one if n == 1, else many ("1 record", "2 records"). */
-const char *twt_cli_plural(uint64_t n, const char *one, const char *many);
+/* The text helpers of records.h (twt_text_append, twt_text_plural),
+ * under the command layer's names. */
+#define twt_cli_append twt_text_append
+#define twt_cli_plural twt_text_plural
 
 /* ================================================ the trace commands */
 
@@ -119,6 +138,10 @@ struct twt_cmd_common {
  * usage error). */
 int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
                    const char *arg, char **argv, struct twt_cmd_common *c);
+
+/* Print a warning of the input's reading ("tracewriter COMMAND: msg"):
+ * the twt_tin_options.warn of the commands (command: the arg). */
+void twt_cmd_warn(void *command, const char *msg);
 
 /* Open the input trace: the files, with their parts unless --no-parts.
  * Prints the error and returns TWT_CLI_RUNTIME, or returns -1 with *tp. */

@@ -908,7 +908,6 @@ static int reserve_first_pids(struct merge *m)
   to.max_record = m->c->max_record;
   to.no_parts = 1;
   to.quiet = 1;
-  to.command = CMD;
   rc = twt_tin_open(&t, paths, n, &to, msg, sizeof msg);
   free(paths);
   if (rc != 0)

@@ -12,6 +12,8 @@
 #include "internal.h"     /* tw__parse_duration: the options' units */
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -763,4 +765,23 @@ int twt_rec_parse_duration(const char *text, int64_t *ns)
   total = whole * scale + frac;
   *ns = neg ? -(int64_t)total : (int64_t)total;
   return 0;
+}
+
+void twt_text_append(char *buf, size_t size, size_t *n, const char *fmt, ...)
+{
+  va_list ap;
+  int k;
+
+  if (!buf || *n >= size)
+    return;
+  va_start(ap, fmt);
+  k = vsnprintf(buf + *n, size - *n, fmt, ap);
+  va_end(ap);
+  if (k > 0)
+    *n += (size_t)k;
+}
+
+const char *twt_text_plural(uint64_t n, const char *one, const char *many)
+{
+  return n == 1 ? one : many;
 }

@@ -10,10 +10,8 @@
 #include "config.h"
 
 #include "tracein.h"
-#include "command.h"      /* the command-line layer */
 #include "layout.h"       /* TW__LAYOUT_CLOCK_SYNC_ID */
 #include "rotate.h"       /* tw__rotated_name */
-#include "tracewriter.h"  /* tw_now_ns */
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,9 +25,13 @@
 #include <unistd.h>
 
 #define MSG_MAX (2 * PATH_MAX + 256)
+
+#if defined(__GNUC__) || defined(__clang__)
+# define TIN_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+# define TIN_PRINTF(fmt, args)
+#endif
 #define META_SLOTS (2 * TWT_TIN_META_MAX)   /* a power of two */
-#define PROGRESS_DELAY_NS (1000u * 1000u * 1000u)
-#define PROGRESS_EVERY_NS (500u * 1000u * 1000u)
 
 struct file {
   char *path;
@@ -45,7 +47,6 @@ struct meta_slot {
 
 struct twt_tin {
   struct twt_tin_options opts;
-  char command[32];
   struct file *files;
   size_t nfiles, cur;      /* the file being read (== nfiles: done) */
   twt_reader *r;
@@ -84,7 +85,7 @@ struct twt_tin {
 
 /* =========================================================== errors */
 
-TWT_CLI_PRINTF(3, 4)
+TIN_PRINTF(3, 4)
 static int fail(twt_tin *t, int rc, const char *fmt, ...)
 {
   va_list ap;
@@ -98,18 +99,20 @@ static int fail(twt_tin *t, int rc, const char *fmt, ...)
   return rc;
 }
 
-TWT_CLI_PRINTF(2, 3)
+/* A warning: given to the caller's opts.warn (the command layer prints
+ * it), never printed here. */
+TIN_PRINTF(2, 3)
 static void warn(const twt_tin *t, const char *fmt, ...)
 {
+  char msg[MSG_MAX];
   va_list ap;
 
-  if (t->opts.quiet)
+  if (t->opts.quiet || !t->opts.warn)
     return;
-  fprintf(stderr, TWT_CLI_PROGRAM " %s: ", t->command);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  t->opts.warn(t->opts.warn_arg, msg);
 }
 
 /* ============================================================ parts */
@@ -289,8 +292,6 @@ int twt_tin_open(twt_tin **tp, char *const *paths, size_t n,
   }
   if (opts)
     t->opts = *opts;
-  snprintf(t->command, sizeof t->command, "%s",
-           t->opts.command ? t->opts.command : "read");
   for (size_t i = 0; i < n && rc == 0; i++)
     rc = add_path(t, paths[i], &cap);
   if (rc == 0 && t->nfiles == 0)
@@ -314,14 +315,14 @@ static void warn_dropped(twt_tin *t, const struct twt_read_info *info)
   char what[512];
   size_t k = 0;
 
-#define ADD(...) twt_cli_append(what, sizeof what, &k, __VA_ARGS__)
+#define ADD(...) twt_text_append(what, sizeof what, &k, __VA_ARGS__)
   what[0] = '\0';
   if (t->part_dropped)
     ADD("dropped %" PRIu64 " cut %s and other data (%" PRIu64 " %s), the "
         "first at byte %" PRIu64, t->part_dropped,
-        twt_cli_plural(t->part_dropped, "record", "records"),
+        twt_text_plural(t->part_dropped, "record", "records"),
         t->part_dropped_bytes,
-        twt_cli_plural(t->part_dropped_bytes, "byte", "bytes"),
+        twt_text_plural(t->part_dropped_bytes, "byte", "bytes"),
         t->part_first_drop);
   if (info->cut)
     ADD("%sthe document was cut at byte %" PRIu64, k ? "; " : "",
@@ -331,7 +332,7 @@ static void warn_dropped(twt_tin *t, const struct twt_read_info *info)
         info->stop_offset, info->stop_why);
   if (info->skipped)
     ADD("%s%" PRIu64 " %s that %s not objects skipped", k ? "; " : "",
-        info->skipped, twt_cli_plural(info->skipped, "event", "events"),
+        info->skipped, twt_text_plural(info->skipped, "event", "events"),
         info->skipped == 1 ? "is" : "are");
   if (info->members_dropped)
     ADD("%s%" PRIu64 " members besides traceEvents too long to keep",
@@ -353,7 +354,7 @@ static void warn_dropped(twt_tin *t, const struct twt_read_info *info)
 #undef ADD
   if (k)
     warn(t, "%s: %s (kept %" PRIu64 " %s)", name, what, info->records,
-         twt_cli_plural(info->records, "record", "records"));
+         twt_text_plural(info->records, "record", "records"));
 }
 
 /* The file being read ended. */
@@ -804,63 +805,4 @@ void twt_tin_close(twt_tin *t)
   free(t->pre);
   free(t->tail_path);
   free(t);
-}
-
-/* ========================================================= progress */
-
-void twt_format_bytes(uint64_t bytes, char *out, size_t outsize)
-{
-  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-  double value = (double)bytes;
-  size_t unit = 0;
-
-  if (bytes < 1024) {
-    snprintf(out, outsize, "%" PRIu64 " %s", bytes,
-             twt_cli_plural(bytes, "byte", "bytes"));
-    return;
-  }
-  value /= 1024;
-  while (value >= 1024 && unit + 1 < sizeof units / sizeof units[0]) {
-    value /= 1024;
-    unit++;
-  }
-  snprintf(out, outsize, "%.1f %s", value, units[unit]);
-}
-
-void twt_progress_init(twt_progress *p, const char *command)
-{
-  memset(p, 0, sizeof *p);
-  p->enabled = isatty(STDERR_FILENO);
-  p->command = command;
-  p->start_ns = tw_now_ns();
-  p->next_ns = p->start_ns + PROGRESS_DELAY_NS;
-}
-
-void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
-                         uint64_t json)
-{
-  char a[32], b[32];
-  uint64_t now;
-
-  if (!p->enabled || (now = tw_now_ns()) < p->next_ns)
-    return;
-  p->next_ns = now + PROGRESS_EVERY_NS;
-  if (total && done <= total) {
-    twt_format_bytes(done, a, sizeof a);
-    twt_format_bytes(total, b, sizeof b);
-    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %3u%% (%s of %s)   ",
-            p->command, (unsigned)(done * 100 / total), a, b);
-  } else {
-    twt_format_bytes(json, a, sizeof a);
-    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %s of JSON read   ",
-            p->command, a);
-  }
-  p->shown = 1;
-}
-
-void twt_progress_end(twt_progress *p)
-{
-  if (p->shown)
-    fprintf(stderr, "\r%70s\r", "");
-  p->shown = 0;
 }

@@ -29,7 +29,8 @@
  * Memory is bounded: one reader at a time, and the table of metadata
  * keys (TWT_TIN_META_MAX of them; past that, metadata records are
  * yielded as they come).  Not thread-safe; different ones are
- * independent.  Warnings (and progress, when asked) go to stderr.
+ * independent.  Nothing is printed: warnings go to the caller's
+ * opts.warn (the command layer prints them).
  */
 #ifndef TWT_TOOLS_TRACEIN_H
 #define TWT_TOOLS_TRACEIN_H
@@ -55,8 +56,11 @@ struct twt_tin_options {
   size_t max_record;       /* the longest record (0: the reader's
                               default) */
   int no_parts;            /* read only the files named */
-  const char *command;     /* prefixes warnings: "tracewriter CMD: " */
   int quiet;               /* no warnings */
+  void (*warn)(void *arg, const char *msg); /* each warning (a line, no
+                              newline; NULL: none); nothing is printed
+                              here */
+  void *warn_arg;
   int events_unparsed;     /* an event whose text begins {"ph":"P" and
                               needs no shift is yielded with r.text,
                               r.len and r.ph only, r.has 0, the other
@@ -177,31 +181,9 @@ uint64_t twt_tin_total_bytes(const twt_tin *t);
 
 void twt_tin_close(twt_tin *t);
 
-/* ------------------------------------------------------------ progress */
-
-/* A line on stderr, rewritten twice a second, once the work has taken
- * more than a second, when stderr is a terminal: "tracewriter CMD: 41%
- * (1.1 GiB of 2.7 GiB)" or, when the total is unknown (gzip), the JSON
- * bytes read. */
-typedef struct twt_progress {
-  int enabled;
-  int shown;
-  const char *command;
-  uint64_t start_ns, next_ns;
-} twt_progress;
-
-void twt_progress_init(twt_progress *p, const char *command);
-/* done of total (0: unknown) input bytes, json bytes read. */
-void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
-                         uint64_t json);
-void twt_progress_end(twt_progress *p);
-
 /* The input bytes of t read so far (plain files: exact; gzip files:
  * counted when each ends), for progress. */
 uint64_t twt_tin_done_bytes(const twt_tin *t);
-
-/* Write bytes for people into out: "512 bytes", "3.4 KiB", "1.2 GiB". */
-void twt_format_bytes(uint64_t bytes, char *out, size_t outsize);
 
 #ifdef __cplusplus
 }
