@@ -1089,7 +1089,7 @@ static int make_tail(struct merge *m)
         input_rank(objs[i], lens[i]) >= 0)
       ranks++;
   rc = buf_add(&m->tail, &m->tail_len, "]", 1);
-  {
+  if (m->form) {                  /* an array has no place for them */
     struct member_walk w = { m, objs, lens, 0, NULL, 0, 0 };
     for (size_t i = 0; rc == 0 && i < m->n; i++) {
       w.input = i;

@@ -1131,7 +1131,7 @@ static int sniff(twt_reader *r)
                   TWT_READ_MEMBERS_ONLY))
     return choose(r, 0);
   for (;;) {
-    const char *p = r->chunk + r->chunk_pos;
+    const char *p = r->chunk ? r->chunk + r->chunk_pos : "";
     size_t n = r->chunk_len - r->chunk_pos;
 
     if (!r->sniff_len && (v = sniff_layout(p, n, r->src_end)) >= 0)
