@@ -2156,8 +2156,8 @@ static void test_members_after_events(void **state)
   char *k1 = tt_in_dir(dir, "rank0.pt.trace.json");
   char *k2 = tt_in_dir(dir, "rank1.pt.trace.json");
   char *out = tt_in_dir(dir, "out.json"), *err = tt_in_dir(dir, "err");
-  char *first = NULL;
-  size_t first_len = 0;
+  char *first = NULL, *cat_first = NULL;
+  size_t first_len = 0, cat_first_len = 0;
   const int64_t quarter = (int64_t)91 * 24 * 3600 * 1000000000;
   struct timespec rt;
   int64_t mono, real, base;
@@ -2200,6 +2200,28 @@ static void test_members_after_events(void **state)
         fail_msg("where %d: engine.step %" PRId64 ", gemm %" PRId64
                  ", gemm2 %" PRId64, where, a, b, c);
     }
+    /* cat too: the members in the order of their keys, wherever they
+     * stood. */
+    {
+      char *cat_out = tt_in_dir(dir, "cat.json");
+      char *cat_argv[] = { "cat", "-q", "-o", cat_out, k1, NULL };
+      char *cat = NULL;
+      assert_int_equal(tt_run_argv(twt_tool_cat_main, cat_argv, NULL, err),
+                       0);
+      cat = tu_read_file(cat_out, &len);
+      free(cat_out);
+      if (where == 0) {
+        free(cat_first);
+        cat_first = cat;
+        cat_first_len = len;
+        cat = NULL;
+      } else if (where == 1 &&
+                 (len != cat_first_len || memcmp(cat, cat_first, len))) {
+        fail_msg("cat: %.*s\nand %.*s", (int)len, cat, (int)cat_first_len,
+                 cat_first);
+      }
+      free(cat);
+    }
     got = tu_read_file(out, &len);
     if (where < 2) {
       if (!first) {
@@ -2213,6 +2235,7 @@ static void test_members_after_events(void **state)
     free(got);
   }
   free(first);
+  free(cat_first);
   free(eng);
   free(k1);
   free(k2);

@@ -1083,6 +1083,12 @@ static int finish_general(twt_reader *r)
   r->gtail[0] = ']';
   len = 1 + twt_json_compact(r->gtail + 1, in->members ? in->members : "",
                              len);
+  if (len > 1) {                  /* in the order of their keys */
+    char *sorted = malloc(len);
+    if (sorted && twt_rec_sort_members(sorted, r->gtail + 1, len - 1))
+      memcpy(r->gtail + 1, sorted, len - 1);
+    free(sorted);
+  }
   if (in->object_form)
     r->gtail[len++] = '}';
   r->gtail[len] = '\0';

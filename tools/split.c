@@ -123,6 +123,12 @@ static const char *part_tail(struct split *sp, size_t *len)
   }
   sp->tail.p[0] = ']';
   *len = 1 + twt_json_compact(sp->tail.p + 1, m, ml);
+  if (*len > 1) {                 /* in the order of their keys, as the */
+    char *sorted = malloc(*len);  /* input's tail has them */
+    if (sorted && twt_rec_sort_members(sorted, sp->tail.p + 1, *len - 1))
+      memcpy(sp->tail.p + 1, sorted, *len - 1);
+    free(sorted);
+  }
   sp->tail.p[(*len)++] = '}';
   return sp->tail.p;
 }
