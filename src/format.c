@@ -940,47 +940,6 @@ static const unsigned char byte_class[256] = {
 };
 #undef C16
 
-/* The length of the valid UTF-8 sequence at s (n > 0 bytes available), or
- * minus the length of its maximal invalid subpart (at least 1), as Unicode
- * chapter 3 (U+FFFD substitution of maximal subparts) counts it. */
-static int utf8_sequence(const unsigned char *s, size_t n)
-{
-  unsigned c = s[0];
-  unsigned lo = 0x80, hi = 0xbf;
-  int len, i;
-
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xc2 && c <= 0xdf)
-    len = 2;
-  else if (c >= 0xe0 && c <= 0xef) {
-    len = 3;
-    if (c == 0xe0)
-      lo = 0xa0;
-    else if (c == 0xed)
-      hi = 0x9f;          /* no UTF-16 surrogates */
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    len = 4;
-    if (c == 0xf0)
-      lo = 0x90;
-    else if (c == 0xf4)
-      hi = 0x8f;          /* nothing above U+10FFFF */
-  } else
-    return -1;
-  for (i = 1; i < len; i++) {
-    if ((size_t)i >= n || s[i] < lo || s[i] > hi)
-      return -i;
-    lo = 0x80;
-    hi = 0xbf;
-  }
-  return len;
-}
-
-int tw__utf8_sequence(const unsigned char *s, size_t n)
-{
-  return utf8_sequence(s, n);
-}
-
 /* The longest prefix of s of at most max bytes that does not end inside a
  * UTF-8 sequence. */
 static size_t utf8_cut(const unsigned char *s, size_t max)
@@ -1013,7 +972,7 @@ static size_t escaped_len(const unsigned char *s, size_t n, int *invalid)
               c == '\b' || c == '\f') ? 2 : 6;
       p++;
     } else {
-      int k = utf8_sequence(p, (size_t)(e - p));
+      int k = tw__utf8_sequence(p, (size_t)(e - p));
       len += k > 0 ? (size_t)k : 3;
       p += k > 0 ? k : -k;
       *invalid |= k < 0;
@@ -1194,7 +1153,7 @@ static char *escape_slow(char *d, const unsigned char *s,
                (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80)
         n = 3;
       else
-        n = utf8_sequence(s, rem);
+        n = tw__utf8_sequence(s, rem);
       if (n > 0) {                    /* 2 to 4 bytes, copied as such */
         d[0] = (char)s[0];
         d[1] = (char)s[1];
@@ -1348,195 +1307,8 @@ static int put_string(cursor *o, const char *str, size_t n,
 
 /* ------------------------------------------------------------- raw JSON */
 
-typedef struct jscan {
-  const unsigned char *p;
-  const unsigned char *e;
-  unsigned depth;
-} jscan;
-
-static void j_ws(jscan *j)
-{
-  while (j->p < j->e &&
-         (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-    j->p++;
-}
-
-static int j_hex4(jscan *j, unsigned *cp)
-{
-  unsigned v = 0;
-  for (int i = 0; i < 4; i++) {
-    unsigned c;
-    if (j->p >= j->e)
-      return -1;
-    c = *j->p++;
-    if (c >= '0' && c <= '9')
-      c -= '0';
-    else if (c >= 'a' && c <= 'f')
-      c -= 'a' - 10;
-    else if (c >= 'A' && c <= 'F')
-      c -= 'A' - 10;
-    else
-      return -1;
-    v = v << 4 | c;
-  }
-  *cp = v;
-  return 0;
-}
-
-static int j_string(jscan *j)
-{
-  j->p++;                                  /* the opening quote */
-  while (j->p < j->e) {
-    unsigned c = *j->p;
-    if (c == '"') {
-      j->p++;
-      return 0;
-    }
-    if (c < 0x20)
-      return -1;
-    if (c == '\\') {
-      unsigned cp, lo;
-      if (++j->p >= j->e)
-        return -1;
-      c = *j->p++;
-      if (c == 'u') {
-        if (j_hex4(j, &cp))
-          return -1;
-        if (cp >= 0xdc00 && cp <= 0xdfff)
-          return -1;                       /* lone low surrogate */
-        if (cp >= 0xd800 && cp <= 0xdbff) {
-          if (j->e - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u')
-            return -1;
-          j->p += 2;
-          if (j_hex4(j, &lo) || lo < 0xdc00 || lo > 0xdfff)
-            return -1;
-        }
-      } else if (!strchr("\"\\/bfnrt", (int)c) || c == 0) {
-        return -1;
-      }
-    } else if (c >= 0x80) {
-      int k = utf8_sequence(j->p, (size_t)(j->e - j->p));
-      if (k < 0)
-        return -1;
-      j->p += k;
-    } else {
-      j->p++;
-    }
-  }
-  return -1;
-}
-
-static int j_digits(jscan *j)
-{
-  const unsigned char *s = j->p;
-  while (j->p < j->e && *j->p >= '0' && *j->p <= '9')
-    j->p++;
-  return j->p > s ? 0 : -1;
-}
-
-static int j_number(jscan *j)
-{
-  if (*j->p == '-')
-    j->p++;
-  if (j->p >= j->e)
-    return -1;
-  if (*j->p == '0')
-    j->p++;
-  else if (j_digits(j))
-    return -1;
-  if (j->p < j->e && *j->p == '.') {
-    j->p++;
-    if (j_digits(j))
-      return -1;
-  }
-  if (j->p < j->e && (*j->p == 'e' || *j->p == 'E')) {
-    j->p++;
-    if (j->p < j->e && (*j->p == '+' || *j->p == '-'))
-      j->p++;
-    if (j_digits(j))
-      return -1;
-  }
-  return 0;
-}
-
-static int j_literal(jscan *j, const char *lit, size_t n)
-{
-  if ((size_t)(j->e - j->p) < n || memcmp(j->p, lit, n) != 0)
-    return -1;
-  j->p += n;
-  return 0;
-}
-
-static int j_value(jscan *j);
-
-/* Members or elements of an object or array, after its opening bracket. */
-static int j_container(jscan *j, int is_object)
-{
-  unsigned char close = is_object ? '}' : ']';
-
-  if (++j->depth > TW_MAX_JSON_DEPTH)
-    return -1;
-  j->p++;
-  j_ws(j);
-  if (j->p < j->e && *j->p == close) {
-    j->p++;
-    j->depth--;
-    return 0;
-  }
-  for (;;) {
-    if (is_object) {
-      if (j->p >= j->e || *j->p != '"' || j_string(j))
-        return -1;
-      j_ws(j);
-      if (j->p >= j->e || *j->p++ != ':')
-        return -1;
-      j_ws(j);
-    }
-    if (j_value(j))
-      return -1;
-    j_ws(j);
-    if (j->p >= j->e)
-      return -1;
-    if (*j->p == ',') {
-      j->p++;
-      j_ws(j);
-      continue;
-    }
-    if (*j->p++ != close)
-      return -1;
-    j->depth--;
-    return 0;
-  }
-}
-
-static int j_value(jscan *j)
-{
-  if (j->p >= j->e)
-    return -1;
-  switch (*j->p) {
-  case '{': return j_container(j, 1);
-  case '[': return j_container(j, 0);
-  case '"': return j_string(j);
-  case 't': return j_literal(j, "true", 4);
-  case 'f': return j_literal(j, "false", 5);
-  case 'n': return j_literal(j, "null", 4);
-  default:
-    if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9'))
-      return j_number(j);
-    return -1;
-  }
-}
-
-int tw__json_validate(const char *json, size_t len)
-{
-  jscan j = { (const unsigned char *)json, (const unsigned char *)json + len,
-              0 };
-  j_ws(&j);
-  if (j_value(&j))
-    return TW_EJSON;
-  j_ws(&j);
-  return j.p == j.e ? 0 : TW_EJSON;
-}
+/* The raw JSON grammar is the project's one (src/json.c):
+ * tw__json_validate. */
 
 /* Raw JSON, checked, with its whitespace newlines turned into spaces so the
  * record stays on one line (a valid document has no raw newline inside a

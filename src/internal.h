@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "tracewriter.h"
+#include "json.h"        /* the JSON grammar, the UTF-8 rule */
 
 #define TW__LIKELY(x) __builtin_expect(!!(x), 1)
 #define TW__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -124,10 +125,8 @@ typedef struct tw__fmt_defaults {
   int64_t tid;             /* without TW_HAS_TID */
 } tw__fmt_defaults;
 
-/* The length of the valid UTF-8 sequence at s (n > 0 bytes), or minus
- * the length of its maximal invalid subpart: the formatter's rule, for
- * the checks made before formatting (record.c). */
-int tw__utf8_sequence(const unsigned char *s, size_t n);
+/* tw__utf8_sequence, the one UTF-8 rule (json.h, included above): the
+ * formatter's, record.c's checks before formatting, the JSON checker's. */
 
 /* The formatter's per-thread cache of ,"pid":P,"tid":T.  A signal
  * handler that formats (the crash hook) saves it first and puts it back

@@ -519,6 +519,7 @@ static void gen_layout_file(tu_text *b, int clean)
   unsigned n = 50 + rnd(400), obj = rnd(2), odd = rnd(n);
 
   tu_text_puts(b, obj ? "{\"traceEvents\":[\n" : "[\n");
+  tu_text_puts(b, TT_FIRST_LINES);   /* as the library begins a file */
   for (unsigned i = 0; i < n; i++) {
     size_t at = b->len;
     unsigned s;
@@ -646,6 +647,80 @@ static void test_us_to_ns(void **state)
   }
 }
 
+/* ------------------------------------------------ the streaming checker */
+
+static int jst_out(void *arg, const char *p, size_t n)
+{
+  tu_text_put(arg, p, n);
+  return 0;
+}
+
+/* twt_jstream, fed the text in random pieces, answers what
+ * twt_json_check answers (members: "key": value, as the value of an
+ * object), and writes what twt_json_compact writes. */
+static void test_stream_check(void **state)
+{
+  (void)state;
+
+  rng = tt_seed();
+  for (unsigned i = 0; i < 30000; i++) {
+    tu_text b = { 0 }, out = { 0 }, obj = { 0 };
+    int as_member = rnd(2), want, got, rc = 0;
+    twt_jstream j;
+    size_t at = 0;
+
+    if (as_member)
+      gen_member(&b, 0, rnd(3) == 0);
+    else if (rnd(3))
+      gen_record(&b, rnd(3) == 0);
+    else
+      gen_value(&b, 0, rnd(3) == 0);
+    if (rnd(2))
+      damage(&b);
+    if (rnd(8) == 0)
+      damage(&b);
+    if (as_member) {
+      tu_text_puts(&obj, "{");
+      tu_text_put(&obj, b.p, b.len);
+      tu_text_puts(&obj, "}");
+      want = twt_json_check(obj.p, obj.len, TWT_JSTREAM_DEPTH, NULL);
+      if (obj.len == 2 + strspn(obj.p + 1, " \t\r\n"))
+        want = -1;                  /* "{}": no member */
+    } else {
+      want = twt_json_check(b.p ? b.p : "", b.len, TWT_JSTREAM_DEPTH, NULL);
+    }
+    twt_jstream_init(&j, as_member);
+    while (at < b.len && rc == 0) {
+      size_t n = 1 + rnd(rnd(4) ? 8 : 300);
+      if (n > b.len - at)
+        n = b.len - at;
+      rc = twt_jstream_feed(&j, b.p + at, n, jst_out, &out);
+      at += n;
+    }
+    got = rc == 0 ? twt_jstream_end(&j) : -1;
+    if ((got == 0) != (want == 0))
+      fail_msg("stream %d, checker %d (member %d): %.*s", got, want, as_member,
+               (int)b.len, b.p);
+    if (want == 0) {
+      char *c = malloc(b.len + 1);
+      size_t cl;
+      assert_non_null(c);
+      if (as_member) {
+        cl = twt_json_compact(c, obj.p + 1, obj.len - 2);
+      } else {
+        cl = twt_json_compact(c, b.p, b.len);
+      }
+      if (cl != out.len || memcmp(c, out.p, cl) != 0)
+        fail_msg("compacted: %.*s\nwant %.*s", (int)out.len, out.p,
+                 (int)cl, c);
+      free(c);
+    }
+    free(b.p);
+    free(out.p);
+    free(obj.p);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -653,6 +728,7 @@ int main(void)
     cmocka_unit_test(test_scan_compacts),
     cmocka_unit_test(test_reader_both_ways),
     cmocka_unit_test(test_us_to_ns),
+    cmocka_unit_test(test_stream_check),
   };
 
   tt_deadline("test_jsonscan_fast");

@@ -126,13 +126,15 @@ static void test_dropped_items(void **state)
   static const char text[] =
     "[\n"
     "{\"ph\":\"M\",\"name\":\"process_name\"},\n"     /* line 2 */
-    "{\"ph\":\"X\",\"na         ,\n"                  /* 3: cut */
-    "{\"ph\":\"i\",\"name\":\"a\"}     ,\n"            /* 4 */
-    "garbage here  \n"                                /* 5: junk */
-    "{\"ph\":\"i\",\"name\":\"b\"}\n"                  /* 6 */
+    TT_CLOCK_LINE                                     /* 3 */
+    "{\"ph\":\"X\",\"na         ,\n"                  /* 4: cut */
+    "{\"ph\":\"i\",\"name\":\"a\"}     ,\n"            /* 5 */
+    "garbage here  \n"                                /* 6: junk */
+    "{\"ph\":\"i\",\"name\":\"b\"}\n"                  /* 7 */
     "]";
   static const struct { int kind; const char *starts; size_t len; } want[] = {
     { TWT_ITEM_RECORD, "{\"ph\":\"M\"", 32 },
+    { TWT_ITEM_RECORD, "{\"ph\":\"c\"", sizeof TT_CLOCK_LINE - 3 },
     { TWT_ITEM_CUT, "{\"ph\":\"X\"", 13 },
     { TWT_ITEM_RECORD, "{\"ph\":\"i\",\"name\":\"a\"}", 21 },
     { TWT_ITEM_JUNK, "garbage", 12 },
@@ -163,9 +165,9 @@ static void test_dropped_items(void **state)
     i++;
   }
   assert_int_equal(rc, 0);
-  assert_int_equal(i, 5);
+  assert_int_equal(i, 6);
   info = twt_reader_info(r);
-  assert_int_equal(info->records, 3);
+  assert_int_equal(info->records, 4);
   assert_int_equal(info->dropped_records, 1);
   assert_int_equal(info->dropped_bytes, 13);
   assert_int_equal(info->junk_bytes, 12);
@@ -176,7 +178,7 @@ static void test_dropped_items(void **state)
   r = open_ok(path, 0, 0);
   for (i = 0; (rc = twt_reader_next(r, &item)) > 0; i++)
     assert_int_equal(item.kind, TWT_ITEM_RECORD);
-  assert_int_equal(i, 3);
+  assert_int_equal(i, 4);
   assert_int_equal(twt_reader_info(r)->junk_bytes, 12);
   twt_reader_close(r);
   free(path);
@@ -279,6 +281,7 @@ static void test_errors(void **state)
 static void test_follow(void **state)
 {
   static const char first[] = "[\n{\"ph\":\"M\",\"name\":\"process_name\"},\n"
+                              TT_CLOCK_LINE
                               "{\"ph\":\"i\",\"name\":\"appen";
   static const char rest[] = "ded\"}\n]";
   char *dir = tt_make_dir();
@@ -297,6 +300,7 @@ static void test_follow(void **state)
     fputs(rest, f);
     assert_int_equal(fclose(f), 0);
     assert_int_equal(twt_reader_next(r, &item), 1);
+    assert_int_equal(twt_reader_next(r, &item), 1);   /* the clock */
     if (flag) {
       assert_int_equal(twt_reader_next(r, &item), 1);
       assert_int_equal(item.len, 28);
@@ -319,7 +323,8 @@ static void test_follow(void **state)
    * used, and nothing after it is read. */
   {
     static const char before[] =
-      "[\n{\"ph\":\"M\",\"name\":\"process_name\"},\n{\"ph\":\"a\"}\n]";
+      "[\n{\"ph\":\"M\",\"name\":\"process_name\"},\n" TT_CLOCK_LINE
+      "{\"ph\":\"a\"}\n]";
     static const char commit[] = ",\n{\"ph\":\"i\"}\n]";
     twt_read_item item;
     twt_reader *r;
@@ -334,6 +339,7 @@ static void test_follow(void **state)
                             (off_t)(sizeof before - 3)),
                      (ssize_t)(sizeof commit - 1));
     close(fd);
+    assert_int_equal(twt_reader_next(r, &item), 1);   /* the clock */
     assert_int_equal(twt_reader_next(r, &item), 1);
     assert_memory_equal(item.text, "{\"ph\":\"a\"}", item.len);
     assert_int_equal(twt_reader_next(r, &item), 0);

@@ -686,6 +686,131 @@ static void test_stats(void **state)
 
 /* ================================================ cut files, gzip */
 
+/* A nesting of complete events on several threads, random: each span
+ * [start, start + dur) holds children that do not overlap, some touching
+ * its edges; the names are few, so that one name's self time adds up
+ * over parents and children. */
+#define SELF_NAMES 5
+static unsigned self_rng;
+
+static uint64_t xs_rand(void)
+{
+  self_rng = self_rng * 1103515245u + 12345u;
+  return (self_rng >> 8) & 0xffffff;
+}
+
+struct xs {
+  int64_t start, dur;      /* us */
+  int tid, name;
+};
+
+static void gen_spans(struct xs **v, size_t *n, int tid, int64_t start,
+                      int64_t dur, int depth, int64_t self[SELF_NAMES])
+{
+  int name = (int)(xs_rand() % SELF_NAMES);
+  int64_t at = start, kids = 0;
+  size_t me = *n;
+
+  *v = realloc(*v, (*n + 1) * sizeof **v);
+  assert_non_null(*v);
+  (*v)[(*n)++] = (struct xs){ start, dur, tid, name };
+  while (depth < 6 && dur >= 8 && xs_rand() % 4 != 0) {
+    int64_t gap = (int64_t)(xs_rand() % 3) * (int64_t)(xs_rand() % 4);
+    int64_t left = start + dur - at - gap, len;
+    if (left < 2)
+      break;
+    len = 1 + (int64_t)(xs_rand() % (uint64_t)(left / 2 + 1));
+    if (len >= dur)
+      len = dur - 1;
+    gen_spans(v, n, tid, at + gap, len, depth + 1, self);
+    kids += len;
+    at += gap + len;
+  }
+  (void)me;
+  self[name] += dur - kids;
+}
+
+static int by_start(const void *a, const void *b)
+{
+  const struct xs *x = a, *y = b;
+
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return x->dur > y->dur ? -1 : x->dur < y->dur;  /* the parent first */
+}
+
+static int by_end(const void *a, const void *b)
+{
+  const struct xs *x = a, *y = b;
+  int64_t ex = x->start + x->dur, ey = y->start + y->dur;
+
+  if (ex != ey)
+    return ex < ey ? -1 : 1;
+  return x->dur < y->dur ? -1 : x->dur > y->dur;  /* the child first */
+}
+
+/* stats' self time is exact whatever the order the complete events come
+ * in: a parent before its children (the PyTorch profiler and Chrome
+ * write their events by start time: a parent 0-10 us before its child
+ * 2-5 us), or after them (the library writes an X when it ends); the
+ * threads interleaved.  self_time_approximate stays false. */
+static void test_stats_self_order(void **state)
+{
+  char *dir = tt_make_dir(), *in = tt_in_dir(dir, "self.json");
+  char *out = tt_in_dir(dir, "stats.json");
+  (void)state;
+
+  self_rng = tt_seed();
+  for (int order = 0; order < 2; order++)
+    for (int round = 0; round < 20; round++) {
+      int64_t self[SELF_NAMES] = { 0 };
+      struct xs *v = NULL;
+      size_t n = 0;
+      recs r = { NULL, 0 };
+      jc_doc *d;
+      jc_val rows;
+
+      for (int tid = 1; tid <= 3; tid++)
+        for (int64_t at = 0; at < 3000; at += 1000)
+          gen_spans(&v, &n, tid, at + tid, 900, 0, self);
+      qsort(v, n, sizeof *v, order ? by_end : by_start);
+      for (size_t i = 0; i < n; i++)
+        add(&r, "{\"ph\":\"X\",\"name\":\"n%d\",\"ts\":%" PRId64 ","
+            "\"dur\":%" PRId64 ",\"pid\":1,\"tid\":%d}", v[i].name,
+            v[i].start, v[i].dur, v[i].tid);
+      write_records(in, r.v, r.n);
+      recs_free(&r);
+      free(v);
+      {
+        char *argv[] = { "stats", "--json", "--top", "1000", "-o", out, in,
+                         NULL };
+        assert_int_equal(tt_run_argv(twt_tool_stats_main, argv, NULL,
+                                     NULL), 0);
+      }
+      d = tt_load_file(out);
+      assert_true(jc_type(d, jc_get(d, jc_root(d),
+                                    "self_time_approximate")) == JC_FALSE);
+      rows = jc_get(d, jc_root(d), "top_spans_by_self");
+      for (int k = 0; k < SELF_NAMES; k++) {
+        char name[8];
+        jc_val row;
+        snprintf(name, sizeof name, "n%d", k);
+        if (!self[k])
+          continue;
+        row = find_named(d, rows, name);
+        assert_true(row >= 0);
+        if (jc_num(d, jc_get(d, row, "self_us")) != (double)self[k])
+          fail_msg("order %d round %d: %s self %.3f us, want %" PRId64,
+                   order, round, name,
+                   jc_num(d, jc_get(d, row, "self_us")), self[k]);
+      }
+      jc_free(d);
+    }
+  free(in);
+  free(out);
+  tt_remove_dir(dir);
+}
+
 /* Each command on a cut file (a warning, every complete record) and on
  * its .json.gz, writing .json.gz. */
 static void test_cut_and_gzip(void **state)
@@ -839,6 +964,7 @@ int main(void)
     cmocka_unit_test(test_merge),
     cmocka_unit_test(test_slice),
     cmocka_unit_test(test_stats),
+    cmocka_unit_test(test_stats_self_order),
     cmocka_unit_test(test_cut_and_gzip),
     cmocka_unit_test(test_hostile),
   };

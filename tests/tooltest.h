@@ -134,4 +134,16 @@ jc_doc *tt_load_raw(const char *buf, size_t len);
  * process_name record and the clock record. */
 #define TT_DOC_RECORDS 2
 
+/* A clock record as the library writes it, on a line of its own after
+ * the process_name record: a file made by hand in the library's layout
+ * has it there (the crash-layout reader reads only what proves to be
+ * the library's: its head, then these two records), and its separator. */
+#define TT_CLOCK_LINE \
+  "{\"ph\":\"c\",\"name\":\"clock_sync\",\"ts\":1.000,\"pid\":1," \
+  "\"tid\":1,\"args\":{\"sync_id\":\"tracewriter.realtime\"," \
+  "\"monotonic_ns\":1000,\"realtime_ns\":1700000000000001000}},\n"
+#define TT_FIRST_LINES \
+  "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":1," \
+  "\"args\":{\"name\":\"t\"}},\n" TT_CLOCK_LINE
+
 #endif /* TW_TOOLTEST_H */

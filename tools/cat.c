@@ -103,8 +103,8 @@ int twt_tool_cat_main(int argc, char **argv)
     goto done;
   }
   tail = twt_tin_tail(in, &tail_len);
-  if ((status = twt_cmd_finish_output(CMD, out, twt_tin_object_form(in), tail,
-                                      tail_len)) != 0)
+  if ((status = twt_cmd_finish_tin(CMD, out, twt_tin_object_form(in), tail,
+                                   tail_len, in, c.quiet)) != 0)
     goto done;
   if (!c.quiet) {
     const struct twt_tin_stats *s = twt_tin_stats(in);

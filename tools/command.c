@@ -3,12 +3,17 @@
 
 #include "command.h"
 #include "internal.h"     /* tw__parse_size: the options' size parser */
+#include "jsonscan.h"     /* twt_jstream */
+#include "tracewriter.h"  /* tw_now_ns */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #define MSG_MAX (2 * PATH_MAX + 256)
 
@@ -60,6 +65,11 @@ int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
   }
 }
 
+void twt_cmd_warn(void *command, const char *msg)
+{
+  fprintf(stderr, TWT_CLI_PROGRAM " %s: %s\n", (const char *)command, msg);
+}
+
 int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
                        char *const *paths, size_t n, twt_tin **tp)
 {
@@ -69,8 +79,9 @@ int twt_cmd_open_input(const char *command, const struct twt_cmd_common *c,
   memset(&to, 0, sizeof to);
   to.max_record = c->max_record;
   to.no_parts = c->no_parts;
-  to.command = command;
   to.quiet = c->quiet;
+  to.warn = twt_cmd_warn;
+  to.warn_arg = (void *)command;
   to.events_unparsed = c->events_unparsed;
   if (twt_tin_open(tp, paths, n, &to, msg, sizeof msg) != 0)
     return twt_cmd_error(command, "%s", msg);
@@ -192,6 +203,87 @@ int twt_cmd_input_error(const char *command, const twt_tin *t)
   return twt_cmd_error(command, "%s", twt_tin_error(t));
 }
 
+static int out_write(void *arg, const char *p, size_t n)
+{
+  return twt_out_write(arg, p, n);
+}
+
+int twt_cmd_copy_member(const char *command, const char *path, uint64_t off,
+                        uint64_t len, twt_out *o, int quiet)
+{
+  char *buf = malloc(65536);
+  int rc = 0;
+
+  if (!buf)
+    return twt_cmd_error(command, "out of memory");
+  /* Twice: checked whole first (nothing written of a bad one), then
+   * copied, as zlib reads it (a plain file as it is, gzip inflated:
+   * the offsets are in the JSON text). */
+  for (int pass = 0; pass < 2 && rc == 0; pass++) {
+    gzFile f = gzopen(path, "rb");
+    twt_jstream j;
+    uint64_t left = len;
+    if (!f || gzseek(f, (z_off_t)off, SEEK_SET) != (z_off_t)off) {
+      if (f)
+        gzclose(f);
+      free(buf);
+      return twt_cmd_error(command, "%s: cannot read its member at byte %"
+                           PRIu64 " again", path, off);
+    }
+    twt_jstream_init(&j, 1);
+    if (pass == 1 && twt_out_write(o, ",", 1) != 0)
+      rc = -2;
+    while (rc == 0 && left > 0) {
+      int n = gzread(f, buf, (unsigned)(left < 65536 ? left : 65536));
+      if (n <= 0) {
+        rc = -1;
+        break;
+      }
+      left -= (uint64_t)n;
+      rc = twt_jstream_feed(&j, buf, (size_t)n, pass ? out_write : NULL, o);
+    }
+    if (rc == 0)
+      rc = twt_jstream_end(&j);
+    gzclose(f);
+  }
+  free(buf);
+  if (rc == -2)
+    return twt_cmd_output_error(command, o);
+  if (rc != 0) {
+    if (!quiet)
+      fprintf(stderr, TWT_CLI_PROGRAM " %s: %s: the member of %" PRIu64
+              " bytes at byte %" PRIu64 " is not valid JSON: left out\n",
+              command, path, len, off);
+    return 1;
+  }
+  return 0;
+}
+
+int twt_cmd_finish_tin(const char *command, twt_out *o, int object_form,
+                       const char *tail, size_t tail_len, twt_tin *in,
+                       int quiet)
+{
+  const struct twt_scan_big *big;
+  const char *path;
+  unsigned nbig = twt_tin_big_members(in, &big, &path);
+  int rc;
+
+  if (!nbig || !object_form || !tail || tail_len < 2 ||
+      tail[tail_len - 1] != '}' || twt_out_is_ndjson(o))
+    return twt_cmd_finish_output(command, o, object_form, tail, tail_len);
+  /* The tail without its "}", each member too big to keep copied from
+   * the file, then the "}". */
+  if (twt_out_end(o, object_form, tail, tail_len - 1) != 0)
+    return twt_cmd_output_error(command, o);
+  for (unsigned k = 0; k < nbig; k++)
+    if ((rc = twt_cmd_copy_member(command, path, big[k].off, big[k].len, o,
+                                  quiet)) < 0 || rc > 1)
+      return rc;
+  if (twt_out_write(o, "}", 1) != 0 || twt_out_commit(o) != 0)
+    return twt_cmd_output_error(command, o);
+  return 0;
+}
+
 int twt_cmd_finish_output(const char *command, twt_out *o, int object_form,
                           const char *tail, size_t tail_len)
 {
@@ -307,21 +399,64 @@ int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
   return -1;
 }
 
-void twt_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...)
-{
-  va_list ap;
-  int k;
+/* ========================================================= progress */
 
-  if (!buf || *n >= size)
+#define PROGRESS_DELAY_NS (1000u * 1000u * 1000u)
+#define PROGRESS_EVERY_NS (500u * 1000u * 1000u)
+
+void twt_format_bytes(uint64_t bytes, char *out, size_t outsize)
+{
+  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+  double value = (double)bytes;
+  size_t unit = 0;
+
+  if (bytes < 1024) {
+    snprintf(out, outsize, "%" PRIu64 " %s", bytes,
+             twt_cli_plural(bytes, "byte", "bytes"));
     return;
-  va_start(ap, fmt);
-  k = vsnprintf(buf + *n, size - *n, fmt, ap);
-  va_end(ap);
-  if (k > 0)
-    *n += (size_t)k;
+  }
+  value /= 1024;
+  while (value >= 1024 && unit + 1 < sizeof units / sizeof units[0]) {
+    value /= 1024;
+    unit++;
+  }
+  snprintf(out, outsize, "%.1f %s", value, units[unit]);
 }
 
-const char *twt_cli_plural(uint64_t n, const char *one, const char *many)
+void twt_progress_init(twt_progress *p, const char *command)
 {
-  return n == 1 ? one : many;
+  memset(p, 0, sizeof *p);
+  p->enabled = isatty(STDERR_FILENO);
+  p->command = command;
+  p->start_ns = tw_now_ns();
+  p->next_ns = p->start_ns + PROGRESS_DELAY_NS;
+}
+
+void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
+                         uint64_t json)
+{
+  char a[32], b[32];
+  uint64_t now;
+
+  if (!p->enabled || (now = tw_now_ns()) < p->next_ns)
+    return;
+  p->next_ns = now + PROGRESS_EVERY_NS;
+  if (total && done <= total) {
+    twt_format_bytes(done, a, sizeof a);
+    twt_format_bytes(total, b, sizeof b);
+    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %3u%% (%s of %s)   ",
+            p->command, (unsigned)(done * 100 / total), a, b);
+  } else {
+    twt_format_bytes(json, a, sizeof a);
+    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %s of JSON read   ",
+            p->command, a);
+  }
+  p->shown = 1;
+}
+
+void twt_progress_end(twt_progress *p)
+{
+  if (p->shown)
+    fprintf(stderr, "\r%70s\r", "");
+  p->shown = 0;
 }

@@ -26,6 +26,28 @@
 extern "C" {
 #endif
 
+/* ------------------------------------------------------------ progress */
+
+/* A line on stderr, rewritten twice a second, once the work has taken
+ * more than a second, when stderr is a terminal: "tracewriter CMD: 41%
+ * (1.1 GiB of 2.7 GiB)" or, when the total is unknown (gzip), the JSON
+ * bytes read. */
+typedef struct twt_progress {
+  int enabled;
+  int shown;
+  const char *command;
+  uint64_t start_ns, next_ns;
+} twt_progress;
+
+void twt_progress_init(twt_progress *p, const char *command);
+/* done of total (0: unknown) input bytes, json bytes read. */
+void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
+                         uint64_t json);
+void twt_progress_end(twt_progress *p);
+
+/* Write bytes for people into out: "512 bytes", "3.4 KiB", "1.2 GiB". */
+void twt_format_bytes(uint64_t bytes, char *out, size_t outsize);
+
 /* ===================================================== every command */
 
 #define TWT_CLI_PROGRAM "tracewriter"
@@ -77,13 +99,10 @@ int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
                             const char *what, int argc, char **argv,
                             struct twt_cli_args *a);
 
-/* Append printf-style text at buf + *n (size bytes in all), keeping buf
- * NUL-terminated and truncated to fit. */
-TWT_CLI_PRINTF(4, 5)
-void twt_cli_append(char *buf, size_t size, size_t *n, const char *fmt, ...);
-
-/* one if n == 1, else many ("1 record", "2 records"). */
-const char *twt_cli_plural(uint64_t n, const char *one, const char *many);
+/* The text helpers of records.h (twt_text_append, twt_text_plural),
+ * under the command layer's names. */
+#define twt_cli_append twt_text_append
+#define twt_cli_plural twt_text_plural
 
 /* ================================================ the trace commands */
 
@@ -119,6 +138,10 @@ struct twt_cmd_common {
  * usage error). */
 int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
                    const char *arg, char **argv, struct twt_cmd_common *c);
+
+/* Print a warning of the input's reading ("tracewriter COMMAND: msg"):
+ * the twt_tin_options.warn of the commands (command: the arg). */
+void twt_cmd_warn(void *command, const char *msg);
 
 /* Open the input trace: the files, with their parts unless --no-parts.
  * Prints the error and returns TWT_CLI_RUNTIME, or returns -1 with *tp. */
@@ -160,6 +183,21 @@ void twt_cmd_buf_free(twt_cmd_buf *b);
 int twt_cmd_edit(const char *text, size_t len, const twt_rec_span *at,
                  const char *const *with, const size_t *wlen, size_t n,
                  twt_cmd_buf *b, const char **out, size_t *outlen);
+
+/* Copy the member path holds at off (len bytes of JSON text: "key":
+ * value, as twt_tin_big_members gives it) to o after a comma, checked
+ * whole first and written without the whitespace between its tokens, in
+ * memory that does not grow with it.  0 copied; 1 not valid JSON (left
+ * out, with a warning unless quiet); or an exit status (printed). */
+int twt_cmd_copy_member(const char *command, const char *path, uint64_t off,
+                        uint64_t len, twt_out *o, int quiet);
+
+/* twt_cmd_finish_output, with the members of in too big to keep
+ * (twt_tin_big_members) copied from their file before the tail's last
+ * "}". */
+int twt_cmd_finish_tin(const char *command, twt_out *o, int object_form,
+                       const char *tail, size_t tail_len, twt_tin *in,
+                       int quiet);
 
 /* Finish the output: the tail (NULL: the form's), commit; prints the
  * error.  Returns 0 or TWT_CLI_RUNTIME. */

@@ -3,8 +3,9 @@
  * How it works: a state machine over the document's structure outside
  * the records (the top-level object's keys, values skipped or kept, the
  * events array's separators).  A record that lies within one chunk (most
- * of them) is taken in one pass of the strict checker (check(), no
- * recursion, strings sixteen bytes a step with SSE2, eight without):
+ * of them) is taken in one pass of the project's one strict checker
+ * (src/json.c, the writer's too: no recursion, strings sixteen bytes a
+ * step with SSE2, eight without):
  * it is validated, its end found, its members reported and, when it
  * spreads over lines, its text without the whitespace between tokens
  * written out, all at once; it is yielded where it is when it needs no
@@ -15,7 +16,7 @@
  */
 #include "config.h"
 
-#include "jsonscan.h"
+#include "jsonscan.h"     /* json.h: the grammar */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,607 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-# include <emmintrin.h>
-#endif
 
-#define DEPTH_MAX 512u     /* the deepest twt_json_check can check */
-
-/* Eight bytes at a time (SWAR): whether a word holds a byte that ends a
- * run of plain string bytes. */
-#define ONES  UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-#define HAS_ZERO(v) (((v) - ONES) & ~(v) & HIGHS)
-#define HAS_BYTE(v, b) HAS_ZERO((v) ^ (ONES * (uint64_t)(b)))
-
-/* How many bytes from p (up to e) come before a '"' or '\\', eight at
- * a time: the lowest bit of each mask is exact (a borrow only makes
- * false hits above a true one), and words are read little-endian. */
-static inline size_t to_quote(const unsigned char *p, const unsigned char *e)
-{
-  const unsigned char *s = p;
-
-  while (e - p >= 8) {
-    uint64_t w, m;
-    memcpy(&w, p, 8);
-    if ((m = HAS_BYTE(w, '"') | HAS_BYTE(w, '\\')) != 0)
-      return (size_t)(p - s) + (size_t)(__builtin_ctzll(m) >> 3);
-    p += 8;
-  }
-  while (p < e && *p != '"' && *p != '\\')
-    p++;
-  return (size_t)(p - s);
-}
-
-/* The same for every byte that needs a closer look in a strict string:
- * '"', '\\', a control byte, or one of 0x80 and above (UTF-8).  With
- * SSE2 (every x86-64) sixteen bytes a step: a signed compare with 0x20
- * catches the control bytes and those of 0x80 and above at once. */
-static inline size_t to_special(const unsigned char *p,
-                                const unsigned char *e)
-{
-  const unsigned char *s = p;
-
-#ifdef __SSE2__
-  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
-                space = _mm_set1_epi8(0x20);
-
-  while (e - p >= 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-    unsigned m = (unsigned)_mm_movemask_epi8(
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                                  _mm_cmpeq_epi8(v, bslash)),
-                     _mm_cmplt_epi8(v, space)));
-    if (m)
-      return (size_t)(p - s) + (size_t)__builtin_ctz(m);
-    p += 16;
-  }
-#endif
-  while (e - p >= 8) {
-    uint64_t w, m;
-    memcpy(&w, p, 8);
-    m = (HAS_BYTE(w, '"') | HAS_BYTE(w, '\\') |
-         ((w - ONES * 0x20) & ~w) | w) & HIGHS;
-    if (m)
-      return (size_t)(p - s) + (size_t)(__builtin_ctzll(m) >> 3);
-    p += 8;
-  }
-  while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-    p++;
-  return (size_t)(p - s);
-}
 #define KEY_KEEP  16u      /* bytes of a key kept to compare */
-
-/* ===================================================== the checker */
-
-/* The length of the UTF-8 sequence at p[0..n) (its first byte >= 0x80),
- * or 0 if it is not a valid one (overlong, surrogate, past U+10FFFF,
- * cut). */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-  unsigned c = p[0];
-
-  if (c >= 0xc2 && c <= 0xdf)
-    return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-  if (c >= 0xe0 && c <= 0xef) {
-    if (n < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
-      return 0;
-    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0))
-      return 0;                     /* overlong; a surrogate */
-    return 3;
-  }
-  if (c >= 0xf0 && c <= 0xf4) {
-    if (n < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
-        (p[3] & 0xc0) != 0x80)
-      return 0;
-    if ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90))
-      return 0;                     /* overlong; past U+10FFFF */
-    return 4;
-  }
-  return 0;
-}
-
-static int hex4(const unsigned char *p, const unsigned char *e, unsigned *v)
-{
-  unsigned x = 0;
-
-  if (e - p < 4)
-    return -1;
-  for (int i = 0; i < 4; i++) {
-    unsigned c = p[i];
-    if (c >= '0' && c <= '9')
-      c -= '0';
-    else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-      c = (c | 0x20) - 'a' + 10;
-    else
-      return -1;
-    x = x << 4 | c;
-  }
-  *v = x;
-  return 0;
-}
-
-/* The string at p (its opening quote): past its closing quote, or
- * NULL. */
-static const unsigned char *check_string_slow(const unsigned char *p,
-                                         const unsigned char *e)
-{
-  for (p++; p < e;) {
-    unsigned c;
-
-    p += to_special(p, e);
-    if (p >= e)
-      break;
-    c = *p;
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      p++;
-      continue;
-    }
-    if (c == '"')
-      return p + 1;
-    if (c < 0x20)
-      return NULL;
-    if (c == '\\') {
-      unsigned v, lo;
-      if (++p >= e)
-        return NULL;
-      c = *p++;
-      if (c == 'u') {
-        if (hex4(p, e, &v))
-          return NULL;
-        p += 4;
-        if (v >= 0xdc00 && v <= 0xdfff)
-          return NULL;              /* a lone low surrogate */
-        if (v >= 0xd800 && v <= 0xdbff) {
-          if (e - p < 6 || p[0] != '\\' || p[1] != 'u' ||
-              hex4(p + 2, e, &lo) || lo < 0xdc00 || lo > 0xdfff)
-            return NULL;
-          p += 6;
-        }
-      } else if (!memchr("\"\\/bfnrt", (int)c, 8)) {
-        return NULL;
-      }
-      continue;
-    }
-    {
-      size_t k = utf8_len(p, (size_t)(e - p));
-      if (!k)
-        return NULL;
-      p += k;
-    }
-  }
-  return NULL;
-}
-
-/* The same, inlined: most strings of a trace are short and plain (keys,
- * names), and one step of sixteen bytes finds their end. */
-static inline const unsigned char *check_string(const unsigned char *p,
-                                                const unsigned char *e)
-{
-#ifdef __SSE2__
-  if (e - p >= 17) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
-    unsigned m = (unsigned)_mm_movemask_epi8(
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
-    if (m) {
-      unsigned k = (unsigned)__builtin_ctz(m);
-      if (p[1 + k] == '"')
-        return p + 2 + k;
-    }
-  }
-#endif
-  return check_string_slow(p, e);
-}
-
-/* How many digits p[0..e) begins with. */
-static inline size_t digits(const unsigned char *p, const unsigned char *e)
-{
-  const unsigned char *s = p;
-
-#ifdef __SSE2__
-  while (e - p >= 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-    unsigned m = (unsigned)_mm_movemask_epi8(
-        _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
-                      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1))));
-    if (m != 0xffff)
-      return (size_t)(p - s) + (size_t)__builtin_ctz(~m);
-    p += 16;
-  }
-#endif
-  while (p < e && *p >= '0' && *p <= '9')
-    p++;
-  return (size_t)(p - s);
-}
-
-static inline __attribute__((always_inline))
-const unsigned char *check_number(const unsigned char *p,
-                                  const unsigned char *e)
-{
-  size_t k;
-
-  if (p < e && *p == '-')
-    p++;
-  if (p >= e)
-    return NULL;
-  if (*p == '0') {
-    p++;
-  } else {
-    if (!(k = digits(p, e)))
-      return NULL;
-    p += k;
-  }
-  if (p < e && *p == '.') {
-    p++;
-    if (!(k = digits(p, e)))
-      return NULL;
-    p += k;
-  }
-  if (p < e && (*p == 'e' || *p == 'E')) {
-    p++;
-    if (p < e && (*p == '+' || *p == '-'))
-      p++;
-    if (!(k = digits(p, e)))
-      return NULL;
-    p += k;
-  }
-  return p;
-}
-
-static inline int is_ws_byte(unsigned c)
-{
-  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-/* What check() is asked and what it finds. */
-#define CK_MEMBERS_MAX 32u /* members of the top object held for fn */
-
-struct ck_member {
-  const unsigned char *key; /* without its quotes */
-  size_t klen;
-  size_t krm;              /* whitespace left out before it */
-  size_t voff, vlen;       /* the value in the text read */
-  size_t rm0, rm1;         /* whitespace left out before its start, end */
-};
-
-struct ck {
-  twt_member_fn fn;        /* the top object's members (or NULL) */
-  void *arg;
-  unsigned char *d;        /* compact: the text without the whitespace
-                              between tokens goes here (may be the text
-                              itself: moved down) */
-  size_t dcap;             /* ... its room (at least the text's length) */
-  size_t end;              /* prefix: where the value ends */
-  size_t bad;              /* where it went wrong */
-  size_t wlen;             /* compact: the bytes written to d */
-  size_t removed;          /* whitespace bytes between tokens */
-  int nl;                  /* ... a run of it held '\n', '\r' or '\t' */
-  unsigned nm;             /* members held */
-  int overflow;            /* more than CK_MEMBERS_MAX of them */
-  struct ck_member m[CK_MEMBERS_MAX];
-};
-
-/* The end of the run of whitespace at p; *nl set if it holds a byte
- * other than a space.  With SSE2 sixteen bytes a step. */
-static inline const unsigned char *ws_run(const unsigned char *p,
-                                          const unsigned char *e, int *nl)
-{
-#ifdef __SSE2__
-  while (e - p >= 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-    __m128i other = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
-                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))),
-        _mm_cmpeq_epi8(v, _mm_set1_epi8('\t')));
-    unsigned o = (unsigned)_mm_movemask_epi8(other);
-    unsigned ws = (unsigned)_mm_movemask_epi8(
-        _mm_or_si128(other, _mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
-    unsigned k = (unsigned)__builtin_ctz(~ws);  /* at most 16 */
-    if (o & ((1u << k) - 1))
-      *nl = 1;
-    if (k < 16)
-      return p + k;
-    p += 16;
-  }
-#endif
-  while (p < e && is_ws_byte(*p)) {
-    if (*p != ' ')
-      *nl = 1;
-    p++;
-  }
-  return p;
-}
-
-static __attribute__((noinline))
-const unsigned char *ws_run_long(const unsigned char *p,
-                                 const unsigned char *e, int *nl)
-{
-  return ws_run(p, e, nl);
-}
-
-/* The same, the runs of a pretty-printed text first: one whitespace
- * byte, then up to eight spaces (the indentation after a newline, the
- * space after a colon), looked at in one word; longer runs out of line.
- * (Where whitespace is rare, ws_run inline costs less: no call.) */
-static inline const unsigned char *ws_run_pretty(const unsigned char *p,
-                                                 const unsigned char *e,
-                                                 int *nl)
-{
-  if (e - p >= 10 && (*p == ' ' || *p == '\n')) {
-    uint64_t w, x;
-    unsigned k;
-    memcpy(&w, p + 1, 8);
-    x = w ^ UINT64_C(0x2020202020202020);   /* zero bytes: spaces */
-    if (x) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-      k = (unsigned)__builtin_clzll(x) >> 3;  /* the first non-space */
-#else
-      k = (unsigned)__builtin_ctzll(x) >> 3;
-#endif
-      if (p[1 + k] > ' ') {
-        if (*p == '\n')
-          *nl = 1;
-        return p + 1 + k;
-      }
-    }
-  }
-  return ws_run_long(p, e, nl);
-}
-
-/* Copy n bytes from src down to dst (dst <= src, maybe overlapping).
- * When the text written is not the text read (!inplace) and sixteen
- * bytes fit at both ends, a short run is copied in two fixed words. */
-static inline void copy_down(unsigned char *dst, const unsigned char *src,
-                             size_t n, int wide)
-{
-  if (wide && n <= 16) {
-    uint64_t a, b;
-    memcpy(&a, src, 8);
-    memcpy(&b, src + 8, 8);
-    memcpy(dst, &a, 8);
-    memcpy(dst + 8, &b, 8);
-  } else {
-    memmove(dst, src, n);
-  }
-}
-
-/* Skip the whitespace at p (if any): count it, and when compacting copy
- * the text before it. */
-#define SKIP_WS()                                                      \
-  do {                                                                 \
-    if (p < e && *p <= ' ') {                                          \
-      const unsigned char *ws_ = p;                                    \
-      p = compact ? ws_run_pretty(p, e, &ck->nl) : ws_run(p, e, &ck->nl); \
-      if (p != ws_) {                                                  \
-        if (compact) {                                                 \
-          size_t n_ = (size_t)(ws_ - mark);                            \
-          copy_down(ck->d + ck->wlen, mark, n_,                        \
-                    ck->dcap >= ck->wlen + 16 && e - mark >= 16 &&     \
-                    ck->d != s);                                       \
-          ck->wlen += n_;                                              \
-          mark = p;                                                    \
-        }                                                              \
-        if (members == 1)                                              \
-          ck->removed += (size_t)(p - ws_);                            \
-      }                                                                \
-    }                                                                  \
-  } while (0)
-
-/* The checker, always inlined so that each use gets only what it asks
- * for (constant flags):
- *   prefix   the value may be followed by anything: it stops at the
- *            end of the value (ck->end) instead of requiring the end of
- *            the text;
- *   compact  the text without the whitespace between its tokens is
- *            written to ck->d (ck->wlen bytes: complete once it returns
- *            0), whether or not a run held a newline (ck->nl);
- *   members  1: the top object's members are reported to ck->fn once
- *            the whole is valid, in the coordinates of the text written
- *            (compact and ck->nl: ck->d; otherwise the text read); 2:
- *            as they are found, in those of the text read.
- * One pass, no recursion; every byte looked at once.  Returns 0, or -1
- * with ck->bad. */
-static inline __attribute__((always_inline))
-int check(const char *json, size_t len, unsigned max_depth, struct ck *ck,
-          const int prefix, const int compact, const int members)
-{
-  const unsigned char *s = (const unsigned char *)json, *p = s,
-                      *e = s + len, *key = NULL, *kend = NULL, *val = NULL,
-                      *mark = s;
-  uint64_t objs[DEPTH_MAX / 64];  /* bit d: level d+1 is an object */
-  unsigned depth = 0;
-  int in_obj = 0;                 /* the innermost level is an object */
-  size_t rm0 = 0, krm = 0;
-
-  ck->wlen = ck->removed = 0;
-  ck->nl = 0;
-  ck->nm = 0;
-  ck->overflow = 0;
-  if (max_depth > DEPTH_MAX)
-    max_depth = DEPTH_MAX;
-  SKIP_WS();
-value:
-  if (p >= e)
-    goto fail;
-  switch (*p) {
-  case '{':
-  case '[': {
-    int obj = *p == '{';
-    if (depth >= max_depth)
-      goto fail;
-    if (obj)
-      objs[depth / 64] |= UINT64_C(1) << (depth % 64);
-    else
-      objs[depth / 64] &= ~(UINT64_C(1) << (depth % 64));
-    depth++;
-    in_obj = obj;
-    p++;
-    SKIP_WS();
-    if (p < e && *p == (obj ? '}' : ']')) {
-      p++;
-      goto pop;
-    }
-    if (obj)
-      goto key;
-    goto value;
-  }
-  case '"':
-    p = check_string(p, e);
-    break;
-  case 't':
-    p = e - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
-    break;
-  case 'f':
-    p = e - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
-    break;
-  case 'n':
-    p = e - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
-    break;
-  default:
-    p = check_number(p, e);
-    break;
-  }
-  if (!p)
-    goto fail_unknown;
-after:
-  if (members && val && depth == 1) { /* a member of the top object */
-    if (members == 2) {
-      ck->fn(ck->arg, (const char *)key + 1, (size_t)(kend - key) - 2,
-             (size_t)(val - s), (size_t)(p - val));
-    } else if (ck->nm < CK_MEMBERS_MAX) {
-      struct ck_member *m = &ck->m[ck->nm++];
-      m->key = key + 1;
-      m->klen = (size_t)(kend - key) - 2;
-      m->krm = krm;
-      m->voff = (size_t)(val - s);
-      m->vlen = (size_t)(p - val);
-      m->rm0 = rm0;
-      m->rm1 = ck->removed;
-    } else {
-      ck->overflow = 1;
-    }
-    val = NULL;
-  }
-  if (depth == 0) {
-    if (prefix) {
-      ck->end = (size_t)(p - s);
-      goto done;
-    }
-    SKIP_WS();
-    if (p != e)
-      goto fail;
-    goto done;
-  }
-  SKIP_WS();
-  if (p >= e)
-    goto fail;
-  if (*p == ',') {
-    p++;
-    SKIP_WS();
-    if (in_obj)
-      goto key;
-    goto value;
-  }
-  if (*p != (in_obj ? '}' : ']'))
-    goto fail;
-  p++;
-pop:
-  depth--;
-  in_obj = depth && ((objs[(depth - 1) / 64] >> ((depth - 1) % 64)) & 1);
-  goto after;
-key:
-  if (members && depth == 1) {
-    key = p;
-    krm = ck->removed;
-  }
-  if (p >= e || *p != '"' || !(p = check_string(p, e)))
-    goto fail_unknown;
-  if (members && depth == 1)
-    kend = p;
-  SKIP_WS();
-  if (p >= e || *p != ':')
-    goto fail;
-  p++;
-  SKIP_WS();
-  if (members && depth == 1) {
-    val = p;
-    rm0 = ck->removed;
-  }
-  goto value;
-done:
-  if (compact) {                  /* the text after the last run */
-    const unsigned char *stop = prefix ? s + ck->end : p;
-    memmove(ck->d + ck->wlen, mark, (size_t)(stop - mark));
-    ck->wlen += (size_t)(stop - mark);
-  }
-  if (members == 1 && !ck->overflow) {
-    int moved = compact && ck->nl;
-    for (unsigned i = 0; i < ck->nm; i++) {
-      const struct ck_member *m = &ck->m[i];
-      /* The key where it is now (moved down with the text). */
-      ck->fn(ck->arg, moved ? (const char *)ck->d + (m->key - s) - m->krm
-                            : (const char *)m->key, m->klen,
-             moved ? m->voff - m->rm0 : m->voff,
-             moved ? m->vlen - (m->rm1 - m->rm0) : m->vlen);
-    }
-  }
-  return 0;
-fail_unknown:
-  ck->bad = len;                    /* somewhere in the last token */
-  return -1;
-fail:
-  ck->bad = (size_t)(p - s);
-  return -1;
-}
-#undef SKIP_WS
-
-int twt_json_check(const char *json, size_t len, unsigned max_depth,
-                   size_t *bad)
-{
-  struct ck ck;
-  int rc = check(json, len, max_depth, &ck, 0, 0, 0);
-
-  if (rc && bad)
-    *bad = ck.bad;
-  return rc;
-}
-
-int twt_json_check_ex(const char *json, size_t len, unsigned max_depth,
-                      size_t *bad, twt_member_fn fn, void *arg)
-{
-  struct ck ck;
-  int rc;
-
-  if (!fn)
-    return twt_json_check(json, len, max_depth, bad);
-  ck.fn = fn;
-  ck.arg = arg;
-  rc = check(json, len, max_depth, &ck, 0, 0, 2);  /* reported as found */
-  if (rc && bad)
-    *bad = ck.bad;
-  return rc;
-}
-
-int twt_json_check_prefix(const char *json, size_t len, unsigned max_depth,
-                          size_t *end, int *spread, size_t *bad,
-                          twt_member_fn fn, void *arg)
-{
-  struct ck ck;
-  int rc;
-
-  ck.fn = fn;
-  ck.arg = arg;
-  rc = fn ? check(json, len, max_depth, &ck, 1, 0, 2)
-          : check(json, len, max_depth, &ck, 1, 0, 0);
-  if (rc == 0) {
-    *end = ck.end;
-    *spread = ck.nl;
-  } else if (bad)
-    *bad = ck.bad;
-  return rc;
-}
+#define DEPTH_MAX TW__JSON_DEPTH_MAX
 
 /* ===================================================== the scanner */
 
@@ -679,6 +82,11 @@ struct twt_scan {
   char *buf;
   size_t blen, bcap;
 
+  int members_only;        /* records skipped, not checked nor held */
+  uint64_t elements;       /* elements of the events array begun */
+  uint64_t first_skip;     /* the first one that is no object (from 1) */
+  char first_skip_c;       /* ... its first byte */
+
   twt_member_fn on_member; /* each record's members, as checked */
   void *on_member_arg;
 
@@ -686,6 +94,8 @@ struct twt_scan {
   char *mem;
   size_t mem_len, mem_cap, mem_start, mem_vstart;
   int mem_over;            /* the current member is not kept */
+  uint64_t sk_end;         /* where the value skipped ended */
+  struct twt_scan_big big[TWT_SCAN_BIG_MAX]; /* members too big to keep */
 };
 
 /* Bytes that matter in a record: outside strings (1) and inside (2). */
@@ -715,6 +125,11 @@ twt_scan *twt_scan_new(size_t max_record, size_t max_members)
   s->state = ST_START;
   s->info.strict = 1;
   return s;
+}
+
+void twt_scan_members_only(twt_scan *s)
+{
+  s->members_only = 1;
 }
 
 void twt_scan_on_member(twt_scan *s, twt_member_fn fn, void *arg)
@@ -856,45 +271,6 @@ static int buf_add(twt_scan *s, const char *p, size_t n)
   return 0;
 }
 
-size_t twt_json_compact(char *d, const char *text, size_t n)
-{
-  const unsigned char *u = (const unsigned char *)text;
-  size_t w = 0, i = 0;
-
-  while (i < n) {
-    char c = text[i];
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-      i++;
-      continue;
-    }
-    if (c != '"') {
-      d[w++] = c;
-      i++;
-      continue;
-    }
-    /* A string: copied whole, its end found 8 bytes at a time. */
-    {
-      size_t j = i + 1;
-      for (;;) {
-        j += to_quote(u + j, u + n);
-        if (j >= n)
-          break;
-        if (text[j] == '"') {
-          j++;
-          break;
-        }
-        j += 2;                     /* an escape and the byte escaped */
-      }
-      if (j > n)
-        j = n;
-      memmove(d + w, text + i, j - i);
-      w += j - i;
-      i = j;
-    }
-  }
-  return w;
-}
-
 /* Make room for need bytes in the record buffer (its contents are not
  * kept).  0, or -1 when out of memory. */
 static int buf_room(twt_scan *s, size_t need)
@@ -919,59 +295,58 @@ static int record_check(twt_scan *s, const char *text, size_t n, int prefix,
                         const char **out, size_t *outlen, size_t *end,
                         size_t *bad)
 {
-  struct ck ck;
+  struct tw__json_res res;
+  unsigned members = s->on_member ? TW__JSON_MEMBERS : 0;
   int rc;
 
-  ck.fn = s->on_member;
-  ck.arg = s->on_member_arg;
-  ck.d = (unsigned char *)s->buf;
-  ck.dcap = s->bcap;
   if (text == s->buf) {
     /* Gathered into buf (a record over two chunks): compacting in place
      * would lose the text as read, so check first, and compact only
      * when it spreads over lines; then find its members again. */
     if (s->on_member)
       s->on_member(s->on_member_arg, NULL, 0, 0, 0);
-    rc = s->on_member ? check(text, n, TWT_RECORD_DEPTH, &ck, 0, 0, 2)
-                      : check(text, n, TWT_RECORD_DEPTH, &ck, 0, 0, 0);
+    rc = tw__json_check_full(text, n, TWT_RECORD_DEPTH, members, NULL, 0,
+                             s->on_member, s->on_member_arg, &res);
     if (rc != 0) {
-      *bad = ck.bad;
+      *bad = res.bad;
       return -1;
     }
     *out = text;
     *outlen = *end = n;
-    if (ck.nl) {
+    if (res.nl) {
       *outlen = twt_json_compact(s->buf, text, n);
       if (s->on_member) {
         s->on_member(s->on_member_arg, NULL, 0, 0, 0);
-        (void)check(*out, *outlen, TWT_RECORD_DEPTH, &ck, 0, 0, 2);
+        (void)tw__json_check_full(*out, *outlen, TWT_RECORD_DEPTH,
+                                  TW__JSON_MEMBERS, NULL, 0, s->on_member,
+                                  s->on_member_arg, &res);
       }
     }
     return 0;
   }
-  if (s->on_member) {
+  if (s->on_member)
     s->on_member(s->on_member_arg, NULL, 0, 0, 0);
-    rc = prefix ? check(text, n, TWT_RECORD_DEPTH, &ck, 1, 1, 1)
-                : check(text, n, TWT_RECORD_DEPTH, &ck, 0, 1, 1);
-  } else {
-    rc = prefix ? check(text, n, TWT_RECORD_DEPTH, &ck, 1, 1, 0)
-                : check(text, n, TWT_RECORD_DEPTH, &ck, 0, 1, 0);
-  }
+  rc = tw__json_check_full(text, n, TWT_RECORD_DEPTH,
+                           TW__JSON_COMPACT | members |
+                           (prefix ? TW__JSON_PREFIX : 0), s->buf, s->bcap,
+                           s->on_member, s->on_member_arg, &res);
   if (rc != 0) {
-    *bad = ck.bad;
+    *bad = res.bad;
     return -1;
   }
-  *end = prefix ? ck.end : n;
-  if (ck.nl) {
+  *end = prefix ? res.end : n;
+  if (res.nl) {
     *out = s->buf;
-    *outlen = ck.wlen;
+    *outlen = res.wlen;
   } else {
     *out = text;
     *outlen = *end;
   }
-  if (ck.overflow) {                /* many members: found again */
+  if (res.overflow) {               /* many members: found again */
     s->on_member(s->on_member_arg, NULL, 0, 0, 0);
-    (void)check(*out, *outlen, TWT_RECORD_DEPTH, &ck, 0, 0, 2);
+    (void)tw__json_check_full(*out, *outlen, TWT_RECORD_DEPTH,
+                              TW__JSON_MEMBERS, NULL, 0, s->on_member,
+                              s->on_member_arg, &res);
   }
   return 0;
 }
@@ -1052,7 +427,7 @@ static size_t record_scan(twt_scan *s, const char *p, size_t i, size_t n,
       continue;
     }
     if (s->r_str) {
-      i += to_quote(u + i, u + n);
+      i += tw__json_to_quote(u + i, u + n);
       if (i == n)
         break;
       if (u[i] == '"')
@@ -1173,8 +548,17 @@ static int skip_done(twt_scan *s)
   if (!s->sk_keep)
     return 0;
   if (s->mem_over) {
-    s->info.members_dropped++;
+    /* Too big to keep: where it is, for a command to copy it from the
+     * file (twt_jstream checks it as it goes). */
     s->info.strict = 0;
+    if (s->info.nbig < TWT_SCAN_BIG_MAX) {
+      s->big[s->info.nbig].off = s->key_off;
+      s->big[s->info.nbig].len = s->sk_end - s->key_off;
+      s->info.nbig++;
+      s->info.big = s->big;
+    } else {
+      s->info.members_dropped++;
+    }
     return 0;
   }
   /* The key too: a member kept is written back as it is, between the
@@ -1339,6 +723,8 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
           break;
         }
         s->info.events_found = 1;
+        s->info.members_before = s->mem_len;
+        s->info.events_at = at;
         s->state = ST_EVENTS;
         s->first = 1;
         s->need_sep = 0;
@@ -1380,6 +766,8 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
           s->info.stray_commas++;
           s->info.strict = 0;
         }
+        s->info.events_end = at;
+        s->info.events_ended = 1;
         if (s->info.object_form) {
           s->state = ST_OBJNEXT;
         } else {
@@ -1401,9 +789,11 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       if (s->need_sep)
         s->info.strict = 0;         /* no comma between two elements */
       s->first = 0;
+      s->elements++;
       if (c == '{') {
         size_t used;
-        if (record_fast(s, p + i, n - i, at, rec, &used)) {
+        if (!s->members_only &&
+            record_fast(s, p + i, n - i, at, rec, &used)) {
           *ready = 1;
           i += used;
           s->off += i;
@@ -1424,13 +814,23 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
           return rc;
         break;
       }
-      s->info.skipped++;
+      if (s->info.skipped++ == 0) {
+        s->first_skip = s->elements;
+        s->first_skip_c = c;
+      }
       s->info.strict = 0;           /* not checked */
       break;
     case ST_RECORD: {
       size_t j = record_scan(s, p, i, n, &over);
       if (!over) {
         i = n;
+        break;
+      }
+      if (s->members_only) {        /* only where it ends matters */
+        s->state = ST_EVENTS;
+        s->need_sep = 1;
+        s->info.records++;
+        i = j;
         break;
       }
       if (s->r_inbuf) {
@@ -1455,6 +855,7 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
       if (s->sk_keep && (rc = mem_add(s, p + i, j - i)) != 0)
         return rc;
       i = j;
+      s->sk_end = s->off + j;
       if (over && (rc = skip_done(s)) != 0)
         return rc;
       break;
@@ -1481,7 +882,7 @@ ptrdiff_t twt_scan_feed(twt_scan *s, const char *p, size_t n,
     }
   }
   /* The feed ends inside a record: keep what it holds. */
-  if (s->state == ST_RECORD) {
+  if (s->state == ST_RECORD && !s->members_only) {
     size_t from = s->r_inbuf ? 0 : s->r_start;
     if ((rc = buf_add(s, p + from, n - from)) != 0)
       return rc;
@@ -1529,8 +930,14 @@ int twt_scan_end(twt_scan *s)
     return fail(s, TWT_SCAN_ENOTTRACE, "not a trace: a JSON object "
                 "without traceEvents%s (byte %" PRIu64 ")",
                 in->cut ? ", cut before it" : "", s->off);
-  if (in->records == 0 && in->invalid == 0 && in->skipped > 0)
-    return fail(s, TWT_SCAN_ENOTTRACE, "not a trace: its %" PRIu64
-                " events are not objects", in->skipped);
+  if (in->records == 0 && in->invalid == 0 && in->skipped > 0) {
+    char c = s->first_skip_c;
+    return fail(s, TWT_SCAN_ENOTTRACE, "not a trace: element %" PRIu64
+                " is %s, not an event object (none of its %" PRIu64
+                " elements is)", s->first_skip,
+                c == '[' ? "an array" : c == '"' ? "a string" :
+                c == 't' || c == 'f' ? "a boolean" : c == 'n' ? "null" :
+                "a number", in->skipped);
+  }
   return 0;
 }

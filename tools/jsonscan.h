@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "errors.h"       /* the tools' error codes */
+#include "json.h"         /* the grammar: tw__json_check ... */
 #include "layout.h"       /* TW__LAYOUT_RECORD_DEPTH */
 
 #ifdef __cplusplus
@@ -48,34 +50,33 @@ extern "C" {
  * (one definition, src/layout.h, from TW_MAX_JSON_DEPTH). */
 #define TWT_RECORD_DEPTH TW__LAYOUT_RECORD_DEPTH
 
-/* Check that json[0..len) is one strict RFC 8259 value (numbers, literals,
- * escapes, UTF-8, nothing after it but whitespace) at most max_depth deep
- * (at most 512).  No recursion.  Returns 0, or -1 with the offset of the
- * first byte that is wrong in *bad (if not NULL). */
-int twt_json_check(const char *json, size_t len, unsigned max_depth,
-                   size_t *bad);
+/* The checker is the project's one JSON grammar, the writer's too
+ * (src/json.h): these are its functions under the tools' names.
+ * twt_json_check(json, len, max_depth, bad): one strict RFC 8259 value
+ * at most max_depth deep; twt_json_check_ex: the same, reporting an
+ * object's members (validation and extraction in one pass);
+ * twt_json_check_prefix: the value json begins with, whatever follows;
+ * twt_json_compact: valid JSON without the whitespace between its
+ * tokens; twt_jstream_*: the same grammar fed in pieces (a member of
+ * megabytes copied from a file). */
+typedef tw__json_member_fn twt_member_fn;
+#define twt_json_check tw__json_check
+#define twt_json_check_ex tw__json_check_ex
+#define twt_json_check_prefix tw__json_check_prefix
+#define twt_json_compact tw__json_compact
+typedef tw__jstream twt_jstream;
+typedef tw__jstream_out twt_jstream_out;
+#define TWT_JSTREAM_DEPTH TW__JSTREAM_DEPTH
+#define twt_jstream_init tw__jstream_init
+#define twt_jstream_feed tw__jstream_feed
+#define twt_jstream_end tw__jstream_end
 
-/* The same, and for an object, fn(arg, key, klen, voff, vlen) for each
- * of its members as it is checked (key: the raw key without its quotes;
- * the value at json + voff, vlen bytes): validation and extraction in
- * one pass.  Members may be reported before the whole is known to be
- * valid: use them only when it returns 0.  fn may be NULL. */
-typedef void (*twt_member_fn)(void *arg, const char *key, size_t klen,
-                              size_t voff, size_t vlen);
-int twt_json_check_ex(const char *json, size_t len, unsigned max_depth,
-                      size_t *bad, twt_member_fn fn, void *arg);
-
-/* The same for the value that json[0..len) begins with, whatever
- * follows it: 0, where it ends in *end and, in *spread, whether the
- * whitespace between its tokens held a newline, CR or tab; or -1 (then
- * *bad as above; members may have been reported). */
-int twt_json_check_prefix(const char *json, size_t len, unsigned max_depth,
-                          size_t *end, int *spread, size_t *bad,
-                          twt_member_fn fn, void *arg);
-
-/* Copy the valid JSON text[0..n) to d without the whitespace between its
- * tokens (d may be text).  Returns the length written (at most n). */
-size_t twt_json_compact(char *d, const char *text, size_t n);
+/* A member too big to keep in memory (over max_members): where its text
+ * ("key": value, the key's quote first) lies in the JSON text. */
+struct twt_scan_big {
+  uint64_t off, len;
+};
+#define TWT_SCAN_BIG_MAX 64       /* more are dropped, counted */
 
 /* What the scanner found so far. */
 struct twt_scan_info {
@@ -100,7 +101,16 @@ struct twt_scan_info {
   const char *members;     /* the other members of an object, each as
                               ,"key":value (whitespace kept) */
   size_t members_len;
-  uint64_t members_dropped; /* members not kept (over max_members) */
+  uint64_t members_dropped; /* members not kept (over max_members, and
+                              more than TWT_SCAN_BIG_MAX of them) */
+  const struct twt_scan_big *big; /* members over max_members, not kept:
+                              where they are, in the order read */
+  unsigned nbig;
+  size_t members_before;   /* bytes of members that came before the
+                              events array (the rest came after it) */
+  uint64_t events_at;      /* offset of the events array's "[" ... */
+  uint64_t events_end;     /* ... and of its "]", once events_ended */
+  int events_ended;
   int cut;                 /* the data ended inside the document */
   int stopped;             /* the text stopped making sense: it was
                               read up to there, like a cut */
@@ -120,12 +130,18 @@ typedef struct twt_scan_rec {
 typedef struct twt_scan twt_scan;
 
 /* Errors (besides -ENOMEM). */
-#define TWT_SCAN_ENOTTRACE (-3001) /* not a trace (= TWT_READ_ENOTTRACE) */
-#define TWT_SCAN_ETOOBIG   (-3003) /* a record over max_record bytes */
+#define TWT_SCAN_ENOTTRACE TWT_ENOTTRACE /* not a trace */
+#define TWT_SCAN_ETOOBIG   TWT_ETOOBIG   /* a record over max_record bytes */
 
 /* A new scanner: records of up to max_record bytes, members kept up to
  * max_members bytes.  NULL when out of memory. */
 twt_scan *twt_scan_new(size_t max_record, size_t max_members);
+
+/* Only find the document's members: records are skipped as fast as
+ * their end can be found, neither checked nor yielded (info.records
+ * counts them).  A first pass that knows every member of a document,
+ * those after its events too, before the events are read. */
+void twt_scan_members_only(twt_scan *s);
 
 /* Have each record's members reported while it is checked
  * (twt_json_check_ex); fn(arg, NULL, 0, 0, 0) first, for each record. */

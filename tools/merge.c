@@ -61,6 +61,7 @@
 
 #include "command.h"
 #include "internal.h"     /* tw__fmt_config */
+#include "jsonscan.h"     /* twt_json_check */
 #include "layout.h"       /* tw__layout_clock_record_of, TW__LAYOUT_SEP_LEN */
 
 #include <errno.h>
@@ -68,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define CMD "merge"
 #define DEFAULT_WINDOW ((size_t)8 * 1024 * 1024)
@@ -167,6 +169,8 @@ struct input {
   struct entry **late;     /* ... the others (a min-heap) */
   size_t late_cap, late_len;
   uint64_t end_pos;        /* end of the last record read */
+  int any_ts;              /* its events' least and greatest ts, moved */
+  int64_t min_ts, max_ts;
 };
 
 struct pid_slot {
@@ -215,6 +219,10 @@ struct merge {
   uint64_t remapped;
   int err;                 /* an exit status to return, or 0 */
   int explain;             /* --explain */
+  int form;                /* the output's: the object form when an
+                              input has it */
+  twt_cmd_buf tail;        /* the output's tail: "]", members, "}" */
+  size_t tail_len;
   struct entry *spare[ENTRY_CLASSES]; /* entries freed, by size class,
                               for the next ones (no malloc and free per
                               record); at most as many as were held at
@@ -631,7 +639,7 @@ static void fifo_release(struct merge *m, struct input *in)
 
 static int write_text(struct merge *m, const char *text, size_t len)
 {
-  if (twt_out_record(m->out, 0, text, len) != 0) {
+  if (twt_out_record(m->out, m->form, text, len) != 0) {
     m->err = twt_cmd_output_error(CMD, m->out);
     return -1;
   }
@@ -804,6 +812,15 @@ static int pull(struct merge *m, unsigned i)
     return -1;
   }
   e->ts = rec.r.ts + shift;
+  {
+    int64_t last = e->ts + (rec.r.ph == 'X' && (rec.r.has & TWT_REC_DUR) &&
+                            rec.r.dur > 0 ? rec.r.dur : 0);
+    if (!in->any_ts || e->ts < in->min_ts)
+      in->min_ts = e->ts;
+    if (!in->any_ts || last > in->max_ts)
+      in->max_ts = last;
+    in->any_ts = 1;
+  }
   e->seq = m->seq++;
   e->pos = rec.pos;
   e->input = i;
@@ -865,6 +882,257 @@ static int write_least(struct merge *m)
   return 0;
 }
 
+/* ======================================================== the first
+ *
+ * The first input keeps its pids, wherever in it they first appear: its
+ * pids are taken for it before any record is read (a first pass over it
+ * that reads only them), so that an input after it that has one too is
+ * the one written anew. */
+static int reserve_first_pids(struct merge *m)
+{
+  struct twt_tin_options to;
+  size_t n = twt_tin_files(m->in[0].tin);
+  char **paths = malloc((n ? n : 1) * sizeof *paths);
+  twt_tin_rec rec;
+  twt_tin *t;
+  char msg[512];
+  int rc;
+
+  if (!paths) {
+    m->err = twt_cmd_error(CMD, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    paths[i] = (char *)twt_tin_file(m->in[0].tin, i);
+  memset(&to, 0, sizeof to);
+  to.max_record = m->c->max_record;
+  to.no_parts = 1;
+  to.quiet = 1;
+  rc = twt_tin_open(&t, paths, n, &to, msg, sizeof msg);
+  free(paths);
+  if (rc != 0)
+    return 0;                     /* the reading proper will say it */
+  while ((rc = twt_tin_next(t, &rec)) > 0) {
+    int64_t out;
+    const char *tok;
+    size_t toklen;
+    if (rec.r.has & TWT_REC_PID) {
+      if (map_pid(m, 0, rec.r.pid, &out) != 0)
+        break;
+    } else if (rec.r.pid_v.len && rec.r.text[rec.r.pid_v.off] == '"') {
+      if (map_spid(m, 0, rec.r.text + rec.r.pid_v.off, rec.r.pid_v.len,
+                   &tok, &toklen) != 0)
+        break;
+    }
+  }
+  twt_tin_close(t);
+  return m->err ? -1 : 0;
+}
+
+/* ======================================================= the members
+ *
+ * The output takes the object form when an input has it, with the
+ * members of the inputs' documents that still hold for the whole:
+ * baseTimeNanoseconds only the reference's, when the output is on its
+ * time base (a PyTorch trace's); distributedInfo only when one input has
+ * it (one rank merged; with several, each rank's processes are labelled
+ * "rank N" instead); any other member when every input that has it has
+ * the same value (schemaVersion, displayTimeUnit ...), once; written in
+ * the order of their keys, so that the output is the same whatever
+ * order the members stood in, before the events or after them. */
+
+/* The members of input i's document, as an object "{...}" (malloc'ed),
+ * or NULL. */
+static char *input_members(const struct merge *m, size_t i, size_t *len)
+{
+  size_t tl;
+  const char *t = twt_tin_tail(m->in[i].tin, &tl);
+  char *obj;
+
+  *len = 0;
+  if (!twt_tin_object_form(m->in[i].tin) || tl < 4 || t[0] != ']' ||
+      t[1] != ',' || t[tl - 1] != '}')
+    return NULL;
+  if (!(obj = malloc(tl)))
+    return NULL;
+  obj[0] = '{';
+  memcpy(obj + 1, t + 2, tl - 2);   /* "k":v...} */
+  *len = tl - 1;
+  if (twt_json_check(obj, *len, TWT_RECORD_DEPTH + 64, NULL) != 0) {
+    free(obj);
+    *len = 0;
+    return NULL;
+  }
+  return obj;
+}
+
+struct member_kept {
+  const char *key, *val;
+  size_t klen, vlen;
+};
+
+struct member_walk {
+  struct merge *m;
+  char **objs;
+  size_t *lens;
+  size_t input;
+  struct member_kept *kept;  /* the members to write */
+  size_t nkept, cap;
+};
+
+/* By key: the output the same whatever order the inputs had them in. */
+static int kept_cmp(const void *a, const void *b)
+{
+  const struct member_kept *x = a, *y = b;
+  size_t n = x->klen < y->klen ? x->klen : y->klen;
+  int c = memcmp(x->key, y->key, n);
+
+  return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+static int buf_add(twt_cmd_buf *b, size_t *len, const char *p, size_t n)
+{
+  if (*len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    char *q;
+    while (cap < *len + n)
+      cap *= 2;
+    if (!(q = realloc(b->p, cap)))
+      return -1;
+    b->p = q;
+    b->cap = cap;
+  }
+  memcpy(b->p + *len, p, n);
+  *len += n;
+  return 0;
+}
+
+/* Decide one member of input w->input (not met in an input before). */
+static int member_take(void *arg, const char *key, size_t klen,
+                       twt_rec_span v)
+{
+  struct member_walk *w = arg;
+  struct merge *m = w->m;
+  const char *val = w->objs[w->input] + v.off;
+  char k[64];
+  size_t have = 0;
+  int same = 1;
+
+  if (klen >= sizeof k)
+    return 0;                     /* no member of the format's */
+  memcpy(k, key, klen);
+  k[klen] = '\0';
+  for (size_t j = 0; j < m->n; j++) {
+    twt_rec_span o;
+    if (!w->objs[j])
+      continue;
+    o = twt_rec_member(w->objs[j], w->lens[j], k);
+    if (!o.len)
+      continue;
+    if (j < w->input)
+      return 0;                   /* decided with an input before */
+    have++;
+    if (o.len != v.len || memcmp(w->objs[j] + o.off, val, v.len) != 0)
+      same = 0;
+  }
+  if (strcmp(k, "baseTimeNanoseconds") == 0) {
+    if (m->ref != (int)w->input || m->in[w->input].rule != RULE_KINETO_BASE)
+      return 0;
+  } else if (strcmp(k, "distributedInfo") == 0) {
+    if (have != 1)
+      return 0;
+  } else if (!same) {
+    return 0;
+  }
+  if (w->nkept == w->cap) {
+    size_t cap = w->cap ? 2 * w->cap : 16;
+    struct member_kept *k2 = realloc(w->kept, cap * sizeof *k2);
+    if (!k2)
+      return -1;
+    w->kept = k2;
+    w->cap = cap;
+  }
+  w->kept[w->nkept++] = (struct member_kept){ key, val, klen, v.len };
+  return 0;
+}
+
+/* The "rank N" of input i's distributedInfo, or -1. */
+static int64_t input_rank(const char *obj, size_t len)
+{
+  twt_rec_span d = twt_rec_member(obj, len, "distributedInfo"), r;
+  int64_t rank;
+
+  if (!d.len || obj[d.off] != '{')
+    return -1;
+  r = twt_rec_member(obj + d.off, d.len, "rank");
+  if (!r.len || twt_rec_int(obj + d.off + r.off, r.len, &rank) != 0)
+    return -1;
+  return rank;
+}
+
+/* The output's tail, and with several ranks their processes'
+ * labels. */
+static int make_tail(struct merge *m)
+{
+  char **objs = calloc(m->n, sizeof *objs);
+  size_t *lens = calloc(m->n, sizeof *lens), ranks = 0;
+  int rc = 0;
+
+  m->tail_len = 0;
+  if (!objs || !lens) {
+    free(objs);
+    free(lens);
+    return -1;
+  }
+  for (size_t i = 0; i < m->n; i++)
+    if ((objs[i] = input_members(m, i, &lens[i])) &&
+        input_rank(objs[i], lens[i]) >= 0)
+      ranks++;
+  rc = buf_add(&m->tail, &m->tail_len, "]", 1);
+  if (m->form) {                  /* an array has no place for them */
+    struct member_walk w = { m, objs, lens, 0, NULL, 0, 0 };
+    for (size_t i = 0; rc == 0 && i < m->n; i++) {
+      w.input = i;
+      if (objs[i] && twt_rec_each(objs[i], lens[i], member_take, &w) != 0)
+        rc = -1;
+    }
+    if (w.nkept > 1)
+      qsort(w.kept, w.nkept, sizeof *w.kept, kept_cmp);
+    for (size_t k = 0; rc == 0 && k < w.nkept; k++)
+      if (buf_add(&m->tail, &m->tail_len, ",\"", 2) != 0 ||
+          buf_add(&m->tail, &m->tail_len, w.kept[k].key,
+                  w.kept[k].klen) != 0 ||
+          buf_add(&m->tail, &m->tail_len, "\":", 2) != 0 ||
+          buf_add(&m->tail, &m->tail_len, w.kept[k].val,
+                  w.kept[k].vlen) != 0)
+        rc = -1;
+    free(w.kept);
+  }
+  if (rc == 0 && m->form)
+    rc = buf_add(&m->tail, &m->tail_len, "}", 1);
+  /* Several ranks: each one's processes labelled with it. */
+  for (size_t i = 0; rc == 0 && ranks > 1 && i < m->n; i++) {
+    int64_t rank = objs[i] ? input_rank(objs[i], lens[i]) : -1;
+    for (size_t s = 0; rc == 0 && rank >= 0 && m->pids && s < PID_SLOTS;
+         s++) {
+      char rec[160];
+      int n;
+      if (!m->pids[s].used || m->pids[s].input != i)
+        continue;
+      n = snprintf(rec, sizeof rec, "{\"ph\":\"M\",\"name\":"
+                   "\"process_labels\",\"pid\":%" PRId64 ",\"args\":"
+                   "{\"labels\":\"rank %" PRId64 "\"}}", m->pids[s].out,
+                   rank);
+      rc = write_text(m, rec, (size_t)n);
+    }
+  }
+  for (size_t i = 0; i < m->n; i++)
+    free(objs[i]);
+  free(objs);
+  free(lens);
+  return rc;
+}
+
 /* ========================================================== the run */
 
 static uint64_t done_bytes(const struct merge *m, uint64_t *total,
@@ -906,6 +1174,57 @@ static int run(struct merge *m)
   return 0;
 }
 
+/* A duration for people: "3.2 h", "55.4 years". */
+static const char *human_s(int64_t ns, char *buf, size_t size)
+{
+  double s = (double)ns / 1e9;
+
+  if (s >= 2 * 365.25 * 86400)
+    snprintf(buf, size, "%.1f years", s / (365.25 * 86400));
+  else if (s >= 2 * 86400)
+    snprintf(buf, size, "%.1f days", s / 86400);
+  else
+    snprintf(buf, size, "%.1f hours", s / 3600);
+  return buf;
+}
+
+/* Wall-clock ns as "2026-11-27 23:47:16.123" (UTC). */
+static const char *wall_text(int64_t ns, char *buf, size_t size)
+{
+  time_t s = (time_t)(ns / 1000000000 - (ns % 1000000000 < 0));
+  int ms = (int)(((ns % 1000000000) + 1000000000) % 1000000000 / 1000000);
+  struct tm tm;
+
+  if (!gmtime_r(&s, &tm) ||
+      strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+    snprintf(buf, size, "%" PRId64 " ns", ns);
+  else
+    snprintf(buf + strlen(buf), size - strlen(buf), ".%03d", ms);
+  return buf;
+}
+
+/* The end of an --explain line: where the input's events landed, on the
+ * output's wall clock when it has one (UTC), else in its ts. */
+static void explain_range(const struct merge *m, const struct input *in)
+{
+  char a[TWT_REC_US_MAX + 1], b[TWT_REC_US_MAX + 1];
+
+  if (!in->any_ts) {
+    fputs("; no event with a ts\n", stderr);
+    return;
+  }
+  if (m->ref >= 0 && !in->no_clock) {
+    char ta[40], tb[40];
+    fprintf(stderr, "; its events from %s to %s UTC\n",
+            wall_text(in->min_ts + m->out_delta, ta, sizeof ta),
+            wall_text(in->max_ts + m->out_delta, tb, sizeof tb));
+    return;
+  }
+  a[twt_rec_us_text(in->min_ts, a)] = '\0';
+  b[twt_rec_us_text(in->max_ts, b)] = '\0';
+  fprintf(stderr, "; its events from ts %s to %s us\n", a, b);
+}
+
 /* One line: the rule that placed input i, and by how much. */
 static void explain_input(const struct merge *m, size_t i)
 {
@@ -931,13 +1250,68 @@ static void explain_input(const struct merge *m, size_t i)
     break;
   default:
     fprintf(stderr, "  %s: as it is (no clock record, no "
-            "baseTimeNanoseconds: its own timeline)\n", in->name);
+            "baseTimeNanoseconds: its own timeline)", in->name);
+    explain_range(m, in);
     return;
   }
   if ((int)i == m->ref && in->rule != RULE_OFFSET)
-    fprintf(stderr, "  %s: the reference, not moved (%s)\n", in->name, why);
+    fprintf(stderr, "  %s: the reference, not moved (%s)", in->name, why);
   else
-    fprintf(stderr, "  %s: moved by %s us (%s)\n", in->name, d, why);
+    fprintf(stderr, "  %s: moved by %s us (%s)", in->name, d, why);
+  explain_range(m, in);
+}
+
+#define HOUR_NS ((int64_t)3600 * 1000000000)
+#define DAY_NS (24 * HOUR_NS)
+
+/* Inputs placed more than an hour apart, or one that spans more than a
+ * day, on the output's clock: most likely a time base misread (a clock
+ * record or baseTimeNanoseconds of another machine, an offset of the
+ * wrong sign) rather than traces taken so far apart.  A warning names
+ * them and the gap. */
+static void warn_far_apart(const struct merge *m)
+{
+  size_t *order, n = 0;
+  char a[48], b[48];
+
+  if (m->c->quiet || !(order = malloc(m->n * sizeof *order)))
+    return;
+  for (size_t i = 0; i < m->n; i++) {
+    const struct input *in = &m->in[i];
+    if (!in->any_ts)
+      continue;
+    order[n++] = i;
+    if (in->max_ts - in->min_ts > DAY_NS) {
+      fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %s: its events span %s "
+              "once placed (more than a day): is its time base right? "
+              "(--explain says what placed it)\n", in->name,
+              human_s(in->max_ts - in->min_ts, a, sizeof a));
+    }
+  }
+  /* By their first event; a gap between what the inputs before cover
+   * and the next one's first event. */
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 &&
+         m->in[order[j]].min_ts < m->in[order[j - 1]].min_ts; j--) {
+      size_t s = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = s;
+    }
+  for (size_t i = 1, far = 0; i < n; i++) {
+    int64_t reach = m->in[order[far]].max_ts;
+    for (size_t k = 0; k < i; k++)
+      if (m->in[order[k]].max_ts > reach) {
+        reach = m->in[order[k]].max_ts;
+        far = k;
+      }
+    if (m->in[order[i]].min_ts - reach > HOUR_NS)
+      fprintf(stderr, TWT_CLI_PROGRAM " " CMD ": %s and %s are %s apart "
+              "once placed (more than an hour): are their time bases "
+              "right? (--explain says what placed each, --offset moves "
+              "one)\n", m->in[order[far]].name, m->in[order[i]].name,
+              human_s(m->in[order[i]].min_ts - reach, b, sizeof b));
+  }
+  free(order);
 }
 
 /* One line: the pids of input i written anew, if any. */
@@ -1138,12 +1512,21 @@ int twt_tool_merge_main(int argc, char **argv)
   if ((status = twt_cmd_open_output(CMD, &c, tins, m.n, &m.out)) >= 0)
     goto done;
   status = TWT_CLI_OK;
-  if (run(&m) != 0) {
+  for (size_t i = 0; i < m.n; i++)
+    if (twt_tin_peek_form(m.in[i].tin) == 1)
+      m.form = 1;
+  if ((m.n > 1 && reserve_first_pids(&m) != 0) || run(&m) != 0) {
     status = m.err ? m.err : TWT_CLI_RUNTIME;
     goto done;
   }
-  if ((status = twt_cmd_finish_output(CMD, m.out, 0, NULL, 0)) != 0)
+  if (make_tail(&m) != 0) {
+    status = m.err ? m.err : twt_cmd_error(CMD, "out of memory");
     goto done;
+  }
+  if ((status = twt_cmd_finish_output(CMD, m.out, m.form, m.tail.p,
+                                      m.tail_len)) != 0)
+    goto done;
+  warn_far_apart(&m);
   if (!c.quiet)
     summary(&m);
   else if (m.explain)
@@ -1169,6 +1552,7 @@ done:
   free(m.spids);
   free(m.sused);
   twt_cmd_buf_free(&m.pidtok);
+  twt_cmd_buf_free(&m.tail);
   free(m.in);
   free(tins);
   free(offsets);

@@ -528,6 +528,11 @@ int twt_out_is_gzip(const twt_out *o)
   return o->gzip;
 }
 
+int twt_out_is_ndjson(const twt_out *o)
+{
+  return o->ndjson;
+}
+
 int twt_out_is_direct(const twt_out *o)
 {
   return o->direct;

@@ -39,7 +39,7 @@
 extern "C" {
 #endif
 
-#define TWT_OUT_EZLIB (-3004)      /* zlib failed (as TWT_READ_EZLIB) */
+#define TWT_OUT_EZLIB TWT_EZLIB    /* zlib failed */
 
 /* How the output is compressed. */
 enum twt_out_compress {
@@ -124,6 +124,9 @@ uint64_t twt_out_records(const twt_out *o);
 
 /* 1 if the output is gzip. */
 int twt_out_is_gzip(const twt_out *o);
+
+/* 1 if the output is newline-delimited JSON (records only). */
+int twt_out_is_ndjson(const twt_out *o);
 
 /* 1 if the output is written directly (standard output or a file that is
  * not a regular file): nothing is renamed. */

@@ -163,6 +163,9 @@ struct twt_reader {
   int blank;               /* whitespace or NULs came before any head */
   char head[HEAD_MAX + 1];
   size_t head_len;
+  char ctail[HEAD_MAX + TAIL_MAX + 4]; /* the head's members and those
+                              of a tail line "],\"k\":v}" together */
+  int past_events;         /* a line "],..." was read: no more events */
   char ext_tail[HEAD_MAX + 4]; /* a head with members (timebase=kineto,
                               rank): the tail that keeps them, "]",
                               members, "}" */
@@ -202,6 +205,9 @@ struct twt_reader {
   /* The front end. */
   int mode;                /* MODE_*: decided on the first chunk */
   twt_scan *js;            /* the general reader */
+  char *sniff;             /* the first bytes, while they do not tell
+                              which front end reads them (sniff) */
+  size_t sniff_len, sniff_cap;
   char *gtail;             /* its tail: "]", members, "}" */
 };
 
@@ -586,15 +592,34 @@ static void take_tail(twt_reader *r, int term)
   memcpy(doc, r->head, r->head_len);
   memcpy(doc + r->head_len, r->line, n);
   if (twt_json_check(doc, r->head_len + n, TWT_RECORD_DEPTH, NULL) != 0) {
-    if (is_tail_prefix(r->info.object_form, r->line, n))
+    if (is_tail_prefix(r->info.object_form, r->line, n)) {
       r->strict = 0;                /* the tail, cut: nothing lost */
-    else
+    } else {
+      /* "],..." not whole on its line: members after the events, which
+       * the library never writes.  What follows is theirs, no event. */
+      if (n > 1 && r->line[1] == ',')
+        r->past_events = 1;
       drop(r, 0, n);
+    }
     return;
   }
   memcpy(r->tail, r->line, n);
   r->info.tail = r->ext_tail_len ? r->ext_tail : r->tail;
   r->info.tail_len = r->ext_tail_len ? r->ext_tail_len : n;
+  if (n > 2 && r->line[1] == ',') {
+    /* Members after the events ("],\"k\":v}", as the tools write the
+     * members of what they read): they count as the head's do. */
+    size_t hm = r->ext_tail_len ? r->ext_tail_len - 2 : 0;
+    memcpy(r->ctail, "]", 1);
+    memcpy(r->ctail + 1, r->ext_tail + 1, hm);
+    memcpy(r->ctail + 1 + hm, r->line + 1, n - 1);
+    r->info.tail = r->ctail;
+    r->info.tail_len = n + hm;
+  }
+  if (r->info.tail_len > 2) {
+    r->info.members = r->info.tail + 1;
+    r->info.members_len = r->info.tail_len - 2;
+  }
   r->info.had_tail = 1;
   r->tail_last = 1;
   /* Valid as it is: records before it, no comma left over, nothing after
@@ -646,7 +671,7 @@ static int line_begin(twt_reader *r, char c, uint64_t offset)
   }
   if (r->first_pending && c != '{')
     return first_line_error(r, 0);
-  if (c == '{')
+  if (c == '{' && !r->past_events)
     r->state = ST_RECORD;
   else if (c == ']' && r->lead == 0)
     r->state = ST_TAIL;
@@ -746,6 +771,9 @@ static ptrdiff_t scan_head(twt_reader *r, const char *p, size_t n)
       if (r->ext_tail_len) {
         r->info.tail = r->ext_tail;
         r->info.tail_len = r->ext_tail_len;
+        r->info.members = r->ext_tail + 1;
+        r->info.members_len = r->info.members_before =
+          r->ext_tail_len - 2;
       }
       r->state = ST_BETWEEN;
       r->line_no = 2;
@@ -886,41 +914,98 @@ static ptrdiff_t scan_line(twt_reader *r, const char *p, size_t n)
 }
 
 static void note_gzip(twt_reader *r);
+static int next_chunk(twt_reader *r);
 
-/* 1 if the text that begins with p[0..n) (all of it if at_end) is in
- * the library's layout: the head line, then a record on one line (or
- * only NULs and whitespace, or a head cut short: a crash's leftovers,
- * which the crash-layout reader explains). */
+/* The first records of every document the library writes (src/layout.h):
+ * the process_name record, then the clock record, each on a line of its
+ * own, exactly so. */
+#define FIRST_REC "{\"ph\":\"M\",\"name\":\"process_name\""
+#define CLOCK_REC "{\"ph\":\"c\",\"name\":\"" TW__LAYOUT_CLOCK_NAME "\""
+#define CLOCK_ID  "\"" TW__LAYOUT_CLOCK_KEY_ID "\":\"" \
+                  TW__LAYOUT_CLOCK_SYNC_ID "\""
+/* The head with members that the library writes (tw__layout_build_head)
+ * begins so. */
+#define MEMBERS_HEAD "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\","
+#define SNIFF_MAX   ((size_t)1024 * 1024) /* bytes read to decide */
+
+/* How p[0..n) compares with the start of want: 1 it begins with all of
+ * want, 0 it differs, -1 it is a prefix of want (more is needed); a NUL
+ * where it differs is a block of zeros after a cut (2: ours, cut). */
+static int starts(const char *p, size_t n, const char *want)
+{
+  size_t wl = strlen(want), i;
+
+  for (i = 0; i < n && i < wl; i++)
+    if (p[i] != want[i])
+      return p[i] == '\0' ? 2 : 0;
+  return i == wl ? 1 : -1;
+}
+
+/* 1 if the text that begins with p[0..n) (all of it if at_end) is
+ * provably the library's own: its head line (one of the heads it
+ * writes), then the process_name record and the clock record with the
+ * library's sync id, each on one line -- or a prefix of that, cut by a
+ * crash (the data ends, or NULs or padding follow: a crash's leftovers,
+ * which the crash-layout reader explains); 0 if it is anything else
+ * (every other document goes to the general reader, which reads any
+ * strict JSON, indented or not); -1 if more bytes are needed to tell. */
 static int sniff_layout(const char *p, size_t n, int at_end)
 {
-  size_t i, k;
+  const char *q, *nl;
+  size_t hl = 0, k;
+  int c;
 
-  if (n > 0 && p[0] == '\0')
-    return 1;
-  for (int form = 0; form < 2; form++) {
-    size_t hl;
-    const char *head = tw__layout_head(form, &hl);
-    const char *q, *nl;
-
-    if (form == 1 && (i = members_head_len(p, n)) != 0)
-      hl = i;                       /* the head with members */
-    else if (n <= hl)
-      return memcmp(p, head, n) == 0 && (at_end || n < hl);
-    else if (memcmp(p, head, hl) != 0 || p[hl] != '\n')
-      continue;
-    q = p + hl + 1;
-    k = n - hl - 1;
-    if (k == 0 || q[0] != '{')
-      return k == 0 || q[0] == '\0' || q[0] == ' ';
-    if (!(nl = memchr(q, '\n', k)))
-      return 1;                     /* one long line, or cut */
-    for (i = (size_t)(nl - q); i > 0 && (q[i - 1] == ' ' ||
-                                         q[i - 1] == ',' ||
-                                         q[i - 1] == '\r'); i--)
-      continue;
-    return i > 0 && q[i - 1] == '}';
+  if (n == 0)
+    return at_end ? 1 : -1;
+  if (p[0] == '\0')
+    return 1;                       /* a writer killed as it began */
+  /* The head line. */
+  for (int form = 0; form < 2 && !hl; form++) {
+    size_t l;
+    const char *head = tw__layout_head(form, &l);
+    if ((c = starts(p, n, head)) == -1 || c == 2)
+      return at_end || c == 2 ? 1 : -1;
+    if (c == 1 && n > l && p[l] == '\n')
+      hl = l;
+    else if (c == 1 && n == l)
+      return at_end ? 1 : -1;
   }
-  return 0;
+  if (!hl) {
+    if ((c = starts(p, n, MEMBERS_HEAD)) == -1 || c == 2)
+      return at_end || c == 2 ? 1 : -1;
+    if (c == 0)
+      return 0;
+    if (!(hl = members_head_len(p, n))) {
+      if (n > HEAD_MAX || memchr(p, '\n', n))
+        return 0;                   /* a line that is no head of ours */
+      return at_end ? 1 : -1;
+    }
+  }
+  /* Line 2: the process_name record; line 3: the clock record. */
+  q = p + hl + 1;
+  k = n - hl - 1;
+  for (int line = 0; line < 2; line++) {
+    size_t pad = 0;
+    while (pad < k && (q[pad] == ' ' || q[pad] == '\0'))
+      pad++;
+    if (pad == k)
+      return at_end ? 1 : -1;       /* cut here, padding after it */
+    if (pad > 0)
+      return memchr(q, '\0', pad) ? 1 : 0;   /* indented: not ours */
+    c = starts(q, k, line ? CLOCK_REC : FIRST_REC);
+    if (c != 1)
+      return c == -1 ? (at_end ? 1 : -1) : c == 2;
+    nl = memchr(q, '\n', k);
+    if (memchr(q, '\0', nl ? (size_t)(nl - q) : k))
+      return 1;                     /* cut, then zeros */
+    if (!nl)
+      return at_end ? 1 : -1;
+    if (line && !memmem(q, (size_t)(nl - q), CLOCK_ID, sizeof CLOCK_ID - 1))
+      return 0;
+    k -= (size_t)(nl - q) + 1;
+    q = nl + 1;
+  }
+  return 1;
 }
 
 /* Feed p[0..n) to the general reader until an item is ready. */
@@ -933,6 +1018,11 @@ static ptrdiff_t scan_general(twt_reader *r, const char *p, size_t n)
   r->info.object_form = twt_scan_info(r->js)->object_form;
   r->info.members = twt_scan_info(r->js)->members;
   r->info.members_len = twt_scan_info(r->js)->members_len;
+  r->info.big = twt_scan_info(r->js)->big;
+  r->info.nbig = twt_scan_info(r->js)->nbig;
+  r->info.members_before = twt_scan_info(r->js)->events_found ?
+                           twt_scan_info(r->js)->members_before :
+                           r->info.members_len;
 
   if (k < 0) {
     int rc = (int)k == TWT_SCAN_ETOOBIG ? TWT_READ_ELINE :
@@ -993,6 +1083,12 @@ static int finish_general(twt_reader *r)
   r->gtail[0] = ']';
   len = 1 + twt_json_compact(r->gtail + 1, in->members ? in->members : "",
                              len);
+  if (len > 1) {                  /* in the order of their keys */
+    char *sorted = malloc(len);
+    if (sorted && twt_rec_sort_members(sorted, r->gtail + 1, len - 1))
+      memcpy(r->gtail + 1, sorted, len - 1);
+    free(sorted);
+  }
   if (in->object_form)
     r->gtail[len++] = '}';
   r->gtail[len] = '\0';
@@ -1007,23 +1103,68 @@ static int finish_general(twt_reader *r)
   return 0;
 }
 
-/* Decide the front end on the first chunk p[0..n). */
-static int choose(twt_reader *r, const char *p, size_t n)
+/* Set the front end: the crash-layout reader (layout) or the general
+ * one, unless a flag forces one. */
+static int choose(twt_reader *r, int layout)
 {
   if (r->flags & TWT_READ_LAYOUT)
     r->mode = MODE_LAYOUT;
-  else if (r->flags & TWT_READ_GENERAL)
+  else if (r->flags & (TWT_READ_GENERAL | TWT_READ_MEMBERS_ONLY))
     r->mode = MODE_GENERAL;
   else
-    r->mode = sniff_layout(p, n, r->src_end) ? MODE_LAYOUT : MODE_GENERAL;
+    r->mode = layout ? MODE_LAYOUT : MODE_GENERAL;
   if (r->mode == MODE_GENERAL) {
     r->info.general = 1;
     if (!(r->js = twt_scan_new(r->max_record, MEMBERS_MAX)))
       return fail(r, -ENOMEM, "out of memory");
-    if (r->flags & TWT_READ_MEMBERS)
+    if (r->flags & TWT_READ_MEMBERS_ONLY)
+      twt_scan_members_only(r->js);
+    else if (r->flags & TWT_READ_MEMBERS)
       twt_scan_on_member(r->js, twt_rec_take, &r->rec);
   }
   return 0;
+}
+
+/* Decide the front end on the text's first bytes: the current chunk, or
+ * (when it does not tell) as many more as it takes, up to SNIFF_MAX,
+ * kept in r->sniff, which then becomes the chunk scanned.  0 or a
+ * code. */
+static int sniff(twt_reader *r)
+{
+  int v, rc;
+
+  if (r->flags & (TWT_READ_LAYOUT | TWT_READ_GENERAL |
+                  TWT_READ_MEMBERS_ONLY))
+    return choose(r, 0);
+  for (;;) {
+    const char *p = r->chunk ? r->chunk + r->chunk_pos : "";
+    size_t n = r->chunk_len - r->chunk_pos;
+
+    if (!r->sniff_len && (v = sniff_layout(p, n, r->src_end)) >= 0)
+      return choose(r, v);          /* the chunk tells: scanned in place */
+    if (n > 0) {
+      if (r->sniff_len + n > r->sniff_cap) {
+        size_t cap = r->sniff_len + n + READ_BUF;
+        char *q = realloc(r->sniff, cap);
+        if (!q)
+          return fail(r, -ENOMEM, "out of memory");
+        r->sniff = q;
+        r->sniff_cap = cap;
+      }
+      memcpy(r->sniff + r->sniff_len, p, n);
+      r->sniff_len += n;
+      r->chunk_pos = r->chunk_len;
+    }
+    v = sniff_layout(r->sniff, r->sniff_len, r->src_end);
+    if (v >= 0 || r->src_end || r->sniff_len >= SNIFF_MAX) {
+      r->chunk = r->sniff;
+      r->chunk_len = r->sniff_len;
+      r->chunk_pos = 0;
+      return choose(r, v == 1);
+    }
+    if ((rc = next_chunk(r)) != 0)
+      return rc;
+  }
 }
 
 /* The line the library writes most, between lines: p[0..n) begins with a
@@ -1081,8 +1222,6 @@ static ptrdiff_t scan(twt_reader *r, const char *p, size_t n)
 {
   size_t used = 0;
 
-  if (r->mode == MODE_UNKNOWN && choose(r, p, n) != 0)
-    return r->err;
   if (r->mode == MODE_GENERAL) {
     ptrdiff_t k = scan_general(r, p, n);
     if (k > 0)
@@ -1099,7 +1238,7 @@ static ptrdiff_t scan(twt_reader *r, const char *p, size_t n)
       break;
     case ST_BETWEEN:
       if (p[used] == '{' && !r->lines_only && !r->join_pending &&
-          !r->after_tail &&
+          !r->after_tail && !r->past_events &&
           !r->first_pending &&
           (k = (ptrdiff_t)layout_fast(r, p + used, n - used)) > 0)
         break;
@@ -1138,8 +1277,6 @@ static int scan_finish(twt_reader *r)
 {
   int rc;
 
-  if (r->mode == MODE_UNKNOWN && r->offset == 0 && choose(r, "", 0) != 0)
-    return r->err;
   if (r->mode == MODE_GENERAL)
     return finish_general(r);
   if (r->state == ST_HEAD) {
@@ -1210,6 +1347,16 @@ static ssize_t read_at(twt_reader *r, void *buf, size_t size)
     size = (size_t)(r->size - r->pos);
   for (;;) {
     ssize_t n = pread(r->fd, buf, size, (off_t)r->pos);
+    if (n == 0 && size > 0 && !(r->flags & TWT_READ_FOLLOW)) {
+      /* Its end came before the size it had at open: another program
+       * cut it (or emptied it) while it was read. */
+      struct stat st;
+      uint64_t now = fstat(r->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+      return fail(r, TWT_READ_ESHRANK, "the file shrank while it was "
+                  "read: %" PRIu64 " bytes at open, %" PRIu64 " at byte %"
+                  PRIu64 " (another program cut or rewrote it); read it "
+                  "again", r->size, now, r->pos);
+    }
     if (n >= 0) {
       r->pos += (uint64_t)n;
       return n;
@@ -1502,11 +1649,14 @@ static int start(twt_reader *r)
   r->commas = r->lead = 0;
   r->first_pending = 1;
   r->after_tail = r->tail_last = 0;
+  r->past_events = 0;
+  r->ext_tail_len = 0;
   r->join_pending = r->joined = 0;
   r->view = NULL;
   r->strict = 1;
   r->ready = 0;
   r->mode = MODE_UNKNOWN;
+  r->sniff_len = 0;
   twt_scan_free(r->js);
   r->js = NULL;
 
@@ -1617,6 +1767,12 @@ int twt_reader_next(twt_reader *r, twt_read_item *item)
     }
     if (r->state == ST_DONE)
       return 0;
+    if (r->mode == MODE_UNKNOWN && (r->chunk_pos < r->chunk_len ||
+                                    r->src_end)) {
+      if ((rc = sniff(r)) != 0)
+        return rc;
+      continue;
+    }
     if (r->chunk_pos < r->chunk_len) {
       ptrdiff_t k = scan(r, r->chunk + r->chunk_pos,
                          r->chunk_len - r->chunk_pos);
@@ -1662,6 +1818,7 @@ void twt_reader_close(twt_reader *r)
   if (r->own_fd && r->fd >= 0)
     close(r->fd);
   twt_scan_free(r->js);
+  free(r->sniff);
   free(r->gtail);
   free(r->line);
   free(r->ibuf);

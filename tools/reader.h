@@ -71,6 +71,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "errors.h"       /* the tools' error codes */
+#include "jsonscan.h"     /* struct twt_scan_big */
 #include "records.h"
 
 #ifdef __cplusplus
@@ -79,15 +81,21 @@ extern "C" {
 
 /* Errors besides the negated errno of a failed system call (-ENOENT,
  * -EACCES, -EISDIR for a directory, -EINVAL for a file that is not a
- * regular file, -ENOMEM ...).  The message (twt_reader_error) always
- * explains, naming the file. */
-#define TWT_READ_ENOTTRACE (-3001) /* not a tracewriter trace: empty, the
+ * regular file, -ENOMEM ...): the tools' codes (tools/errors.h).  The
+ * message (twt_reader_error) always explains, naming the file. */
+#define TWT_READ_ENOTTRACE TWT_ENOTTRACE /* not a trace: empty, not JSON
+                                     of a trace, or (TWT_READ_LAYOUT) the
                                      first line is not the head, or the
                                      line after it is not a JSON object */
-#define TWT_READ_ENORECORD (-3002) /* a trace cut before the end of its
-                                     first record: no record in it */
-#define TWT_READ_ELINE     (-3003) /* a record longer than max_record */
-#define TWT_READ_EZLIB     (-3004) /* an internal zlib error */
+#define TWT_READ_ENORECORD TWT_ENORECORD /* a trace cut before the end of
+                                     its first record: no record in it */
+#define TWT_READ_ELINE     TWT_ETOOBIG   /* a record longer than
+                                     max_record */
+#define TWT_READ_EZLIB     TWT_EZLIB     /* an internal zlib error */
+#define TWT_READ_ESHRANK   TWT_ESHRANK   /* the file shrank while it was
+                                     read (not with TWT_READ_FOLLOW):
+                                     what was read may not be one
+                                     version */
 
 /* The longest record held in memory by default (the library's max_event
  * is 1 MiB by default; it can be raised, so readers accept far more), and
@@ -111,6 +119,13 @@ extern "C" {
 #define TWT_READ_GENERAL 8u        /* read with the general reader
                                      (tools/jsonscan.h) whatever the file
                                      holds */
+#define TWT_READ_MEMBERS_ONLY 32u  /* only find the document's members
+                                     (info.members, those after the
+                                     events too): the general reader,
+                                     its records skipped, none yielded:
+                                     the first pass of a command that
+                                     must know every member before it
+                                     writes a record */
 
 /* Options of twt_reader_open.  NULL means the defaults: max_record
  * TWT_READ_DEFAULT_MAX_RECORD, no flags. */
@@ -208,6 +223,12 @@ struct twt_read_info {
                               read so far, each as ,"key":value (NULL:
                               none); valid until the next call */
   size_t members_len;
+  size_t members_before;   /* ... of which bytes came before the events
+                              (the rest followed them) */
+  const struct twt_scan_big *big; /* members over 1 MiB, not kept: where
+                              each lies in the JSON text (nbig of them),
+                              for a command to copy from the file */
+  unsigned nbig;
 };
 
 typedef struct twt_reader twt_reader;

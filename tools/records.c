@@ -12,6 +12,8 @@
 #include "internal.h"     /* tw__parse_duration: the options' units */
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -763,4 +765,98 @@ int twt_rec_parse_duration(const char *text, int64_t *ns)
   total = whole * scale + frac;
   *ns = neg ? -(int64_t)total : (int64_t)total;
   return 0;
+}
+
+void twt_text_append(char *buf, size_t size, size_t *n, const char *fmt, ...)
+{
+  va_list ap;
+  int k;
+
+  if (!buf || *n >= size)
+    return;
+  va_start(ap, fmt);
+  k = vsnprintf(buf + *n, size - *n, fmt, ap);
+  va_end(ap);
+  if (k > 0)
+    *n += (size_t)k;
+}
+
+const char *twt_text_plural(uint64_t n, const char *one, const char *many)
+{
+  return n == 1 ? one : many;
+}
+
+/* ============================================================ members */
+
+struct member_span {
+  const char *key, *val;
+  size_t klen, vlen, at;
+};
+
+struct member_list {
+  struct member_span *v;
+  size_t n, cap;
+  const char *obj;
+};
+
+static int member_push(void *arg, const char *key, size_t klen,
+                       twt_rec_span value)
+{
+  struct member_list *l = arg;
+
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    struct member_span *v = realloc(l->v, cap * sizeof *v);
+    if (!v)
+      return -1;
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n] = (struct member_span){ key, l->obj + value.off, klen,
+                                     value.len, l->n };
+  l->n++;
+  return 0;
+}
+
+static int member_cmp(const void *a, const void *b)
+{
+  const struct member_span *x = a, *y = b;
+  size_t n = x->klen < y->klen ? x->klen : y->klen;
+  int c = memcmp(x->key, y->key, n);
+
+  if (c)
+    return c;
+  if (x->klen != y->klen)
+    return x->klen < y->klen ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+size_t twt_rec_sort_members(char *dst, const char *m, size_t len)
+{
+  struct member_list l = { NULL, 0, 0, NULL };
+  char *obj;
+  size_t w = 0;
+
+  if (len < 2 || m[0] != ',' || !(obj = malloc(len + 1)))
+    return 0;
+  obj[0] = '{';
+  memcpy(obj + 1, m + 1, len - 1);
+  obj[len] = '}';
+  l.obj = obj;
+  if (twt_rec_each(obj, len + 1, member_push, &l) == 0 && l.n) {
+    qsort(l.v, l.n, sizeof *l.v, member_cmp);
+    for (size_t i = 0; i < l.n; i++) {
+      dst[w++] = ',';
+      dst[w++] = '"';
+      memcpy(dst + w, l.v[i].key, l.v[i].klen);
+      w += l.v[i].klen;
+      dst[w++] = '"';
+      dst[w++] = ':';
+      memcpy(dst + w, l.v[i].val, l.v[i].vlen);
+      w += l.v[i].vlen;
+    }
+  }
+  free(l.v);
+  free(obj);
+  return w == len ? w : 0;
 }

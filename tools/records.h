@@ -140,6 +140,24 @@ uint64_t twt_rec_hash(const void *data, size_t n, uint64_t seed);
  * range). */
 int twt_rec_parse_duration(const char *text, int64_t *ns);
 
+/* Append printf-style text at buf + *n (size bytes in all), keeping buf
+ * NUL-terminated and truncated to fit. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 4, 5)))
+#endif
+void twt_text_append(char *buf, size_t size, size_t *n, const char *fmt, ...);
+
+/* one if n == 1, else many ("1 record", "2 records"). */
+const char *twt_text_plural(uint64_t n, const char *one, const char *many);
+
+/* The members m[0..len) (each as ,"key":value, valid JSON without the
+ * whitespace between tokens) in the order of their keys (bytes; members
+ * of one key keep their order), into dst (len bytes; not m): so that a
+ * document's members are written the same whatever order they stood in,
+ * before its events or after them.  Returns len, or 0 (dst not used)
+ * when m is not such members or memory ran out. */
+size_t twt_rec_sort_members(char *dst, const char *m, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

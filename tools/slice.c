@@ -61,6 +61,10 @@ struct held {
   int pass;                /* kept by the filters and the window rules */
   int written;             /* its begin was written */
   unsigned ends;           /* flows: 1 its s was read, 2 its f */
+  int filtered;            /* flows: an event of it failed the filters */
+  int no_room;             /* flows: an event of it could not be held */
+  int outside;             /* flows: an event of it is outside the
+                              window (pass: one is in it) */
 };
 
 /* A table slot: a key and what it holds.  B/E and async spans: a stack
@@ -110,6 +114,8 @@ struct slice {
   struct table asyncs;     /* b/n/e */
   struct table flows;      /* s/t/f */
   struct table meta;       /* metadata by pid (process) or pid and tid */
+  struct done *adone;      /* async spans ended: kept or dropped */
+  struct done *fdone;      /* flows ended */
   size_t held_bytes;
 
   uint64_t kept, dropped_pairs, dropped_flows, dropped_room, orphans;
@@ -140,6 +146,70 @@ static struct slot *table_find(struct slice *sl, struct table *t,
   t->s[i].key = key;
   t->used++;
   return &t->s[i];
+}
+
+/* Free the slot s of t, which holds nothing any more: the keys after it
+ * in its run move back into the gap (linear probing without tombstones),
+ * so that a table holds only what is open, never what was ever seen. */
+static void table_remove(struct table *t, struct slot *s)
+{
+  size_t i = (size_t)(s - t->s), j = i;
+
+  free(s->stack);
+  free(s->pend);
+  memset(s, 0, sizeof *s);
+  t->used--;
+  for (;;) {
+    size_t h;
+    j = (j + 1) & (TABLE_SLOTS - 1);
+    if (!t->s[j].key)
+      break;
+    h = t->s[j].key & (TABLE_SLOTS - 1);
+    /* The key at j stays if its home is cyclically in (i, j]. */
+    if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+      continue;
+    t->s[i] = t->s[j];
+    memset(&t->s[j], 0, sizeof t->s[j]);
+    i = j;
+  }
+}
+
+/* The slot s of a span or flow table is done with once nothing of its
+ * key is open or pending. */
+static void slot_done(struct table *t, struct slot *s)
+{
+  if (s && !s->depth && !s->npend && !s->lost)
+    table_remove(t, s);
+}
+
+/* What became of the spans and flows that ended, by key, for the events
+ * of theirs read after their end (an async step after a span whose end
+ * came first; a flow's step, or another "f" of a flow that fans out,
+ * after its "s" and "f"): a cache of DONE_SLOTS keys, the newest kept
+ * (bounded: a key pushed out is decided by its own event). */
+#define DONE_SLOTS 65536u         /* a power of two */
+
+struct done {
+  uint64_t key;            /* 0: empty */
+  int kept;
+};
+
+static void done_note(struct done **d, uint64_t key, int kept)
+{
+  key |= key == 0;
+  if (!*d && !(*d = calloc(DONE_SLOTS, sizeof **d)))
+    return;
+  (*d)[key & (DONE_SLOTS - 1)].key = key;
+  (*d)[key & (DONE_SLOTS - 1)].kept = kept;
+}
+
+/* 1 kept, 0 dropped, -1 not known. */
+static int done_find(const struct done *d, uint64_t key)
+{
+  key |= key == 0;
+  if (!d || d[key & (DONE_SLOTS - 1)].key != key)
+    return -1;
+  return d[key & (DONE_SLOTS - 1)].kept;
 }
 
 static void held_free(struct slice *sl, struct held *h)
@@ -430,6 +500,8 @@ static int begin_after_end(struct slice *sl, struct slot *s,
     sl->dropped_pairs++;
   }
   held_free(sl, &e);
+  done_note(&sl->adone, s->key, pass && e.pass);
+  slot_done(&sl->asyncs, s);
   return rc;
 }
 
@@ -479,6 +551,7 @@ static int span_end(struct slice *sl, struct table *t, uint64_t key,
 
   if (s && s->lost) {
     s->lost--;
+    slot_done(t, s);
     return 0;
   }
   if (!s || !s->depth) {
@@ -496,6 +569,7 @@ static int span_end(struct slice *sl, struct table *t, uint64_t key,
       return 0;
     }
     sl->orphans++;                /* no begin in the input */
+    slot_done(t, s);
     return 0;
   }
   h = &s->stack[--s->depth];
@@ -508,7 +582,10 @@ static int span_end(struct slice *sl, struct table *t, uint64_t key,
     rc = keep(sl, r, text, len);
   else if (h->pass)
     sl->dropped_pairs++;          /* ended before the window */
+  if (t == &sl->asyncs)
+    done_note(&sl->adone, s->key, h->pass && h->written);
   held_free(sl, h);
+  slot_done(t, s);
   return rc;
 }
 
@@ -519,7 +596,16 @@ static int span_step(struct slice *sl, uint64_t key, const twt_rec *r,
   struct slot *s = table_find(sl, &sl->asyncs, key, 0);
   struct held *h;
 
-  if (!s || !s->depth || !in_window(sl, ts))
+  if (!s || !s->depth) {
+    /* No span of its key open: it ended already (its end was read
+     * before its begin: "F", "S", then "T"), or begins later.  As its
+     * span went, if known; else kept as an instant. */
+    if (done_find(sl->adone, key | (key == 0)) == 0 ||
+        !filters_pass(sl, r) || !in_window(sl, ts))
+      return 0;
+    return keep(sl, r, text, len);
+  }
+  if (!in_window(sl, ts))
     return 0;
   h = &s->stack[s->depth - 1];
   if (!h->pass)
@@ -532,58 +618,88 @@ static int span_step(struct slice *sl, uint64_t key, const twt_rec *r,
   return keep(sl, r, text, len);
 }
 
+/* A flow whose events are held in its slot s ends (its "s" and an "f"
+ * read, or another "s" of its key, or the end of the input): written
+ * whole if every event of it passed the filters and all of them are in
+ * the window (--clip: one of them), else dropped whole; what became of
+ * it is remembered for the events of its key read after it. */
+static int flow_finish(struct slice *sl, struct slot *s, const twt_rec *r)
+{
+  struct held *h = &s->stack[0];
+  int kept = h->pass && !h->filtered && !h->no_room &&
+             (sl->clip || !h->outside), rc = 0;
+
+  if (kept) {
+    if (r ? flush_meta(sl, r) != 0
+          : flush_meta_of(sl, h->has, h->pid, h->tid) != 0)
+      return -1;
+    for (size_t k = 0; k < h->len; k++)
+      sl->kept += h->text[k] == '\0';
+    rc = put_held(sl, h);
+  } else if (h->no_room) {
+    sl->dropped_room++;
+  } else {
+    sl->dropped_flows++;
+  }
+  done_note(&sl->fdone, s->key, kept);
+  held_free(sl, h);
+  s->depth = 0;
+  return rc;
+}
+
 /* A flow event: its events are held, in the order read, until both its
- * s and its f were read (the f may come first: each thread commits its
- * own buffer), then written together if all were in the window, else
- * dropped together. */
+ * s and an f were read (the f may come first: each thread commits its
+ * own buffer), then written together or dropped together (flow_finish).
+ * An event of a flow that ended already (a step read after both ends;
+ * the other "f"s of a flow that fans out, as the PyTorch profiler writes
+ * for a launch of several kernels) goes as its flow went; another "s" of
+ * a key that is open ends the flow before it (an id used again). */
 static int flow(struct slice *sl, const twt_rec *r, int64_t ts,
                 const char *text, size_t len)
 {
   uint64_t key = key_of(r, 1, 17);
-  struct slot *s = table_find(sl, &sl->flows, key, 1);
+  struct slot *s = table_find(sl, &sl->flows, key, 0);
   unsigned end = r->ph == 's' ? 1u : r->ph == 'f' ? 2u : 0u;
+  int filt = filters_pass(sl, r), v;
   struct held *h;
-  int ok = filters_pass(sl, r) && in_window(sl, ts);
   int rc = 0;
 
-  if (!s) {
+  if ((!s || !s->depth) && end != 1 &&
+      (v = done_find(sl->fdone, key | (key == 0))) >= 0) {
+    if (!v || !filt)
+      return 0;
+    return keep(sl, r, text, len);
+  }
+  if (s && s->depth && end == 1 && (s->stack[0].ends & 1) &&
+      flow_finish(sl, s, NULL) != 0)
+    return -1;
+  if (!s && !(s = table_find(sl, &sl->flows, key, 1))) {
     sl->dropped_room++;
     return 0;
-  }
-  if (s->depth && (s->stack[0].ends & end)) {
-    held_free(sl, &s->stack[0]);  /* a second s (or f): the first flow
-                                     never completed */
-    s->depth = 0;
-    sl->dropped_flows++;
   }
   if (!s->depth) {
     if (!push(s)) {
       sl->dropped_room++;
+      slot_done(&sl->flows, s);
       return 0;
     }
-    s->stack[0].pass = 1;
+    s->stack[0].pid = r->pid;
+    s->stack[0].tid = r->tid;
+    s->stack[0].has = r->has;
   }
   h = &s->stack[0];
-  if (h->pass && ok && held_add(sl, h, text, len) != 0) {
-    sl->dropped_room++;
-    h->pass = 0;
-  }
-  if (!ok)
-    h->pass = 0;
+  if (!filt)
+    h->filtered = 1;
+  if (in_window(sl, ts))
+    h->pass = 1;
+  else
+    h->outside = 1;
+  if (!h->filtered && !h->no_room && held_add(sl, h, text, len) != 0)
+    h->no_room = 1;
   h->ends |= end;
-  if (h->ends == 3) {
-    if (h->pass) {
-      if (flush_meta(sl, r) != 0)
-        return -1;
-      for (size_t k = 0; k < h->len; k++)
-        sl->kept += h->text[k] == '\0';
-      rc = put_held(sl, h);
-    } else {
-      sl->dropped_flows++;
-    }
-    held_free(sl, h);
-    s->depth = 0;
-  }
+  if (h->ends == 3)
+    rc = flow_finish(sl, s, r);
+  slot_done(&sl->flows, s);
   return rc;
 }
 
@@ -607,7 +723,7 @@ static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
   int64_t end = ts + ((r->has & TWT_REC_DUR) ? r->dur : 0);
   int64_t b = ts < sl->from ? sl->from : ts;
   int64_t e = end > sl->to ? sl->to : end;
-  char tst[TWT_REC_US_MAX], durt[TWT_REC_US_MAX];
+  char tst[TWT_REC_US_MAX + 2], durt[TWT_REC_US_MAX + 2];
   const char *with[2];
   size_t wlen[2];
   twt_rec_span at[2];
@@ -621,12 +737,23 @@ static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
     return 0;
   {
     int dur_first = c.dur_v.off < c.ts_v.off;   /* edits in text order */
+    /* A value written as a string ("ts":"4") stays one. */
+    int ts_q = c.text[c.ts_v.off] == '"';
+    int dur_q = c.text[c.dur_v.off] == '"';
     at[dur_first] = c.ts_v;
     with[dur_first] = tst;
-    wlen[dur_first] = twt_rec_us_text(b, tst);
+    wlen[dur_first] = twt_rec_us_text(b, tst + ts_q);
     at[!dur_first] = c.dur_v;
     with[!dur_first] = durt;
-    wlen[!dur_first] = twt_rec_us_text(e - b, durt);
+    wlen[!dur_first] = twt_rec_us_text(e - b, durt + dur_q);
+    if (ts_q) {
+      tst[0] = tst[wlen[dur_first] + 1] = '"';
+      wlen[dur_first] += 2;
+    }
+    if (dur_q) {
+      durt[0] = durt[wlen[!dur_first] + 1] = '"';
+      wlen[!dur_first] += 2;
+    }
   }
   if (twt_cmd_edit(*text, *len, at, with, wlen, 2, &sl->clipped, text,
                    len) != 0) {
@@ -665,8 +792,12 @@ static int take(struct slice *sl, const twt_tin_rec *rec)
     return filters_pass(sl, r) ? keep(sl, r, text, len) : 0;
   switch (r->ph) {
   case 'X':
+    /* It overlaps the window; with --clip, one that ends exactly where
+     * the window begins (and lasts) has nothing left in it: dropped. */
     if (filters_pass(sl, r) && ts < sl->to &&
-        ts + ((r->has & TWT_REC_DUR) ? r->dur : 0) >= sl->from) {
+        ts + ((r->has & TWT_REC_DUR) ? r->dur : 0) >= sl->from &&
+        !(sl->clip && ts < sl->from && (r->has & TWT_REC_DUR) &&
+          r->dur > 0 && ts + r->dur == sl->from)) {
       if (sl->clip && clip(sl, r, ts, &text, &len) != 0)
         return -1;
       return keep(sl, r, text, len);
@@ -720,9 +851,12 @@ static int finish(struct slice *sl)
         }
       }
   }
+  /* Flows whose other end is not in the input: written as the input
+   * has them when they reached the window (with no window, nothing of
+   * the input is dropped). */
   for (size_t i = 0; sl->flows.s && i < TABLE_SLOTS; i++)
-    if (sl->flows.s[i].depth && sl->flows.s[i].stack[0].pass)
-      sl->dropped_flows++;
+    if (sl->flows.s[i].depth && flow_finish(sl, &sl->flows.s[i], NULL) != 0)
+      return -1;
   for (size_t i = 0; sl->asyncs.s && i < TABLE_SLOTS; i++)
     sl->orphans += sl->asyncs.s[i].npend;
   /* Nothing kept: the names, so that the output is still a trace. */
@@ -761,13 +895,14 @@ static void slice_usage(FILE *out)
     "Complete events that overlap the window are kept whole (with --clip:\n"
     "cut to it, ts and dur rewritten); B/E pairs and\n"
     "async spans that overlap it are kept whole, both ends; a flow only if\n"
-    "all of it is in the window.  Metadata (names) of what is kept stay.\n"
+    "all of it is in the window (--clip: one end).  Without a window\n"
+    "nothing is dropped.  Metadata (names) of what is kept stay.\n"
     "\n"
     "  -o, --output OUT   write to OUT, gzip if it ends in .gz (default:\n"
     "                     the standard output)\n"
     "  -f, --from T       the window's start (default: the beginning)\n"
     "      --clip         cut complete events that cross the window's\n"
-    "                     edges to it\n"
+    "                     edges to it; keep a flow with one end in it\n"
     "  -t, --to T         its end, excluded (default: the end)\n"
     "  -p, --pid P        only process P (repeat for more)\n"
     "      --tid T        only thread T (repeat for more)\n"
@@ -926,8 +1061,8 @@ int twt_tool_slice_main(int argc, char **argv)
   /* The form the tail is in (with no record, the input's). */
   sl.form = twt_tin_object_form(in);
   tail = twt_tin_tail(in, &tail_len);
-  if ((status = twt_cmd_finish_output(CMD, sl.out, sl.form, tail,
-                                      tail_len)) != 0)
+  if ((status = twt_cmd_finish_tin(CMD, sl.out, sl.form, tail, tail_len,
+                                   in, c.quiet)) != 0)
     goto done;
   if (!c.quiet)
     summary(&sl, in);
@@ -936,6 +1071,8 @@ done:
   table_free(&sl, &sl.asyncs);
   table_free(&sl, &sl.flows);
   table_free(&sl, &sl.meta);
+  free(sl.adone);
+  free(sl.fdone);
   free(sl.clock);
   twt_cmd_buf_free(&sl.buf);
   twt_cmd_buf_free(&sl.clipped);

@@ -15,15 +15,21 @@
  *     pair and an async span (b/e, S/F) too: the end goes to the part of
  *     its beginning, which stays open until its spans end (at most
  *     OPEN_MAX parts at once; past that the oldest is finished and the
- *     ends of its spans go to the part being written, counted).  Other
+ *     ends of its spans go to the part being written, counted).  An async
+ *     end read before its beginning (each thread commits its own buffer)
+ *     is held until it, and written after it, in its part.  Other
  *     records go to the part being written.
+ *   - Every part carries the document's members besides its events, all
+ *     of them, those after the events too (tracein finds them before the
+ *     first part is finished).
  *   - So the parts together hold every event of the input once, and cat
  *     of the parts (which writes repeated metadata once) gives the input's
  *     events back.
  *
  * Memory: the metadata records (at most TWT_TIN_META_MAX), the open spans
- * (a stack of part numbers per key, at most SPANS_MAX keys), one output
- * per open part.
+ * (a stack of part numbers per key, at most SPANS_MAX keys open at once:
+ * a key is freed when its spans end), the async ends held (PEND_MAX
+ * bytes), one output per open part.
  */
 #include "config.h"
 
@@ -42,6 +48,7 @@
 #define SPAN_SLOTS 65536u         /* a power of two */
 #define SPANS_MAX (SPAN_SLOTS / 2)
 #define MIN_SIZE ((uint64_t)4096)
+#define PEND_MAX ((size_t)64 * 1024 * 1024) /* async ends held */
 
 struct part {
   twt_out *o;               /* NULL once finished */
@@ -55,6 +62,11 @@ struct span_slot {
   uint64_t key;            /* 0: empty */
   size_t *stack;           /* the parts of the spans open, innermost last */
   size_t depth, cap;
+  char **pend;             /* async ends read before their beginning (each
+                              thread commits its own buffer), oldest
+                              first: written after it, in its part */
+  size_t *pend_len;
+  size_t npend, pend_cap;
 };
 
 struct split {
@@ -72,6 +84,8 @@ struct split {
   struct span_slot *spans;
   size_t nspans;
   uint64_t broken;         /* span ends that could not join their part */
+  uint64_t lone_ends;      /* async ends whose beginning never came */
+  size_t pend_bytes;       /* bytes of the ends held */
   uint64_t events;
   twt_cmd_buf buf;
   twt_cmd_buf tail;         /* a part's tail */
@@ -94,8 +108,12 @@ static const char *part_tail(struct split *sp, size_t *len)
     *len = tl;
     return t;
   }
-  if (!m || !twt_tin_object_form(sp->in))
+  if (!twt_tin_object_form(sp->in))
     return NULL;
+  if (!m) {
+    m = "";
+    ml = 0;
+  }
   if (ml + 2 > sp->tail.cap) {
     char *p = realloc(sp->tail.p, ml + 2);
     if (!p)
@@ -105,6 +123,12 @@ static const char *part_tail(struct split *sp, size_t *len)
   }
   sp->tail.p[0] = ']';
   *len = 1 + twt_json_compact(sp->tail.p + 1, m, ml);
+  if (*len > 1) {                 /* in the order of their keys, as the */
+    char *sorted = malloc(*len);  /* input's tail has them */
+    if (sorted && twt_rec_sort_members(sorted, sp->tail.p + 1, *len - 1))
+      memcpy(sp->tail.p + 1, sorted, *len - 1);
+    free(sorted);
+  }
   sp->tail.p[(*len)++] = '}';
   return sp->tail.p;
 }
@@ -120,8 +144,8 @@ static int finish_part(struct split *sp, size_t i)
   if (!p->o)
     return 0;
   tail = part_tail(sp, &tl);
-  rc = twt_cmd_finish_output(CMD, p->o, twt_tin_object_form(sp->in), tail,
-                             tl);
+  rc = twt_cmd_finish_tin(CMD, p->o, twt_tin_object_form(sp->in), tail, tl,
+                          sp->in, sp->c->quiet);
   twt_out_close(p->o);
   p->o = NULL;
   sp->open--;
@@ -279,6 +303,68 @@ static struct span_slot *span_slot(struct split *sp, uint64_t key,
   return &sp->spans[i];
 }
 
+/* Free the slot s, which holds nothing any more: the keys after it in
+ * its run move back into the gap (linear probing without tombstones), so
+ * that the table holds what is open, not every key ever seen. */
+static void span_done(struct split *sp, struct span_slot *s)
+{
+  size_t i, j;
+
+  if (!s || s->depth || s->npend)
+    return;
+  free(s->stack);
+  free(s->pend);
+  free(s->pend_len);
+  memset(s, 0, sizeof *s);
+  sp->nspans--;
+  for (i = j = (size_t)(s - sp->spans);;) {
+    size_t h;
+    j = (j + 1) & (SPAN_SLOTS - 1);
+    if (!sp->spans[j].key)
+      break;
+    h = sp->spans[j].key & (SPAN_SLOTS - 1);
+    if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+      continue;
+    sp->spans[i] = sp->spans[j];
+    memset(&sp->spans[j], 0, sizeof sp->spans[j]);
+    i = j;
+  }
+}
+
+/* Hold the async end text[0..len), read before its beginning: 0, or -1
+ * if there is no room (it is then written where it is). */
+static int hold_end(struct split *sp, uint64_t key, const char *text,
+                    size_t len)
+{
+  struct span_slot *s = span_slot(sp, key, 1);
+  char *copy;
+
+  if (!s || sp->pend_bytes + len > PEND_MAX)
+    return -1;
+  if (s->npend == s->pend_cap) {
+    size_t cap = s->pend_cap ? 2 * s->pend_cap : 2;
+    char **p = realloc(s->pend, cap * sizeof *p);
+    size_t *l = p ? realloc(s->pend_len, cap * sizeof *l) : NULL;
+    if (p)
+      s->pend = p;
+    if (!p || !l) {
+      span_done(sp, s);
+      return -1;
+    }
+    s->pend_len = l;
+    s->pend_cap = cap;
+  }
+  if (!(copy = malloc(len))) {
+    span_done(sp, s);
+    return -1;
+  }
+  memcpy(copy, text, len);
+  s->pend[s->npend] = copy;
+  s->pend_len[s->npend++] = len;
+  sp->pend_bytes += len;
+  return 0;
+}
+
 /* A span begins in the current part. */
 static void span_begin(struct split *sp, uint64_t key)
 {
@@ -307,6 +393,7 @@ static size_t span_end(struct split *sp, uint64_t key)
   if (!s || s->depth == 0)
     return sp->cur;
   home = s->stack[--s->depth];
+  span_done(sp, s);
   if (sp->parts[home].open_spans)
     sp->parts[home].open_spans--;
   if (!sp->parts[home].o) {
@@ -351,6 +438,14 @@ static int take(struct split *sp, const twt_tin_rec *rec)
     break;
   }
   sp->events++;
+  if (ends && async) {
+    /* An async end read before its beginning: held, and written after
+     * it, in its part. */
+    struct span_slot *s = sp->spans ? span_slot(sp, span_key(r, 1), 0)
+                                    : NULL;
+    if ((!s || !s->depth) && hold_end(sp, span_key(r, 1), text, len) == 0)
+      return 0;
+  }
   if (ends && sp->nparts) {
     home = span_end(sp, span_key(r, async));
     if (put(sp, home, text, len) != 0)
@@ -373,9 +468,50 @@ static int take(struct split *sp, const twt_tin_rec *rec)
     sp->part_start = sp->every && sp->nparts > 1 ?
                      ts - (ts - sp->part_start) % sp->every : ts;
   }
+  if (r->ph == 'b' || r->ph == 'S') {
+    struct span_slot *s = sp->spans ? span_slot(sp, span_key(r, 1), 0)
+                                    : NULL;
+    if (s && s->npend) {
+      /* Its end came first: both here, the span complete. */
+      char *end = s->pend[0];
+      size_t end_len = s->pend_len[0];
+      int rc = put(sp, sp->cur, text, len);
+      if (rc == 0)
+        rc = put(sp, sp->cur, end, end_len);
+      sp->pend_bytes -= end_len;
+      free(end);
+      memmove(s->pend, s->pend + 1, --s->npend * sizeof *s->pend);
+      memmove(s->pend_len, s->pend_len + 1,
+              s->npend * sizeof *s->pend_len);
+      span_done(sp, s);
+      return rc;
+    }
+  }
   if (r->ph == 'B' || r->ph == 'b' || r->ph == 'S')
     span_begin(sp, span_key(r, async));
   return put(sp, sp->cur, text, len);
+}
+
+/* The end of the input: the async ends whose beginning never came go to
+ * the last part. */
+static int lone_ends(struct split *sp)
+{
+  for (size_t i = 0; sp->spans && i < SPAN_SLOTS; i++) {
+    struct span_slot *s = &sp->spans[i];
+    for (size_t k = 0; k < s->npend; k++) {
+      int rc = sp->nparts || new_part(sp) == 0 ?
+               put(sp, sp->cur, s->pend[k], s->pend_len[k]) : -1;
+      sp->lone_ends++;
+      free(s->pend[k]);
+      s->pend[k] = NULL;
+      if (rc != 0) {
+        s->npend = 0;
+        return -1;
+      }
+    }
+    s->npend = 0;
+  }
+  return 0;
 }
 
 /* ============================================================= main */
@@ -475,7 +611,7 @@ int twt_tool_split_main(int argc, char **argv)
     status = twt_cmd_input_error(CMD, sp.in);
     goto done;
   }
-  if (!sp.nparts && new_part(&sp) != 0) {
+  if (lone_ends(&sp) != 0 || (!sp.nparts && new_part(&sp) != 0)) {
     status = sp.err;
     goto done;
   }
@@ -496,6 +632,10 @@ int twt_tool_split_main(int argc, char **argv)
       fprintf(stderr, "; %" PRIu64 " span %s written in a later part "
               "than its beginning (over %u parts open)", sp.broken,
               twt_cli_plural(sp.broken, "end", "ends"), OPEN_MAX);
+    if (sp.lone_ends)
+      fprintf(stderr, "; %" PRIu64 " async span %s without a beginning in "
+              "the last part", sp.lone_ends,
+              twt_cli_plural(sp.lone_ends, "end", "ends"));
     fputc('\n', stderr);
   }
 done:
@@ -507,8 +647,13 @@ done:
   free(sp.meta);
   free(sp.meta_len);
   if (sp.spans) {
-    for (size_t i = 0; i < SPAN_SLOTS; i++)
+    for (size_t i = 0; i < SPAN_SLOTS; i++) {
+      for (size_t k = 0; k < sp.spans[i].npend; k++)
+        free(sp.spans[i].pend[k]);
+      free(sp.spans[i].pend);
+      free(sp.spans[i].pend_len);
       free(sp.spans[i].stack);
+    }
     free(sp.spans);
   }
   twt_cmd_buf_free(&sp.buf);

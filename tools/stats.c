@@ -16,12 +16,16 @@
  *     B/E pairs, per thread.  The total is exact for every name that has
  *     a row.  Self time is the span's duration less that of its direct
  *     children on the same thread: a B/E pair's children are what ends
- *     while it is open; a complete event (written when it ends, after its
- *     children) claims the spans of its thread, completed before it, that
- *     lie within it.  Each thread remembers its last DONE_MAX completed
- *     spans and DEPTH_MAX open B's: a span with more children pending than
- *     that, or events of one thread out of order, make self time an
- *     over-estimate.  The report says so (it counts what was forgotten);
+ *     while it is open; a complete event's, the complete events of its
+ *     thread that it holds, whether they are written after it (parents
+ *     first, by start: the PyTorch profiler, Chrome) or before it
+ *     (children first, by end: the library writes an X when it ends);
+ *     see complete_event.  Each thread remembers its stack of complete
+ *     events that may still hold those to come, its last DONE_MAX
+ *     completed spans not yet claimed and DEPTH_MAX open B's: nesting
+ *     deeper than that, or events of one thread in neither order, make
+ *     self time an over-estimate.  The report says so (it counts what
+ *     was forgotten);
  *   - counters ('C'): each series (pid, name, argument) among the first
  *     COUNTERS_MAX: samples, min, max and the last value read;
  *   - what opening the trace takes: its JSON bytes and events, against
@@ -43,6 +47,9 @@
 #define NAMES_MAX 4096u
 #define NAME_SLOTS (2 * NAMES_MAX)
 #define NAME_MAX_BYTES 128u
+#define NAME_TEXT_MAX 4096u       /* an event name kept (CUDA kernels' are
+                                     long, and alike for hundreds of
+                                     bytes) */
 #define THREADS_MAX 4096u
 #define THREAD_SLOTS (2 * THREADS_MAX)
 #define COUNTERS_MAX 1024u
@@ -55,7 +62,7 @@
 /* A name: its raw JSON string (with quotes, cut on a character). */
 struct name {
   uint64_t key;            /* 0: empty */
-  char text[NAME_MAX_BYTES + 2];
+  char text[NAME_TEXT_MAX + 2];
   uint64_t events, spans;
   int64_t total_ns, self_ns;
 };
@@ -68,6 +75,14 @@ struct open_span {
 };
 struct done_span {
   int64_t start, end;
+};
+/* A complete event that may still be a parent: those of a thread whose
+ * intervals nest, outermost first (a trace that writes a parent before
+ * its children, as the PyTorch profiler and Chrome do). */
+struct x_span {
+  int64_t start, end;
+  int64_t left;            /* its self time not yet given to children */
+  struct name *name;
 };
 
 struct thread {
@@ -87,6 +102,13 @@ struct thread {
                               done: a later span that began before it may
                               have lost a child */
   int evicted;
+  struct x_span *xs;       /* the stack of complete events that may be
+                              the parents of those to come */
+  unsigned nxs, xs_cap;
+  int64_t gone_start, gone_end; /* the last one that left it before a
+                              later one began: one read later that lies
+                              within it lost its parent */
+  int any_gone;
 };
 
 struct counter {
@@ -128,9 +150,9 @@ static uint64_t key_of(const void *a, size_t n, uint64_t seed)
   return k | (k == 0);
 }
 
-/* Keep the JSON string token tok[0..n) in out (at least NAME_MAX_BYTES
- * + 2 bytes), cut on a character boundary, NUL-terminated. */
-static void keep_token(char *out, const char *tok, size_t n)
+/* Keep the JSON string token tok[0..n) in out (at least max + 2
+ * bytes), cut on a character boundary, NUL-terminated. */
+static void keep_token_max(char *out, const char *tok, size_t n, size_t max)
 {
   size_t k;
 
@@ -138,15 +160,20 @@ static void keep_token(char *out, const char *tok, size_t n)
     strcpy(out, "\"\"");
     return;
   }
-  if (n <= NAME_MAX_BYTES) {
+  if (n <= max) {
     memcpy(out, tok, n);
     out[n] = '\0';
     return;
   }
-  k = twt_rec_str_cut(tok, n, NAME_MAX_BYTES - 1);
+  k = twt_rec_str_cut(tok, n, max - 1);
   memcpy(out, tok, k);
   out[k] = '"';
   out[k + 1] = '\0';
+}
+
+static void keep_token(char *out, const char *tok, size_t n)
+{
+  keep_token_max(out, tok, n, NAME_MAX_BYTES);
 }
 
 /* The row of the name token tok[0..n): a new one while there is room,
@@ -165,7 +192,7 @@ static struct name *name_row(struct stats *st, const char *tok, size_t n)
   if (st->nnames >= NAMES_MAX)
     return &st->other_names;
   st->names[i].key = key;
-  keep_token(st->names[i].text, tok, n);
+  keep_token_max(st->names[i].text, tok, n, NAME_TEXT_MAX);
   st->nnames++;
   return &st->names[i];
 }
@@ -272,19 +299,86 @@ static void span_done(struct stats *st, struct thread *t, struct name *nm,
   remember_done(st, t, start, start + dur);
 }
 
+/* A complete event [ts, ts + dur) of name nm on thread t.  Its parent
+ * (the innermost complete event of its thread that holds it) may come
+ * before it (parents first: the PyTorch profiler, Chrome) or after it
+ * (children first: the library writes an X when it ends); either way
+ * each parent's self time loses exactly its direct children's time, in
+ * memory bounded per thread by the depth of the nesting:
+ *
+ *   - the stack t->xs holds the events read that may still hold events
+ *     to come: read in order of their starts, an event's parent is the
+ *     innermost one there that holds it (those that ended before it
+ *     began leave the stack), and it gives its time to it;
+ *   - an event that finds no parent there is remembered (t->done) until
+ *     one that holds it comes after it: read in order of their ends,
+ *     that one claims it (claim_children).
+ *
+ * An event read out of both orders (it lies within one that left the
+ * stack, or was pushed out of the bounded memory) makes self time an
+ * over-estimate, counted in st->forgotten. */
 static void complete_event(struct stats *st, struct thread *t,
                            struct name *nm, int64_t ts, int64_t dur)
 {
-  int64_t children = 0;
+  int64_t end, children = 0;
+  struct x_span *parent = NULL;
 
   if (dur < 0)
     dur = 0;
-  if (t) {
-    children = claim_children(t, ts, ts + dur);
-    if (t->evicted && t->evicted_end > ts)
-      st->forgotten++;            /* it may have lost a child */
+  if (!t) {
+    span_done(st, t, nm, ts, dur, 0);
+    return;
   }
-  span_done(st, t, nm, ts, dur, children);
+  end = ts + dur;
+  /* Those that ended before it began leave the stack; those that lie
+   * within it (read before it: its children) too. */
+  while (t->nxs) {
+    struct x_span *x = &t->xs[t->nxs - 1];
+    if (x->end <= ts && !(x->start == ts && x->end == end)) {
+      t->gone_start = x->start;
+      t->gone_end = x->end;
+      t->any_gone = 1;
+    } else if (!(x->start >= ts && x->end <= end &&
+                 !(x->start == ts && x->end == end))) {
+      break;
+    }
+    t->nxs--;
+  }
+  if (t->nxs && t->xs[t->nxs - 1].start <= ts &&
+      t->xs[t->nxs - 1].end >= end)
+    parent = &t->xs[t->nxs - 1];
+  if (parent) {
+    /* Parents first: it gives its time to its parent. */
+    int64_t give = dur < parent->left ? dur : parent->left;
+    parent->left -= give;
+    parent->name->self_ns -= give;
+    nm->spans++;
+    nm->total_ns += dur;
+    nm->self_ns += dur;
+  } else {
+    /* Children first: it takes its children's time. */
+    children = claim_children(t, ts, end);
+    if ((t->evicted && t->evicted_end > ts) ||
+        (t->any_gone && children == 0 && t->gone_start <= ts &&
+         end <= t->gone_end && dur > 0))
+      st->forgotten++;            /* it may have lost a child, or its
+                                     parent */
+    span_done(st, t, nm, ts, dur, children);
+  }
+  /* It may be the parent of those to come. */
+  if (t->nxs == t->xs_cap) {
+    unsigned cap = t->xs_cap ? 2 * t->xs_cap : 8;
+    struct x_span *x;
+    if (cap > DEPTH_MAX || !(x = realloc(t->xs, cap * sizeof *x))) {
+      st->forgotten++;
+      return;
+    }
+    t->xs = x;
+    t->xs_cap = cap;
+  }
+  t->xs[t->nxs++] = (struct x_span){ ts, end,
+                                     dur > children ? dur - children : 0,
+                                     nm };
 }
 
 static void begin(struct stats *st, struct thread *t, struct name *nm,
@@ -483,6 +577,7 @@ static void stats_free(struct stats *st)
   for (size_t i = 0; st->threads && i < THREAD_SLOTS; i++) {
     free(st->threads[i].open);
     free(st->threads[i].done);
+    free(st->threads[i].xs);
   }
   free(st->threads);
   free(st->names);
@@ -747,7 +842,7 @@ static void report_text(FILE *f, const struct stats *st, const twt_tin *in,
                         int64_t span_ns, double rate)
 {
   const struct twt_tin_stats *s = twt_tin_stats(in);
-  char a[64], b[64], nb[NAME_MAX_BYTES * 2];
+  char a[64], b[64], nb[NAME_TEXT_MAX * 2];
   struct name **v;
   struct thread **th;
   struct counter **cv;

@@ -10,10 +10,8 @@
 #include "config.h"
 
 #include "tracein.h"
-#include "command.h"      /* the command-line layer */
 #include "layout.h"       /* TW__LAYOUT_CLOCK_SYNC_ID */
 #include "rotate.h"       /* tw__rotated_name */
-#include "tracewriter.h"  /* tw_now_ns */
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,9 +25,13 @@
 #include <unistd.h>
 
 #define MSG_MAX (2 * PATH_MAX + 256)
+
+#if defined(__GNUC__) || defined(__clang__)
+# define TIN_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+# define TIN_PRINTF(fmt, args)
+#endif
 #define META_SLOTS (2 * TWT_TIN_META_MAX)   /* a power of two */
-#define PROGRESS_DELAY_NS (1000u * 1000u * 1000u)
-#define PROGRESS_EVERY_NS (500u * 1000u * 1000u)
 
 struct file {
   char *path;
@@ -45,7 +47,6 @@ struct meta_slot {
 
 struct twt_tin {
   struct twt_tin_options opts;
-  char command[32];
   struct file *files;
   size_t nfiles, cur;      /* the file being read (== nfiles: done) */
   twt_reader *r;
@@ -60,6 +61,17 @@ struct twt_tin {
   int64_t base_delta, cur_delta, shift;
   int have_base;
 
+  size_t pre_file;         /* 1 + the file whose members were found by
+                              a first pass (all_members), or 0 */
+  char *pre;               /* ... its members */
+  size_t pre_len;
+  int pre_ok;
+  struct twt_scan_big pre_big[TWT_SCAN_BIG_MAX]; /* ... those too big */
+  unsigned pre_nbig;
+  struct twt_scan_big tail_big[TWT_SCAN_BIG_MAX]; /* the tail file's */
+  unsigned tail_nbig;
+  char *tail_path;
+
   int form_known, object_form;
   char *tail;              /* the tail of the last file in the output's
                               form (malloc'd) */
@@ -73,7 +85,7 @@ struct twt_tin {
 
 /* =========================================================== errors */
 
-TWT_CLI_PRINTF(3, 4)
+TIN_PRINTF(3, 4)
 static int fail(twt_tin *t, int rc, const char *fmt, ...)
 {
   va_list ap;
@@ -87,18 +99,20 @@ static int fail(twt_tin *t, int rc, const char *fmt, ...)
   return rc;
 }
 
-TWT_CLI_PRINTF(2, 3)
+/* A warning: given to the caller's opts.warn (the command layer prints
+ * it), never printed here. */
+TIN_PRINTF(2, 3)
 static void warn(const twt_tin *t, const char *fmt, ...)
 {
+  char msg[MSG_MAX];
   va_list ap;
 
-  if (t->opts.quiet)
+  if (t->opts.quiet || !t->opts.warn)
     return;
-  fprintf(stderr, TWT_CLI_PROGRAM " %s: ", t->command);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  t->opts.warn(t->opts.warn_arg, msg);
 }
 
 /* ============================================================ parts */
@@ -204,7 +218,10 @@ static int add_file(twt_tin *t, const char *path, size_t *cap)
   if (S_ISDIR(st.st_mode))
     return fail(t, -EISDIR, "%s: is a directory", path);
   if (!S_ISREG(st.st_mode))
-    return fail(t, -EINVAL, "%s: not a regular file", path);
+    return fail(t, -EINVAL, "%s: not a regular file%s: the commands read "
+                "files, which they may read twice (a first pass finds the "
+                "members after the events); save it to a file first", path,
+                S_ISFIFO(st.st_mode) ? " but a pipe" : "");
   for (size_t i = 0; i < t->nfiles; i++)
     if (t->files[i].dev == st.st_dev && t->files[i].ino == st.st_ino)
       return fail(t, -EEXIST, "%s: the same file as %s, read once only",
@@ -275,8 +292,6 @@ int twt_tin_open(twt_tin **tp, char *const *paths, size_t n,
   }
   if (opts)
     t->opts = *opts;
-  snprintf(t->command, sizeof t->command, "%s",
-           t->opts.command ? t->opts.command : "read");
   for (size_t i = 0; i < n && rc == 0; i++)
     rc = add_path(t, paths[i], &cap);
   if (rc == 0 && t->nfiles == 0)
@@ -300,14 +315,14 @@ static void warn_dropped(twt_tin *t, const struct twt_read_info *info)
   char what[512];
   size_t k = 0;
 
-#define ADD(...) twt_cli_append(what, sizeof what, &k, __VA_ARGS__)
+#define ADD(...) twt_text_append(what, sizeof what, &k, __VA_ARGS__)
   what[0] = '\0';
   if (t->part_dropped)
     ADD("dropped %" PRIu64 " cut %s and other data (%" PRIu64 " %s), the "
         "first at byte %" PRIu64, t->part_dropped,
-        twt_cli_plural(t->part_dropped, "record", "records"),
+        twt_text_plural(t->part_dropped, "record", "records"),
         t->part_dropped_bytes,
-        twt_cli_plural(t->part_dropped_bytes, "byte", "bytes"),
+        twt_text_plural(t->part_dropped_bytes, "byte", "bytes"),
         t->part_first_drop);
   if (info->cut)
     ADD("%sthe document was cut at byte %" PRIu64, k ? "; " : "",
@@ -317,7 +332,7 @@ static void warn_dropped(twt_tin *t, const struct twt_read_info *info)
         info->stop_offset, info->stop_why);
   if (info->skipped)
     ADD("%s%" PRIu64 " %s that %s not objects skipped", k ? "; " : "",
-        info->skipped, twt_cli_plural(info->skipped, "event", "events"),
+        info->skipped, twt_text_plural(info->skipped, "event", "events"),
         info->skipped == 1 ? "is" : "are");
   if (info->members_dropped)
     ADD("%s%" PRIu64 " members besides traceEvents too long to keep",
@@ -339,7 +354,7 @@ static void warn_dropped(twt_tin *t, const struct twt_read_info *info)
 #undef ADD
   if (k)
     warn(t, "%s: %s (kept %" PRIu64 " %s)", name, what, info->records,
-         twt_cli_plural(info->records, "record", "records"));
+         twt_text_plural(info->records, "record", "records"));
 }
 
 /* The file being read ended. */
@@ -365,6 +380,13 @@ static void file_done(twt_tin *t)
       t->tail = p;
       t->tail_len = info->tail_len;
       t->tail_form = info->object_form;
+      t->tail_nbig = 0;
+      free(t->tail_path);
+      if ((t->tail_path = strdup(t->files[t->cur].path)) != NULL &&
+          info->nbig) {
+        t->tail_nbig = info->nbig;
+        memcpy(t->tail_big, info->big, info->nbig * sizeof *info->big);
+      }
     }
   }
   t->base_pos += info->json_bytes;
@@ -561,7 +583,15 @@ int twt_tin_next(twt_tin *t, twt_tin_rec *rec)
   }
 }
 
-const char *twt_tin_members(const twt_tin *t, size_t *len)
+/* Every member of the object the file being read holds besides its
+ * events, those that follow the events too, wherever they stand: once a
+ * record was read, the members before the events are known; those after
+ * them are found by a first pass over the file that only locates members
+ * (its records skipped, not checked: a fraction of the reading's time),
+ * the first time they are asked for.  A file is always read from a path
+ * (the tools read regular files only, never a pipe), so it can be read
+ * twice.  *len set; NULL if there are none. */
+static const char *all_members(twt_tin *t, size_t *len)
 {
   const struct twt_read_info *info;
 
@@ -569,30 +599,114 @@ const char *twt_tin_members(const twt_tin *t, size_t *len)
   if (!t->r)
     return NULL;
   info = twt_reader_info(t->r);
+  if (!info->ended && info->object_form && t->pre_file != t->cur + 1) {
+    struct twt_read_options ro;
+    twt_reader *r2;
+    char msg[64];
+    int rc;
+
+    t->pre_file = t->cur + 1;
+    t->pre_len = 0;
+    t->pre_ok = 0;
+    memset(&ro, 0, sizeof ro);
+    ro.max_record = t->opts.max_record;
+    ro.flags = TWT_READ_MEMBERS_ONLY;
+    if (twt_reader_open(&r2, t->files[t->cur].path, &ro, msg,
+                        sizeof msg) == 0) {
+      twt_read_item it;
+      const struct twt_read_info *i2 = twt_reader_info(r2);
+      while ((rc = twt_reader_next(r2, &it)) > 0)
+        continue;
+      if (i2->object_form && i2->members_len >= info->members_len) {
+        char *p = realloc(t->pre, i2->members_len + 1);
+        if (p) {
+          t->pre = p;
+          memcpy(p, i2->members ? i2->members : "", i2->members_len);
+          t->pre_len = i2->members_len;
+          t->pre_ok = 1;
+          t->pre_nbig = i2->nbig;
+          if (i2->nbig)
+            memcpy(t->pre_big, i2->big, i2->nbig * sizeof *i2->big);
+        }
+      }
+      twt_reader_close(r2);
+    }
+  }
+  if (!info->ended && t->pre_file == t->cur + 1 && t->pre_ok) {
+    *len = t->pre_len;
+    return t->pre_len ? t->pre : NULL;
+  }
   *len = info->members ? info->members_len : 0;
   return info->members;
 }
 
-size_t twt_tin_member(const twt_tin *t, const char *key, char *val,
-                      size_t cap)
+int twt_tin_peek_form(twt_tin *t)
+{
+  struct twt_read_options ro;
+  twt_read_item it;
+  twt_reader *r;
+  char msg[64];
+  int form = -1;
+
+  if (t->nfiles == 0)
+    return -1;
+  memset(&ro, 0, sizeof ro);
+  ro.max_record = t->opts.max_record;
+  if (twt_reader_open(&r, t->files[0].path, &ro, msg, sizeof msg) != 0)
+    return -1;
+  if (twt_reader_next(r, &it) >= 0 && twt_reader_info(r)->records)
+    form = twt_reader_info(r)->object_form;
+  twt_reader_close(r);
+  return form;
+}
+
+const char *twt_tin_members(twt_tin *t, size_t *len)
+{
+  return all_members(t, len);
+}
+
+unsigned twt_tin_big_members(twt_tin *t, const struct twt_scan_big **big,
+                             const char **path)
 {
   const struct twt_read_info *info;
+  size_t len;
+
+  *big = NULL;
+  *path = NULL;
+  if (!t->r) {                    /* after the end: the tail's file */
+    if (!t->tail_nbig || t->tail_form != t->object_form)
+      return 0;
+    *big = t->tail_big;
+    *path = t->tail_path;
+    return t->tail_nbig;
+  }
+  (void)all_members(t, &len);
+  info = twt_reader_info(t->r);
+  *path = t->files[t->cur].path;
+  if (!info->ended && t->pre_file == t->cur + 1 && t->pre_ok) {
+    *big = t->pre_big;
+    return t->pre_nbig;
+  }
+  *big = info->big;
+  return info->nbig;
+}
+
+size_t twt_tin_member(twt_tin *t, const char *key, char *val, size_t cap)
+{
   twt_rec_span v;
   char *obj;
-  size_t n = 0;
+  size_t n = 0, ml;
+  const char *m = all_members(t, &ml);
 
-  if (!t->r || cap == 0)
-    return 0;
-  info = twt_reader_info(t->r);
-  if (!info->members || info->members_len < 2)
+  if (cap == 0 || !m || ml < 2)
     return 0;
   /* ,"a":1,"b":2 -> {"a":1,"b":2} */
-  if (!(obj = malloc(info->members_len + 1)))
+  if (!(obj = malloc(ml + 1)))
     return 0;
   obj[0] = '{';
-  memcpy(obj + 1, info->members + 1, info->members_len - 1);
-  obj[info->members_len] = '}';
-  v = twt_rec_member(obj, info->members_len + 1, key);
+  memcpy(obj + 1, m + 1, ml - 1);
+  obj[ml] = '}';
+  v = twt_rec_member(obj, ml + 1, key);
   if (v.len && v.len < cap) {
     memcpy(val, obj + v.off, v.len);
     val[v.len] = '\0';
@@ -688,64 +802,7 @@ void twt_tin_close(twt_tin *t)
   free(t->files);
   free(t->meta);
   free(t->tail);
+  free(t->pre);
+  free(t->tail_path);
   free(t);
-}
-
-/* ========================================================= progress */
-
-void twt_format_bytes(uint64_t bytes, char *out, size_t outsize)
-{
-  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-  double value = (double)bytes;
-  size_t unit = 0;
-
-  if (bytes < 1024) {
-    snprintf(out, outsize, "%" PRIu64 " %s", bytes,
-             twt_cli_plural(bytes, "byte", "bytes"));
-    return;
-  }
-  value /= 1024;
-  while (value >= 1024 && unit + 1 < sizeof units / sizeof units[0]) {
-    value /= 1024;
-    unit++;
-  }
-  snprintf(out, outsize, "%.1f %s", value, units[unit]);
-}
-
-void twt_progress_init(twt_progress *p, const char *command)
-{
-  memset(p, 0, sizeof *p);
-  p->enabled = isatty(STDERR_FILENO);
-  p->command = command;
-  p->start_ns = tw_now_ns();
-  p->next_ns = p->start_ns + PROGRESS_DELAY_NS;
-}
-
-void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
-                         uint64_t json)
-{
-  char a[32], b[32];
-  uint64_t now;
-
-  if (!p->enabled || (now = tw_now_ns()) < p->next_ns)
-    return;
-  p->next_ns = now + PROGRESS_EVERY_NS;
-  if (total && done <= total) {
-    twt_format_bytes(done, a, sizeof a);
-    twt_format_bytes(total, b, sizeof b);
-    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %3u%% (%s of %s)   ",
-            p->command, (unsigned)(done * 100 / total), a, b);
-  } else {
-    twt_format_bytes(json, a, sizeof a);
-    fprintf(stderr, "\r" TWT_CLI_PROGRAM " %s: %s of JSON read   ",
-            p->command, a);
-  }
-  p->shown = 1;
-}
-
-void twt_progress_end(twt_progress *p)
-{
-  if (p->shown)
-    fprintf(stderr, "\r%70s\r", "");
-  p->shown = 0;
 }

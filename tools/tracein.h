@@ -29,7 +29,8 @@
  * Memory is bounded: one reader at a time, and the table of metadata
  * keys (TWT_TIN_META_MAX of them; past that, metadata records are
  * yielded as they come).  Not thread-safe; different ones are
- * independent.  Warnings (and progress, when asked) go to stderr.
+ * independent.  Nothing is printed: warnings go to the caller's
+ * opts.warn (the command layer prints them).
  */
 #ifndef TWT_TOOLS_TRACEIN_H
 #define TWT_TOOLS_TRACEIN_H
@@ -55,8 +56,11 @@ struct twt_tin_options {
   size_t max_record;       /* the longest record (0: the reader's
                               default) */
   int no_parts;            /* read only the files named */
-  const char *command;     /* prefixes warnings: "tracewriter CMD: " */
   int quiet;               /* no warnings */
+  void (*warn)(void *arg, const char *msg); /* each warning (a line, no
+                              newline; NULL: none); nothing is printed
+                              here */
+  void *warn_arg;
   int events_unparsed;     /* an event whose text begins {"ph":"P" and
                               needs no shift is yielded with r.text,
                               r.len and r.ph only, r.has 0, the other
@@ -120,16 +124,34 @@ int twt_tin_has_file(const twt_tin *t, const char *path);
 int twt_tin_overlaps(const twt_tin *t, const twt_tin *u);
 
 /* The value of the top-level member key of the document being read
- * (members besides traceEvents, read so far: those before it, once a
- * record was read), copied into val[0..cap) as raw JSON, NUL-terminated.
- * Returns its length, or 0 if there is none (or it does not fit). */
-size_t twt_tin_member(const twt_tin *t, const char *key, char *val,
-                      size_t cap);
+ * (its members besides traceEvents, wherever they stand: before the
+ * events or after them; once a record was read), copied into
+ * val[0..cap) as raw JSON, NUL-terminated.  Returns its length, or 0 if
+ * there is none (or it does not fit).  The first call on a file whose
+ * events are followed by members finds them with a first pass over it
+ * (its records skipped). */
+size_t twt_tin_member(twt_tin *t, const char *key, char *val, size_t cap);
 
-/* The members besides traceEvents of the document being read, so far,
- * each as ,"key":value (whitespace as read); NULL if none or no file is
+/* The members besides traceEvents of the document being read, all of
+ * them (those after the events too, found as twt_tin_member does), each
+ * as ,"key":value (whitespace as read); NULL if none or no file is
  * being read.  Valid until the next call on t. */
-const char *twt_tin_members(const twt_tin *t, size_t *len);
+const char *twt_tin_members(twt_tin *t, size_t *len);
+
+/* The members of the document too big to keep in memory (over 1 MiB:
+ * Chrome's stackFrames, samples, systemTraceEvents): where each lies in
+ * the JSON text of the file *path, to be copied from it (twt_cmd_
+ * copy_member).  Those of the document being read (as twt_tin_members
+ * finds them: after the events too), or after the end those of the file
+ * whose tail is twt_tin_tail's.  Returns how many. */
+unsigned twt_tin_big_members(twt_tin *t, const struct twt_scan_big **big,
+                             const char **path);
+
+/* The form of the input's first file, known from its first record
+ * (read by a reader of its own, then closed: nothing of t moves): 1 the
+ * object form, 0 an array, -1 not known (no record in it, or it cannot
+ * be read: the reading proper says why). */
+int twt_tin_peek_form(twt_tin *t);
 
 /* The output's form (1: {"traceEvents":[...]}): that of the first file
  * with a record (of the last file read while there is none); and the
@@ -159,31 +181,9 @@ uint64_t twt_tin_total_bytes(const twt_tin *t);
 
 void twt_tin_close(twt_tin *t);
 
-/* ------------------------------------------------------------ progress */
-
-/* A line on stderr, rewritten twice a second, once the work has taken
- * more than a second, when stderr is a terminal: "tracewriter CMD: 41%
- * (1.1 GiB of 2.7 GiB)" or, when the total is unknown (gzip), the JSON
- * bytes read. */
-typedef struct twt_progress {
-  int enabled;
-  int shown;
-  const char *command;
-  uint64_t start_ns, next_ns;
-} twt_progress;
-
-void twt_progress_init(twt_progress *p, const char *command);
-/* done of total (0: unknown) input bytes, json bytes read. */
-void twt_progress_update(twt_progress *p, uint64_t done, uint64_t total,
-                         uint64_t json);
-void twt_progress_end(twt_progress *p);
-
 /* The input bytes of t read so far (plain files: exact; gzip files:
  * counted when each ends), for progress. */
 uint64_t twt_tin_done_bytes(const twt_tin *t);
-
-/* Write bytes for people into out: "512 bytes", "3.4 KiB", "1.2 GiB". */
-void twt_format_bytes(uint64_t bytes, char *out, size_t outsize);
 
 #ifdef __cplusplus
 }
