@@ -215,6 +215,8 @@ static void run(int nthreads, int sink, int rotation, int what)
   char optstr[200], err[200];
   producer ps[THREADS_MAX];
   pthread_t th[THREADS_MAX], bth;
+  /* At least 4,000 events a thread (about 240 KB of JSON), however
+   * scaled down: enough to rotate at 16 KiB, and at 4 KiB of gzip. */
   int next[THREADS_MAX], n = (int)tu_scaled(20000) + 1;
   unsigned long finished;
   beside b;
@@ -224,6 +226,8 @@ static void run(int nthreads, int sink, int rotation, int what)
   place p;
   int rc;
 
+  if (n < 4001)
+    n = 4001;
   place_new(&p, sink == 3);
   snprintf(optstr, sizeof optstr, "sink=%s,%s,keep=all,buffer=4KiB,"
            "chunk=4KiB", sink_names[sink],
