@@ -8,7 +8,9 @@
 # crate's tests find tests/jsonlint and tools/tracewriter through
 # top_builddir.  First checks that src/ffi.rs declares every function of
 # the header, so the binding cannot silently fall behind the C API.
-# Then: once with no feature, once with serde, tracing and static; that
+# Then: once with no feature (the library's and the integration tests,
+# rust/tests/integration, one program), once with serde, tracing and
+# static (those, the doctests and the example); that
 # build.rs warns, naming TRACEWRITER_LIB_DIR, when it falls back to a bare
 # -ltracewriter; and that a crate depending on this one with the static
 # feature runs with no LD_LIBRARY_PATH.
@@ -171,11 +173,17 @@ run()
 # (its runtime is preloaded, not linked).
 features=serde,tracing,static
 [ -n "$preload" ] && features=serde,tracing
+# The doctests and the example are built once, with every feature: the
+# pass without features adds nothing to them but its CPU time.
 for f in "" "$features"; do
-  echo "== cargo test${f:+ --features $f}"
-  # shellcheck disable=SC2086 # targets, CARGO_TEST_ARGS: word lists
+  pass_targets=$targets
+  if [ -z "$f" ] && [ -z "$targets" ]; then
+    pass_targets="--lib --tests"
+  fi
+  echo "== cargo test${f:+ --features $f}${pass_targets:+ $pass_targets}"
+  # shellcheck disable=SC2086 # pass_targets, CARGO_TEST_ARGS: word lists
   run "$CARGO" test --offline --locked --manifest-path "$crate/Cargo.toml" \
-    ${f:+--features "$f"} $targets $CARGO_TEST_ARGS || fail=1
+    ${f:+--features "$f"} $pass_targets $CARGO_TEST_ARGS || fail=1
 done
 
 # The fallback to a bare -ltracewriter says what to set.

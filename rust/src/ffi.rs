@@ -2,7 +2,7 @@
 //!
 //! These mirror the header field for field (`#[repr(C)]`, the C types of
 //! `std::os::raw`); the crate's tests check them against the linked
-//! library (see `tests/layout.rs`).  Everything here is `unsafe` to call
+//! library (see `tests/integration/layout.rs`).  Everything here is `unsafe` to call
 //! and follows the header's contracts; the rest of the crate is the safe
 //! interface over it.  `std::os::raw` rather than `std::ffi::c_char`:
 //! the latter is Rust 1.64, and the crate builds with 1.63.
@@ -307,7 +307,7 @@ extern "C" {
 }
 
 // The layout of the LP64 ABI (x86_64, aarch64...), checked at compile
-// time; tests/layout.rs checks the fields against the library itself.
+// time; tests/integration/layout.rs checks the fields against the library itself.
 #[cfg(target_pointer_width = "64")]
 const _: () = {
     assert!(std::mem::size_of::<tw_options>() == 128);

@@ -483,3 +483,13 @@ impl Rng {
         lo + self.next() % (hi - lo + 1)
     }
 }
+
+/// The name libtest knows a test by, for `--exact`: its module's path
+/// without the crate's name (the integration tests are modules of one
+/// test program, tests/integration/main.rs), then the function's name.
+pub fn test_path(module: &str, test: &str) -> String {
+    match module.split_once("::") {
+        Some((_, inner)) => format!("{}::{}", inner, test),
+        None => test.to_string(),
+    }
+}

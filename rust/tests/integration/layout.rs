@@ -2,11 +2,10 @@
 //! every tw_options field written by the library's own parser and read
 //! back through ours, the struct sizes as the library sees them, and
 //! tw_stats filled by the library.  (tw_event and tw_arg: every field is
-//! written and read back from the file in tests/phases.rs.)
+//! written and read back from the file in tests/integration/phases.rs.)
 
-mod common;
 
-use common::{events_after_head, load, TempDir};
+use crate::common::{events_after_head, load, TempDir};
 use std::mem::size_of;
 use std::time::Duration;
 use tracewriter::ffi::{self, tw_options, tw_stats};

@@ -2,9 +2,8 @@
 //! field by field, and where it differs on purpose (flush keeps earlier
 //! events; the process-wide writer of TRACEWRITER_OUT).
 
-mod common;
 
-use common::{events_after_head, load, parse, TempDir, J};
+use crate::common::{self, events_after_head, load, parse, TempDir, J};
 use std::borrow::Cow;
 use std::io;
 use std::path::Path;
@@ -221,11 +220,12 @@ fn push_with_args_writes_every_value_kind() {
 /// Run this test binary again as a child, running one ignored test with
 /// the given environment.
 fn child(test: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let test = common::test_path(module_path!(), test);
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--ignored",
         "--exact",
-        test,
+        &test,
         "--test-threads=1",
         "--nocapture",
     ]);

@@ -1,9 +1,8 @@
 //! Threads: one writer shared by several threads, each thread's events in
 //! the order it emitted them; the types are Send and Sync.
 
-mod common;
 
-use common::{events_after_head, load, Rng, TempDir};
+use crate::common::{events_after_head, load, Rng, TempDir};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tracewriter::compat::TraceWriter;

@@ -2,9 +2,8 @@
 //! refused before a byte is written, the file still strictly valid; the
 //! sticky I/O error.
 
-mod common;
 
-use common::{events_after_head, load, TempDir, J};
+use crate::common::{events_after_head, load, TempDir, J};
 use std::io;
 use tracewriter::{code, Arg, Error, Event, Options, Scope, Sink, Value, Writer};
 

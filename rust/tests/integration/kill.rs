@@ -3,9 +3,9 @@
 //! `tracewriter repair` makes strictly valid, holding every event it had
 //! committed before the kill, in order.
 
-mod common;
+use crate::common;
 
-use common::{events_after_head, parse, tool, Rng, TempDir, J};
+use crate::common::{events_after_head, parse, tool, Rng, TempDir, J};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -122,7 +122,7 @@ fn a_killed_writer_leaves_its_last_commit() {
                 .args([
                     "--ignored",
                     "--exact",
-                    "child_writes_until_killed",
+                    &common::test_path(module_path!(), "child_writes_until_killed"),
                     "--test-threads=1",
                     "--nocapture",
                 ])

@@ -3,9 +3,8 @@
 //! library writes, and `read_events`.
 #![cfg(feature = "serde")]
 
-mod common;
 
-use common::{load, load_all, parse, TempDir, J};
+use crate::common::{load, load_all, parse, TempDir, J};
 use serde_json::json;
 use std::io;
 use std::path::Path;

@@ -2,9 +2,9 @@
 //! through a strict JSON reader, field by field; typed arguments; the
 //! options reaching the file.
 
-mod common;
+use crate::common;
 
-use common::{events_after_head, load, parse, TempDir, J};
+use crate::common::{events_after_head, load, parse, TempDir, J};
 use tracewriter::{now_ns, Arg, Event, Format, Options, Scope, Sink, Value, Writer};
 
 /// The kernel id of the calling thread, as the library writes by default.
