@@ -10,8 +10,8 @@
 # SIGTERM to the test and to every process it started, SIGKILL 30 s
 # later; an interrupt (^C) is passed on to the test.  Without a timeout(1)
 # that takes -k (coreutils; busybox 1.30 or later), the test runs without
-# this deadline.  Its last line of output is its wall time, which
-# tests/slowest.sh collects.  Exit status: the test's, or 124 (137 after
+# this deadline.  Its last line of output is its wall and CPU
+# time, which tests/slowest.sh collects.  Exit status: the test's, or 124 (137 after
 # SIGKILL) when the deadline passed, 99 for a bad TW_TEST_TIMEOUT.
 
 limit=${TW_TEST_TIMEOUT:-900}
@@ -39,8 +39,10 @@ remove_scratch()
   rm -rf "$scratch" "$fast"
 }
 
-# The test's wall time goes to the end of its log, where
-# tests/slowest.sh reads it.
+# The test's wall time, and the CPU time of it and of every process it
+# waited for (times: the second line), go to the end of its log, where
+# tests/slowest.sh reads them: on a busy machine the CPU time is the
+# steadier figure of what a test costs.
 start=$(date +%s%N 2>/dev/null)
 wall_time()
 {
@@ -49,14 +51,20 @@ wall_time()
     *[!0-9]*|'') return;;
   esac
   ms=$(( (end - start) / 1000000 ))
-  printf 'deadline.sh: wall time %d.%01d s\n' $((ms / 1000)) $((ms % 1000 / 100))
+  # times in the shell itself: a subshell would report its own.
+  times >"$scratch/.times" 2>/dev/null
+  cpu=$(awk 'NR == 2 { n = split($0, f, /[ ms]+/); t = 0
+                      for (i = 1; i + 1 <= n; i += 2) t += f[i] * 60 + f[i + 1]
+                      printf "%.1f", t }' "$scratch/.times")
+  printf 'deadline.sh: wall time %d.%01d s, cpu %s s\n' \
+    $((ms / 1000)) $((ms % 1000 / 100)) "${cpu:-?}"
 }
 
 if [ "$limit" -eq 0 ] || ! timeout -k 1 10 true >/dev/null 2>&1; then
   "$@"
   status=$?
-  remove_scratch
   wall_time
+  remove_scratch
   exit $status
 fi
 
@@ -79,6 +87,6 @@ case $status in
     echo "deadline.sh: $1 ran for more than $limit s (TW_TEST_TIMEOUT=${TW_TEST_TIMEOUT:-900}, plus 30): stopped" >&2
     ;;
 esac
-remove_scratch
 wall_time
+remove_scratch
 exit $status

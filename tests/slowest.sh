@@ -3,7 +3,7 @@
 # run, one line each, so that whoever adds a test sees what it costs.
 #
 # Makefile.am makes its log depend on every other test's log, so it runs
-# after them.  It reads the wall time that tests/deadline.sh writes at the
+# after them.  It reads the wall and CPU time that tests/deadline.sh writes at the
 # end of each log named in TW_TEST_LOGS (make check's TEST_LOGS) and
 # prints the table on descriptor 9, which make check points at the
 # terminal (AM_TESTS_FD_REDIRECT), as well as into its own log.  A log
@@ -17,7 +17,7 @@ table=$(
   for log in ${TW_TEST_LOGS:-}; do
     case $log in */slowest.sh.log) continue;; esac
     [ -f "$log" ] || continue
-    sed -n 's/^deadline\.sh: wall time \([0-9][0-9]*\.[0-9]\) s$/\1/p' "$log" |
+    sed -n 's/^deadline\.sh: wall time \([0-9][0-9]*\.[0-9]\) s, cpu \([0-9.?]*\) s$/\1 \2/p' "$log" |
       tail -n 1 | sed "s|\$| ${log%.log}|"
   done | sort -k1,1nr | head -n 10
 )
@@ -28,8 +28,8 @@ fi
 
 report()
 {
-  echo "The ten slowest tests of this run (wall seconds):"
-  printf '%s\n' "$table" | awk '{ printf "  %7.1f  %s\n", $1, $2 }'
+  echo "The ten slowest tests of this run (seconds of wall and of CPU time):"
+  printf '%s\n' "$table" | awk '{ printf "  %7.1f wall %7s cpu  %s\n", $1, $2, $3 }'
 }
 report
 # Descriptor 9 is the terminal under make check; elsewhere it may not be
