@@ -411,8 +411,12 @@ static void test_cli(void **state)
 
 #define LIVE_THREADS 3
 #define LIVE_SNAPSHOTS 300
-#define LIVE_PER_SNAPSHOT 10          /* records per thread per snapshot */
-#define LIVE_MAX_RECORDS ((LIVE_SNAPSHOTS + 2) * LIVE_PER_SNAPSHOT)
+/* Records per thread per snapshot: 10 at TW_TEST_SCALE=1, 1 at the
+ * default scale.  Each snapshot copies and checks the whole file, so the
+ * test's cost grows with the square of the file: the snapshots, the
+ * thing tested, stay 300, the records between two of them scale. */
+static unsigned live_per_snapshot;
+#define LIVE_MAX_RECORDS ((LIVE_SNAPSHOTS + 2) * (uint64_t)live_per_snapshot)
 
 /* Shared between the test and its writing child. */
 typedef struct live_shared {
@@ -458,7 +462,7 @@ typedef struct live_thread {
 } live_thread;
 
 /* A writing thread of the child: records until asked to stop, paced so
- * that the file grows with the snapshots, not faster (LIVE_PER_SNAPSHOT
+ * that the file grows with the snapshots, not faster (live_per_snapshot
  * records per snapshot begun, a short sleep after each, so that they are
  * written while the test reads). */
 static void *live_writer(void *arg)
@@ -472,7 +476,7 @@ static void *live_writer(void *arg)
          j < LIVE_MAX_RECORDS) {
     uint64_t allowed = (__atomic_load_n(&shared->snapshots,
                                         __ATOMIC_ACQUIRE) + 1) *
-                       LIVE_PER_SNAPSHOT;
+                       live_per_snapshot;
     tw_arg args[2];
     int rc;
 
@@ -516,7 +520,8 @@ static void live_child(const char *path, const live_sink *sink)
   o.process_name = "live";
   o.sink = sink->sink;
   o.buffer_size = 4096;            /* commits often */
-  o.mmap_chunk = 64 * 1024;        /* the mmap tail moves often */
+  /* The mmap tail moves often: every ten snapshots or so. */
+  o.mmap_chunk = 8 * 1024 * (size_t)live_per_snapshot;
   if (!(w = tw_open(path, &o, &err))) {
     shared->failed = err ? err : -1;
     _exit(2);
@@ -603,6 +608,26 @@ static char *copy_text(const char *path, int gzip, size_t *len)
   return text;
 }
 
+/* Halfway, the snapshots must have a record to see, however slowly the
+ * writer runs on a loaded machine: wait until a thread began its second
+ * record, so its first is written and flushed (file, gzip: flush_every)
+ * or in the mapping (mmap); the snapshots after this one see it. */
+static void wait_first_record(pid_t pid, const live_sink *sink)
+{
+  int status;
+
+  for (;;) {
+    for (unsigned t = 0; t < sink->threads; t++)
+      if (__atomic_load_n(&shared->begun[t], __ATOMIC_ACQUIRE) >= 2)
+        return;
+    if (__atomic_load_n(&shared->failed, __ATOMIC_ACQUIRE) ||
+        waitpid(pid, &status, WNOHANG) == pid)
+      fail_msg("%s: the writer stopped before its second record (%s)",
+               sink->name, tw_strerror(shared->failed));
+    sched_yield();
+  }
+}
+
 static void check_live(const live_sink *sink)
 {
   char *dir = tt_make_fast_dir();
@@ -615,6 +640,7 @@ static void check_live(const live_sink *sink)
   int status;
   pid_t pid;
 
+  live_per_snapshot = (unsigned)tu_scaled(10);
   for (unsigned t = 0; t < LIVE_THREADS; t++) {
     stamp[t] = calloc(LIVE_MAX_RECORDS, sizeof *stamp[t]);
     assert_non_null(stamp[t]);
@@ -643,6 +669,8 @@ static void check_live(const live_sink *sink)
     int rc;
 
     __atomic_add_fetch(&shared->snapshots, 1, __ATOMIC_RELEASE);
+    if (s == LIVE_SNAPSHOTS / 2)
+      wait_first_record(pid, sink);
     twt_snapshot_options_init(&o);
     rc = twt_snapshot_file(path, out, &o, &rep, err, sizeof err);
     for (unsigned t = 0; t < LIVE_THREADS; t++)
