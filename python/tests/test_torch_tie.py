@@ -310,6 +310,32 @@ class TestTieTrace(TraceTest):
         self.assertEqual(info["baseTimeNanoseconds"], base - 30 * MS)
         self.assertEqual(run.check_merged(dst), 9)
 
+    def test_the_narrowest_of_several_anchor_runs(self):
+        # sync_with ran the anchor twice (preempted in the first run's
+        # bracket, whose middle is 0.5 ms early): the second, narrow one
+        # ties the trace, found by its order among the anchor events.
+        run = Run(self)
+        first = run.anchor_mono - 2 * MS
+        text, _ = run.legacy()
+        ev = ('{"name": "%s", "ph": "X", "ts": %d, "dur": 10, "tid": 1, '
+              '"pid": "CPU functions", "args": {}}, '
+              % (twt.ANCHOR, (run.wall(first) - (run.wall(run.anchor_mono)
+                                                 - 3 * MS)) // 1000))
+        text = text.replace("[", "[" + ev, 1)
+        src = self.write("two-anchors.json", text)
+        narrow = (run.anchor_mono - 2000, run.anchor_mono + 12_000)
+        wide = (first - 1500 * 1000, first + 500 * 1000 + 10_000)
+        sync = twt.Sync(narrow[0], narrow[1], run.offset,
+                        windows=[wide, narrow])
+        dst, _, info = self.tie(src, sync)
+        self.assertEqual(info["anchor_window_ns"], 14_000)
+        self.assertEqual(run.check_merged(dst), 9)
+        # Taken for the first run's event, it would be 0.5 ms off.
+        bad = twt.Sync(wide[0], wide[1], run.offset, windows=[wide, narrow])
+        dst, _, _ = self.tie(src, bad, dst="off.json")
+        with self.assertRaises(AssertionError):
+            run.check_merged(dst)
+
     def test_kineto_2_4_without_the_anchor_keeps_its_base(self):
         run = Run(self)
         text, base = run.kineto("2.4", anchor=False)
