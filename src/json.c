@@ -456,10 +456,15 @@ after:
       goto fail;
     goto done;
   }
+  /* A comma right after the value first (the library's layout, and
+   * most of what other programs write, has no whitespace there). */
+  if (p < e && *p == ',')
+    goto comma;
   SKIP_WS();
   if (p >= e)
     goto fail;
   if (*p == ',') {
+comma:
     p++;
     SKIP_WS();
     if (in_obj)
@@ -482,10 +487,14 @@ key:
     goto fail_unknown;
   if (members && depth == 1)
     kend = p;
-  SKIP_WS();
-  if (p >= e || *p != ':')
-    goto fail;
-  p++;
+  if (p < e && *p == ':') {       /* the colon right after the key */
+    p++;
+  } else {
+    SKIP_WS();
+    if (p >= e || *p != ':')
+      goto fail;
+    p++;
+  }
   SKIP_WS();
   if (members && depth == 1) {
     val = p;
