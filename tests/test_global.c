@@ -28,18 +28,7 @@
 /* A fresh temporary directory (malloc'ed path). */
 static char *make_dir(void)
 {
-  const char *tmp = getenv("TMPDIR");
-  size_t n;
-  char *dir;
-
-  if (!tmp || !*tmp)
-    tmp = "/tmp";
-  n = strlen(tmp) + 32;
-  dir = malloc(n);
-  assert_non_null(dir);
-  snprintf(dir, n, "%s/twglobal-XXXXXX", tmp);
-  assert_non_null(mkdtemp(dir));
-  return dir;
+  return tu_tmpdir("twglobal-");
 }
 
 static char *join(const char *dir, const char *name)

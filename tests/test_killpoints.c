@@ -336,11 +336,10 @@ static unsigned kill_everywhere(const config *c, int rotate)
 
   for (size_t s = 0; s < NSYSCALLS; s++) {
     for (unsigned k = 1;; k++) {
-      char dir[] = "/tmp/twkillXXXXXX", path[4200], base[64], ctx[256];
+      char *dir = tu_tmpdir("twkill"), path[4200], base[64], ctx[256];
       long committed;
       int status;
 
-      assert_non_null(mkdtemp(dir));
       snprintf(base, sizeof base, "trace%s", c->suffix);
       snprintf(path, sizeof path, "%s/%s", dir, base);
       snprintf(ctx, sizeof ctx, "%s, %s, killed at %s #%u", c->name,
@@ -350,6 +349,7 @@ static unsigned kill_everywhere(const config *c, int rotate)
         fail_msg("%s: the child failed (exit %d)", ctx, WEXITSTATUS(status));
       check_dir(dir, base, c, committed, ctx);
       remove_dir(dir);
+      free(dir);
       if (WIFEXITED(status))
         break;                         /* it ran to its end: no K-th call */
       kills[s]++;

@@ -105,15 +105,33 @@ unsigned long tu_scaled(unsigned long n)
 
 /* ------------------------------------------------------- files, traces */
 
-char *tu_tmppath(const char *suffix)
+/* $TMPDIR, or /tmp where it is not set. */
+static const char *tmp_base(void)
 {
   const char *dir = getenv("TMPDIR");
+
+  return dir && *dir ? dir : "/tmp";
+}
+
+char *tu_tmpdir(const char *prefix)
+{
+  const char *base = tmp_base();
+  size_t n = strlen(base) + strlen(prefix) + 16;
+  char *dir = malloc(n);
+
+  assert_non_null(dir);
+  snprintf(dir, n, "%s/%sXXXXXX", base, prefix);
+  assert_non_null(mkdtemp(dir));
+  return dir;
+}
+
+char *tu_tmppath(const char *suffix)
+{
+  const char *dir = tmp_base();
   size_t n;
   char *path;
   int fd;
 
-  if (!dir || !*dir)
-    dir = "/tmp";
   n = strlen(dir) + strlen(suffix) + 32;
   path = malloc(n);
   assert_non_null(path);

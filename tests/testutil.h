@@ -49,6 +49,9 @@ unsigned long tu_scaled(unsigned long n);
  * ".json"), under $TMPDIR or /tmp.  The file exists (created empty);
  * free() the path, tu_cleanup() removes the file. */
 char *tu_tmppath(const char *suffix);
+/* A new, empty temporary directory named prefix + six random characters,
+ * under $TMPDIR or /tmp (malloc'ed path; the test removes it). */
+char *tu_tmpdir(const char *prefix);
 /* Remove the file and free the path (NULL is fine). */
 void tu_cleanup(char *path);
 
