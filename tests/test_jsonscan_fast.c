@@ -467,7 +467,8 @@ static void read_all(const char *path, unsigned flags, size_t max_record,
   if (out->info.tail)
     snprintf(out->tail, sizeof out->tail, "%.*s", (int)out->info.tail_len,
              out->info.tail);
-  out->info.tail = out->info.stop_why = out->info.members = NULL;
+  out->info.tail = NULL;
+  out->info.doc = NULL;
   twt_reader_close(r);
 }
 

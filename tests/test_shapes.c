@@ -1,6 +1,6 @@
-/* test_shapes.c -- the general reader (tools/jsonscan.c behind
- * tools/reader.c): every shape of Chrome Trace Event JSON that other
- * programs write, read by every command
+/* test_shapes.c -- the general reader (tools/jsonscan.c behind the
+ * descriptor of tools/front_general.c): every shape of Chrome Trace
+ * Event JSON that other programs write, read by every command
  *
  * Each test writes its file itself, in the shape another producer
  * writes: the PyTorch profiler's (Kineto) pretty-printed object with

@@ -313,6 +313,37 @@ int twt_cli_parse_size(const char *text, size_t *out)
   return 0;
 }
 
+void twt_cli_describe_damage(char *buf, size_t size, size_t *n,
+                             const struct twt_cli_damage *d)
+{
+#define ADD(...) twt_cli_append(buf, size, n, __VA_ARGS__)
+  if (d->dropped_records)
+    ADD("%sdropped %" PRIu64 " %s %s (%" PRIu64 " %s)", d->sep,
+        d->dropped_records, d->cut_word,
+        twt_cli_plural(d->dropped_records, "record", "records"),
+        d->dropped_bytes, twt_cli_plural(d->dropped_bytes, "byte",
+                                         "bytes"));
+  if (d->junk_bytes)
+    ADD("%sdropped %" PRIu64 " %s of other data", d->sep, d->junk_bytes,
+        twt_cli_plural(d->junk_bytes, "byte", "bytes"));
+  if (!d->had_tail)
+    ADD("; the tail was missing");
+  if (d->gzip_cut)
+    ADD("; the gzip data was cut");
+  if (d->gzip_corrupt)
+    ADD("; the gzip data was corrupt");
+  if (d->gzip_stale)
+    ADD("; its end was stale bytes of an earlier commit");
+  if (d->gzip_discarded)
+    ADD("; %" PRIu64 " inflated %s from the damaged end unused",
+        d->gzip_discarded, twt_cli_plural(d->gzip_discarded, "byte",
+                                          "bytes"));
+  if (d->gzip_trailing)
+    ADD("; ignored %" PRIu64 " %s after the gzip data", d->gzip_trailing,
+        twt_cli_plural(d->gzip_trailing, "byte", "bytes"));
+#undef ADD
+}
+
 int twt_cli_usage_error(const char *command, void (*usage)(FILE *),
                         const char *fmt, ...)
 {

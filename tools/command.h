@@ -104,6 +104,25 @@ int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
 #define twt_cli_append twt_text_append
 #define twt_cli_plural twt_text_plural
 
+/* What the reading of a trace dropped or found damaged, as repair and
+ * snapshot report it (their summaries share these words). */
+struct twt_cli_damage {
+  const char *sep;         /* before "dropped": "; " or ", " */
+  const char *cut_word;    /* "cut" or "partial" (records) */
+  uint64_t dropped_records, dropped_bytes, junk_bytes;
+  int had_tail, gzip_cut, gzip_corrupt, gzip_stale;
+  uint64_t gzip_discarded, gzip_trailing;
+};
+
+/* Append to buf (size bytes, *n used; NUL-terminated) what d says, in
+ * the order: "SEP dropped N CUT_WORD records (N bytes)", "SEP dropped N
+ * bytes of other data", "; the tail was missing", "; the gzip data was
+ * cut", "... corrupt", "; its end was stale bytes of an earlier
+ * commit", "; N inflated bytes from the damaged end unused", "; ignored
+ * N bytes after the gzip data" -- each only when it holds. */
+void twt_cli_describe_damage(char *buf, size_t size, size_t *n,
+                             const struct twt_cli_damage *d);
+
 /* ================================================ the trace commands */
 
 /* The options every trace command takes. */

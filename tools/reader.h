@@ -51,12 +51,14 @@
  * One reader is not thread-safe; different readers are independent.  No
  * function prints or exits.
  *
- * Two front ends: a file that begins as the library's files do (the
- * head line, then a record on one line) is read by the crash-layout
- * reader described above; any other file -- a Chrome Trace Event JSON
- * document of any shape, from any program -- by the general reader
- * (tools/jsonscan.h), chosen by sniffing its first bytes, never its name
- * (TWT_READ_LAYOUT and TWT_READ_GENERAL force one).  Both yield the same
+ * Two front ends, peers behind one descriptor (tools/front.h), bid on
+ * the file's first bytes, never its name: a file that provably begins as
+ * the library's files do (its head line, then the process_name and
+ * clock records, each on one line) is read by the crash-layout reader
+ * described above (tools/front_layout.c); any other file -- a Chrome
+ * Trace Event JSON document of any shape, from any program -- by the
+ * general reader (tools/front_general.c, tools/jsonscan.h).
+ * TWT_READ_LAYOUT and TWT_READ_GENERAL force one.  Both yield the same
  * items; the general reader's TWT_ITEM_CUT items are records that are not
  * valid JSON, and its info.tail, for the object form, holds the
  * document's other members: "],\"key\":value...}".
@@ -120,7 +122,7 @@ extern "C" {
                                      (tools/jsonscan.h) whatever the file
                                      holds */
 #define TWT_READ_MEMBERS_ONLY 32u  /* only find the document's members
-                                     (info.members, those after the
+                                     (info.doc->members, those after the
                                      events too): the general reader,
                                      its records skipped, none yielded:
                                      the first pass of a command that
@@ -207,28 +209,20 @@ struct twt_read_info {
   unsigned gzip_members;   /* gzip members read (several: one after the
                               other, as gzip -d does) */
 
-  /* The general reader (any Chrome JSON trace, tools/jsonscan.h). */
-  int general;             /* the file is read by it: it does not begin
-                              as the library's layout does */
-  int bom;                 /* it began with a UTF-8 byte-order mark */
-  uint64_t skipped;        /* events that are not objects, skipped */
-  uint64_t stray_commas;   /* commas with no element before them */
-  uint64_t members_dropped; /* members besides traceEvents not kept */
-  int cut;                 /* the data ended inside the document */
-  int stopped;             /* the text stopped making sense (records
-                              after that point are not read) */
-  uint64_t stop_offset;    /* where it was cut or stopped */
-  const char *stop_why;    /* ... and why ("" if neither) */
-  const char *members;     /* the object's members besides traceEvents
-                              read so far, each as ,"key":value (NULL:
-                              none); valid until the next call */
-  size_t members_len;
-  size_t members_before;   /* ... of which bytes came before the events
-                              (the rest followed them) */
-  const struct twt_scan_big *big; /* members over 1 MiB, not kept: where
-                              each lies in the JSON text (nbig of them),
-                              for a command to copy from the file */
-  unsigned nbig;
+  int general;             /* read by the general reader (the text is
+                              not provably the library's layout) */
+  /* The document as the front end that reads it found it: its members
+   * besides traceEvents (doc->members, each as ,"key":value, those after
+   * the events too once read; NULL: none), the members over 1 MiB not
+   * kept (doc->big, doc->nbig: where each lies in the JSON text, for a
+   * command to copy from the file), and, from the general reader, what
+   * it skipped (doc->skipped, stray_commas, members_dropped, bom) and
+   * where the text was cut or stopped making sense (doc->cut, stopped,
+   * stop_offset, stop_why).  The general reader's own info
+   * (tools/jsonscan.h), not a copy; the crash-layout reader fills only
+   * the members its head and tail hold.  Never NULL; valid until the
+   * next call. */
+  const struct twt_scan_info *doc;
 };
 
 typedef struct twt_reader twt_reader;

@@ -293,30 +293,12 @@ void twt_repair_describe(const char *in, const char *out,
   }
   ADD("%s: kept %" PRIu64 " %s", in, rep->kept_records,
       plural(rep->kept_records, "record", "records"));
-  if (rep->dropped_records)
-    ADD(", dropped %" PRIu64 " partial %s (%" PRIu64 " %s)",
-        rep->dropped_records,
-        plural(rep->dropped_records, "record", "records"),
-        rep->dropped_bytes, plural(rep->dropped_bytes, "byte", "bytes"));
-  if (rep->junk_bytes)
-    ADD(", dropped %" PRIu64 " %s of other data", rep->junk_bytes,
-        plural(rep->junk_bytes, "byte", "bytes"));
   if (!rep->dropped_records && !rep->junk_bytes)
     ADD(", dropped nothing");
-  if (!rep->had_tail)
-    ADD("; the tail was missing");
-  if (rep->gzip_cut)
-    ADD("; the gzip data was cut");
-  if (rep->gzip_corrupt)
-    ADD("; the gzip data was corrupt");
-  if (rep->gzip_stale)
-    ADD("; its end was stale bytes of an earlier commit");
-  if (rep->gzip_discarded)
-    ADD("; %" PRIu64 " inflated %s from the damaged end unused",
-        rep->gzip_discarded, plural(rep->gzip_discarded, "byte", "bytes"));
-  if (rep->gzip_trailing)
-    ADD("; ignored %" PRIu64 " %s after the gzip data", rep->gzip_trailing,
-        plural(rep->gzip_trailing, "byte", "bytes"));
+  twt_cli_describe_damage(buf, size, &n, &(struct twt_cli_damage){
+    ", ", "partial", rep->dropped_records, rep->dropped_bytes,
+    rep->junk_bytes, rep->had_tail, rep->gzip_cut, rep->gzip_corrupt,
+    rep->gzip_stale, rep->gzip_discarded, rep->gzip_trailing });
   if (!rep->written)
     ADD("; nothing written (dry run)");
   else if (rep->in_place)

@@ -716,7 +716,10 @@ static void set_start(struct slice *sl, int64_t start)
 
 /* --clip: the complete event r (its text[0..len) as it is to be
  * written, at ts moved) cut to the window: ts and dur rewritten, to the
- * nanosecond, when it crosses an edge.  0 or -1 (sl->err set). */
+ * nanosecond, when it crosses an edge -- in r's own text, at the spans
+ * the reader found while it checked the record (the moved ts is
+ * replaced anyway): no second scan of its members.  0 or -1 (sl->err
+ * set). */
 static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
                 const char **text, size_t *len)
 {
@@ -727,23 +730,20 @@ static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
   const char *with[2];
   size_t wlen[2];
   twt_rec_span at[2];
-  twt_rec c;
 
   if (b == ts && e == end)
     return 0;                     /* inside: byte for byte */
-  if (twt_rec_parse(&c, *text, *len) != 0)
-    return 0;
-  if (!c.ts_v.len || !c.dur_v.len)
+  if (!r->ts_v.len || !r->dur_v.len)
     return 0;
   {
-    int dur_first = c.dur_v.off < c.ts_v.off;   /* edits in text order */
+    int dur_first = r->dur_v.off < r->ts_v.off;   /* edits in text order */
     /* A value written as a string ("ts":"4") stays one. */
-    int ts_q = c.text[c.ts_v.off] == '"';
-    int dur_q = c.text[c.dur_v.off] == '"';
-    at[dur_first] = c.ts_v;
+    int ts_q = r->text[r->ts_v.off] == '"';
+    int dur_q = r->text[r->dur_v.off] == '"';
+    at[dur_first] = r->ts_v;
     with[dur_first] = tst;
     wlen[dur_first] = twt_rec_us_text(b, tst + ts_q);
-    at[!dur_first] = c.dur_v;
+    at[!dur_first] = r->dur_v;
     with[!dur_first] = durt;
     wlen[!dur_first] = twt_rec_us_text(e - b, durt + dur_q);
     if (ts_q) {
@@ -755,7 +755,7 @@ static int clip(struct slice *sl, const twt_rec *r, int64_t ts,
       wlen[!dur_first] += 2;
     }
   }
-  if (twt_cmd_edit(*text, *len, at, with, wlen, 2, &sl->clipped, text,
+  if (twt_cmd_edit(r->text, r->len, at, with, wlen, 2, &sl->clipped, text,
                    len) != 0) {
     sl->err = twt_cmd_error(CMD, "out of memory");
     return -1;

@@ -147,23 +147,12 @@ void twt_snapshot_describe(const char *in, const char *out,
   ADD("%s: copied %" PRIu64 " %s to %s", in, rep->records,
       plural(rep->records, "record", "records"),
       out && strcmp(out, "-") != 0 ? out : STDOUT_NAME);
-  if (rep->dropped_records)
-    ADD("; dropped %" PRIu64 " cut %s (%" PRIu64 " %s)",
-        rep->dropped_records,
-        plural(rep->dropped_records, "record", "records"),
-        rep->dropped_bytes, plural(rep->dropped_bytes, "byte", "bytes"));
-  if (rep->junk_bytes)
-    ADD("; dropped %" PRIu64 " %s of other data", rep->junk_bytes,
-        plural(rep->junk_bytes, "byte", "bytes"));
-  if (!rep->had_tail)
-    ADD("; the tail was missing");
-  if (rep->gzip_cut)
-    ADD("; the gzip data was cut");
-  if (rep->gzip_corrupt)
-    ADD("; the gzip data was corrupt");
-  if (rep->gzip_discarded)
-    ADD("; %" PRIu64 " inflated %s from the damaged end unused",
-        rep->gzip_discarded, plural(rep->gzip_discarded, "byte", "bytes"));
+  /* The words repair uses too (snapshot says nothing of a stale end or
+   * bytes after the member: it copies what a writer wrote so far). */
+  twt_cli_describe_damage(buf, size, &n, &(struct twt_cli_damage){
+    "; ", "cut", rep->dropped_records, rep->dropped_bytes, rep->junk_bytes,
+    rep->had_tail, rep->gzip_cut, rep->gzip_corrupt, 0,
+    rep->gzip_discarded, 0 });
 #undef ADD
 }
 
