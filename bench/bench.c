@@ -866,32 +866,23 @@ produce_e(tw_writer *w, uint64_t n, unsigned long *startup, int lat)
   return rc;
 }
 
-/* Events [0, n) of workload AT on w: A's names as tw_begin / tw_end
- * pairs, their times read by the library (one clock read an event). */
+/* Events [0, n) of workload AT (scope 0) or AS (scope 1) on w, their
+ * times read by the library.  AT: A's names as tw_begin / tw_end pairs
+ * (one clock read an event); AS: A's events through TW_SCOPE (two). */
 static inline __attribute__((always_inline)) int
-produce_at(tw_writer *w, uint64_t n)
+produce_library_ts(tw_writer *w, uint64_t n, int scope)
 {
   int rc = 0;
 
   for (uint64_t i = 0; i < n; i++) {
-    int r = (i & 1) ? tw_end(w, "bench", NAMES[(i >> 1) & 7], NULL, 0)
-                    : tw_begin(w, "bench", NAMES[(i >> 1) & 7], NULL, 0);
-    if (UNLIKELY(r) && !rc)
-      rc = r;
-  }
-  return rc;
-}
-
-/* Events [0, n) of workload AS on w: A's events through TW_SCOPE (two
- * clock reads an event). */
-static inline __attribute__((always_inline)) int
-produce_as(tw_writer *w, uint64_t n)
-{
-  int rc = 0;
-
-  for (uint64_t i = 0; i < n; i++) {
-    tw_span span = tw_span_begin(w, "bench", NAMES[i & 7]);
-    int r = tw_span_end(&span);
+    int r;
+    if (scope) {                   /* TW_SCOPE's calls, the result kept */
+      tw_span span = tw_span_begin(w, "bench", NAMES[i & 7]);
+      r = tw_span_end(&span);
+    } else {
+      r = (i & 1) ? tw_end(w, "bench", NAMES[(i >> 1) & 7], NULL, 0)
+                  : tw_begin(w, "bench", NAMES[(i >> 1) & 7], NULL, 0);
+    }
     if (UNLIKELY(r) && !rc)
       rc = r;
   }
@@ -969,9 +960,9 @@ static int produce(tw_writer *w, int wl, uint64_t n, int t,
   case W_E:
     return lat ? produce_e(w, n, startup, 1) : produce_e(w, n, startup, 0);
   case W_AT:
-    return produce_at(w, n);
+    return produce_library_ts(w, n, 0);
   case W_AS:
-    return produce_as(w, n);
+    return produce_library_ts(w, n, 1);
   default:
     return lat ? produce_abc(w, 0, k, n, t, startup, 1)
                : produce_abc(w, 0, k, n, t, startup, 0);
