@@ -52,6 +52,11 @@
  *      .5), "hit": i % 3 == 0 (bool), "note": "cache \"miss\"\n" when
  *      i % 4 == 0, else "ok"}, and when i % 8 == 0 (k = 4, else 3) a
  *      fourth, "loss": (i % 1000) / 7.0 (a double of 16 or 17 digits).
+ *   AT A's events with the library's timestamps (--one only: make
+ *      bench-callgrind): event i is tw_begin (i even) or tw_end (i odd) of
+ *      cat "bench", name NAMES[(i / 2) % 8], no args, ts not given.
+ *   AS as AT through TW_SCOPE: event i is the 'X' of a span of NAMES[i % 8]
+ *      (tw_span_begin, tw_span_end: two clock reads an event).
  *
  * SINKS -- options strings given to tw_options_parse:
  *   file     "sink=file,commit=inline"
@@ -357,12 +362,13 @@ typedef struct wldef {
 static const wldef WLS[] = {
   { "A", 1, 1 }, { "B", 1, 1 }, { "C2", 2, 1 }, { "C4", 4, 0 },
   { "C8", 8, 0 }, { "C16", 16, 0 }, { "D", 1, 1 },
-  { "E", 1, 0 },
+  { "E", 1, 0 }, { "AT", 1, 0 }, { "AS", 1, 0 },
 };
 /* The table's workloads are W_A .. W_D; E is measured by --one only (the
  * formatter's instructions, make bench-callgrind), so it has no fprintf
  * baseline. */
-enum { W_A, W_B, W_C2, W_C4, W_C8, W_C16, W_D, NWLS, W_E = NWLS, NWLS_ONE };
+enum { W_A, W_B, W_C2, W_C4, W_C8, W_C16, W_D, NWLS, W_E = NWLS, W_AT, W_AS,
+       NWLS_ONE };
 #define MAX_THREADS 16
 #define IS_THREADS(wl) ((wl) >= W_C2 && (wl) <= W_C16)
 
@@ -860,6 +866,29 @@ produce_e(tw_writer *w, uint64_t n, unsigned long *startup, int lat)
   return rc;
 }
 
+/* Events [0, n) of workload AT (scope 0) or AS (scope 1) on w, their
+ * times read by the library.  AT: A's names as tw_begin / tw_end pairs
+ * (one clock read an event); AS: A's events through TW_SCOPE (two). */
+static inline __attribute__((always_inline)) int
+produce_library_ts(tw_writer *w, uint64_t n, int scope)
+{
+  int rc = 0;
+
+  for (uint64_t i = 0; i < n; i++) {
+    int r;
+    if (scope) {                   /* TW_SCOPE's calls, the result kept */
+      tw_span span = tw_span_begin(w, "bench", NAMES[i & 7]);
+      r = tw_span_end(&span);
+    } else {
+      r = (i & 1) ? tw_end(w, "bench", NAMES[(i >> 1) & 7], NULL, 0)
+                  : tw_begin(w, "bench", NAMES[(i >> 1) & 7], NULL, 0);
+    }
+    if (UNLIKELY(r) && !rc)
+      rc = r;
+  }
+  return rc;
+}
+
 /* The next event of workload D on w. */
 static inline __attribute__((always_inline)) int
 emit_d(tw_writer *w, dgen *g, int lat)
@@ -930,6 +959,10 @@ static int produce(tw_writer *w, int wl, uint64_t n, int t,
     return lat ? produce_d(w, n, startup, 1) : produce_d(w, n, startup, 0);
   case W_E:
     return lat ? produce_e(w, n, startup, 1) : produce_e(w, n, startup, 0);
+  case W_AT:
+    return produce_library_ts(w, n, 0);
+  case W_AS:
+    return produce_library_ts(w, n, 1);
   default:
     return lat ? produce_abc(w, 0, k, n, t, startup, 1)
                : produce_abc(w, 0, k, n, t, startup, 0);
@@ -2763,7 +2796,8 @@ static int one(int argc, char **argv)
   int s, w;
 
   if (argc != 5 || (w = wl_find(argv[2], strlen(argv[2]), NWLS_ONE)) < 0) {
-    fprintf(stderr, "usage: bench --one A|B|C2|C4|C8|C16|D|E SINK DIR\n");
+    fprintf(stderr,
+            "usage: bench --one A|B|C2|C4|C8|C16|D|E|AT|AS SINK DIR\n");
     return 2;
   }
   for (s = 0; s < NSINKS && strcmp(SINKS[s].name, argv[3]); s++)
@@ -2807,7 +2841,7 @@ int main(int argc, char **argv)
   if (argc > 1 && strcmp(argv[1], "--one") == 0)
     return one(argc, argv);
   if (argc > 1) {
-    fprintf(stderr, "usage: bench [--one A|B|C2|C4|C8|C16|D|E SINK DIR]\n"
+    fprintf(stderr, "usage: bench [--one A|B|C2|C4|C8|C16|D|E|AT|AS SINK DIR]\n"
             "environment: BENCH_N BENCH_REPS BENCH_REPS_MANY BENCH_DIR "
             "BENCH_SHM BENCH_RSS_N\n             BENCH_WORKLOADS BENCH_SINKS "
             "BENCH_OPTIONS BENCH_COSTS\n");

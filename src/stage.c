@@ -373,11 +373,24 @@ static int next_slot(tw_writer *w, tw__stage *st)
   return rc;
 }
 
-/* Count a record of len bytes written by st's thread. */
+/* Count an event of st's thread whose record takes len bytes (0 for an
+ * EVENT entry: its bytes are counted when the commit formats it).  The
+ * one rule of what an event counts: every path that writes one calls
+ * this, through slot_publish when it writes into a slot. */
 static inline void count_record(tw__stage *st, size_t len)
 {
   __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
   __atomic_store_n(&st->bytes, st->bytes + len, __ATOMIC_RELAXED);
+}
+
+/* Publish the entry of entry bytes at the end of st's active slot, an
+ * event whose record takes len bytes (count_record), to the committer:
+ * the one place where a slot's length grows. */
+static inline void slot_publish(tw__stage *st, tw__slot *slot, size_t entry,
+                                size_t len)
+{
+  __atomic_store_n(&slot->len, slot->len + entry, __ATOMIC_RELEASE);
+  count_record(st, len);
 }
 
 /* A buffering sink's event: formatted straight into the active slot,
@@ -415,8 +428,7 @@ static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
         memcpy(slot->data + slot->len, &h, sizeof h);
         entry = h.size;
       }
-      __atomic_store_n(&slot->len, slot->len + entry, __ATOMIC_RELEASE);
-      count_record(st, *len);
+      slot_publish(st, slot, entry, *len);
       return 0;
     }
     if (rc != TW__ENOROOM)
@@ -454,9 +466,7 @@ static int emit_deferred(tw_writer *w, tw__stage *st, const tw_event *ev,
                         slot->data + slot->len, w->slot_size - slot->len,
                         len);
     if (TW__LIKELY(rc == 0)) {
-      __atomic_store_n(&slot->len, slot->len + *len, __ATOMIC_RELEASE);
-      /* The record's bytes are counted when it is formatted. */
-      __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+      slot_publish(st, slot, *len, 0);
       notes->truncated = notes->replaced = 0;
       *rec = NULL;
       return 0;
@@ -636,8 +646,7 @@ static inline int emit_deferred_fast(tw_writer *w, tw__stage *st,
                      slot->data + slot->len, w->slot_size - slot->len,
                      &len) != 0)
     return 1;
-  __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
-  __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+  slot_publish(st, slot, len, 0);
   return 0;
 }
 
@@ -666,8 +675,7 @@ int tw__emit_common(tw_writer *w, const tw_event *ev)
                               slot->data + slot->len,
                               w->slot_size - slot->len, &len) != 0)
       return 1;
-    __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
-    __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+    slot_publish(st, slot, len, 0);
     return 0;
   }
   /* As emit_staged (no entry header: the writer does not defer). */
@@ -675,8 +683,7 @@ int tw__emit_common(tw_writer *w, const tw_event *ev)
                         w->slot_size - slot->len, &len, &replaced) != 0 ||
       len > w->max_event)
     return 1;
-  __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
-  count_record(st, len);
+  slot_publish(st, slot, len, len);
   if (TW__UNLIKELY(replaced))
     __atomic_fetch_add(&w->utf8_replaced, replaced, __ATOMIC_RELAXED);
   return 0;
@@ -704,8 +711,7 @@ emit_x_bare(tw_writer *w, const char *cat, const char *name, uint64_t ts,
                                            w->slot_size - slot->len, 'X',
                                            TW_HAS_TS, name, nn, cat, cn, ts,
                                            dur, last.pid, last.tid)))) {
-      __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
-      __atomic_store_n(&st->events, st->events + 1, __ATOMIC_RELAXED);
+      slot_publish(st, slot, len, 0);
       return 0;
     }
     args = NULL;          /* (never read with no args) */
@@ -720,8 +726,7 @@ static inline void publish(tw_writer *w, tw__stage *st, tw__slot *slot,
 {
   if (rec)
     memcpy(slot->data + slot->len, rec, len);
-  __atomic_store_n(&slot->len, slot->len + len, __ATOMIC_RELEASE);
-  count_record(st, len);
+  slot_publish(st, slot, len, len);
   if (TW__UNLIKELY(replaced))
     __atomic_fetch_add(&w->utf8_replaced, replaced, __ATOMIC_RELAXED);
 }
