@@ -3,7 +3,8 @@
  * The record: its head (ph, name, cat, times, pid, tid), its other
  * fields, its args, every check of an event, and the entry points.  The
  * values in it are written by the numbers (format_number.[ch]: integers,
- * microseconds, doubles), each file one job with its own tests.
+ * microseconds, doubles) and the strings (format_string.[ch]: escaping,
+ * UTF-8), each file one job with its own tests.
  *
  * Pure code: no I/O, no locks, no allocation, no stdio, no locale (doubles
  * are written by code of our own): async-signal-safe, so the crash hook
@@ -28,12 +29,10 @@
  */
 #include "internal.h"
 #include "format_number.h"
+#include "format_string.h"
 
 #include <math.h>
 #include <string.h>
-#ifdef __SSE2__
-# include <emmintrin.h>
-#endif
 
 #define HOT_INLINE TW__HOT_INLINE
 
@@ -251,351 +250,8 @@ static int put_double(cursor *o, double v, const tw__fmt_config *cfg)
   return 0;
 }
 
-/* ---------------------------------------------------------------- strings */
-
-/* For each byte: 0 copied as is, 1 escaped (quote, backslash, control),
- * 2 the start of a UTF-8 sequence (or junk) to check. */
-#define C16(x) x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x
-static const unsigned char byte_class[256] = {
-  C16(1), C16(1),                                     /* 0x00-0x1f */
-  0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,     /* 0x20-0x2f: " */
-  C16(0), C16(0),                                     /* 0x30-0x4f */
-  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,     /* 0x50-0x5f: \ */
-  C16(0), C16(0),                                     /* 0x60-0x7f */
-  C16(2), C16(2), C16(2), C16(2),                     /* 0x80-0xbf */
-  C16(2), C16(2), C16(2), C16(2)                      /* 0xc0-0xff */
-};
-#undef C16
-
-/* The longest prefix of s of at most max bytes that does not end inside a
- * UTF-8 sequence. */
-static size_t utf8_cut(const unsigned char *s, size_t max)
-{
-  size_t cut = max;
-  int back = 0;
-
-  while (cut > 0 && back < 3 && (s[cut] & 0xc0) == 0x80) {
-    cut--;
-    back++;
-  }
-  /* A lone continuation run longer than 3 is junk: cut where asked. */
-  return (s[cut] & 0xc0) == 0x80 ? max : cut;
-}
-
-/* The exact length of s[0..n) once escaped (without the quotes), invalid
- * UTF-8 counted as U+FFFD; *invalid set if there is any. */
-static size_t escaped_len(const unsigned char *s, size_t n, int *invalid)
-{
-  const unsigned char *p = s, *e = s + n;
-  size_t len = 0;
-
-  while (p < e) {
-    unsigned c = *p;
-    if (byte_class[c] == 0) {
-      len++;
-      p++;
-    } else if (byte_class[c] == 1) {
-      len += (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' ||
-              c == '\b' || c == '\f') ? 2 : 6;
-      p++;
-    } else {
-      int k = tw__utf8_sequence(p, (size_t)(e - p));
-      len += k > 0 ? (size_t)k : 3;
-      p += k > 0 ? k : -k;
-      *invalid |= k < 0;
-    }
-  }
-  return len;
-}
-
-/* Nonzero when one of the 8 bytes of w is more than a plain copy: a
- * control byte, '"', '\\' or a byte of 0x80 and above (SWAR, as in
- * "Bit Twiddling Hacks": a byte's high bit ends up set iff it is below
- * 0x20 or equal to 0x22 or 0x5c, or was set).  A borrow only crosses into
- * the next byte from a byte that is itself special, so the result is
- * exact as a truth value on either byte order. */
-#define ONES64 UINT64_C(0x0101010101010101)
-
-static inline uint64_t special8(uint64_t w)
-{
-  return (w | (w - 0x20 * ONES64) | ((w ^ 0x22 * ONES64) - ONES64) |
-          ((w ^ 0x5c * ONES64) - ONES64)) & (0x80 * ONES64);
-}
-
-#ifdef __SSE2__
-/* The bits (one per byte, the first byte lowest) of the bytes of v that
- * are more than a plain copy, as special8: a signed compare with 0x20
- * finds the control bytes and those of 0x80 and above at once. */
-static inline unsigned special16(__m128i v)
-{
-  __m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-  __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-  __m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
-  return (unsigned)_mm_movemask_epi8(_mm_or_si128(low, _mm_or_si128(quote,
-                                                                     bs)));
-}
-#endif
-
-/* The index of the first byte of w (as loaded from memory) that special8
- * flagged, m = special8(w) != 0: the lowest flagged byte is always a
- * special one (a borrow only runs towards later bytes), on a
- * little-endian machine the lowest in value. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-# define FIRST_SPECIAL(m) ((size_t)__builtin_ctzll(m) >> 3)
-#else
-# define FIRST_SPECIAL(m) ((size_t)0)    /* byte by byte from there */
-#endif
-
-/* The letter of the two-byte escape of a byte below 0x60 ("\n"), or 0
- * for the \u00XX form. */
-static const char escape_letter[0x60] = {
-  ['"'] = '"', ['\\'] = '\\', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
-  ['\b'] = 'b', ['\f'] = 'f',
-};
-
-#ifdef __SSE2__
-/* The index of the first byte of s[0..rem) (4 <= rem < 16) that is more
- * than a plain copy, or rem if none; the plain ones are copied to d, and
- * maybe some bytes after them, up to d + rem (which the caller writes
- * over next: what it writes from the byte found on is at least as long).
- * Two overlapping loads of 4 or 8 bytes, one check. */
-static inline size_t first_special_short(char *d, const unsigned char *s,
-                                         size_t rem)
-{
-  unsigned m, half;
-
-  if (rem >= 8) {
-    __m128i a = _mm_loadl_epi64((const __m128i *)s);
-    __m128i b = _mm_loadl_epi64((const __m128i *)(s + rem - 8));
-    m = special16(_mm_unpacklo_epi64(a, b));
-    _mm_storel_epi64((__m128i *)d, a);
-    _mm_storel_epi64((__m128i *)(d + rem - 8), b);
-    half = 8;
-  } else {
-    uint32_t a, b;
-    memcpy(&a, s, 4);
-    memcpy(&b, s + rem - 4, 4);
-    m = special16(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)a),
-                                     _mm_cvtsi32_si128((int)b))) & 0xff;
-    memcpy(d, &a, 4);
-    memcpy(d + rem - 4, &b, 4);
-    half = 4;
-  }
-  /* The first half's bits are its bytes; the second half's are the last
-   * bytes, from rem - half on (past the first half: they overlap only in
-   * bytes the first half found plain). */
-  if (m & ((1u << half) - 1))
-    return (size_t)__builtin_ctz(m);
-  m >>= half;
-  return m ? rem - half + (size_t)__builtin_ctz(m) : rem;
-}
-#endif
-
-/* [s, e) escaped at d: the part of escape() from the first chunk that
- * holds a byte to escape or check.  Plain runs are skipped many bytes a
- * step, to the first special byte; only that byte takes the slow path
- * (the common UTF-8 sequences, two or three bytes, without a call). */
-static char *escape_slow(char *d, const unsigned char *s,
-                         const unsigned char *e, unsigned flags,
-                         unsigned *replaced)
-{
-  static const char hex[] = "0123456789abcdef";
-  unsigned rep = 0;
-
-  while (s < e) {
-    size_t rem = (size_t)(e - s), k;
-    unsigned c;
-#ifdef __SSE2__
-    if (rem >= 16) {
-      __m128i v = _mm_loadu_si128((const __m128i *)s);
-      unsigned m = special16(v);
-      /* The 16 bytes are copied whole: what follows the plain ones is
-       * written over next, and the room (6 bytes per input byte) holds
-       * them, as 16 input bytes are left. */
-      _mm_storeu_si128((__m128i *)d, v);
-      if (!m) {
-        d += 16;
-        s += 16;
-        continue;
-      }
-      k = (size_t)__builtin_ctz(m);
-    } else if (rem >= 4) {
-      k = first_special_short(d, s, rem);
-      if (k == rem) {
-        d += rem;
-        break;
-      }
-    } else
-#else
-    if (rem >= 8) {
-      uint64_t w, m;
-      memcpy(&w, s, 8);
-      m = special8(w);
-      /* As above, 8 bytes at a time. */
-      memcpy(d, &w, 8);
-      if (!m) {
-        d += 8;
-        s += 8;
-        continue;
-      }
-      k = FIRST_SPECIAL(m);
-    } else
-#endif
-    {                                 /* the last few: plain ones tightly */
-      while (s < e && byte_class[*s] == 0)
-        *d++ = (char)*s++;
-      if (s == e)
-        break;
-      k = 0;
-    }
-    d += k;
-    s += k;
-    c = *s;
-    switch (byte_class[c]) {
-    case 0:
-      *d++ = (char)c;
-      s++;
-      break;
-    case 1:
-      d[0] = '\\';
-      if (escape_letter[c]) {
-        d[1] = escape_letter[c];
-        d += 2;
-      } else {
-        memcpy(d + 1, "u00", 3);
-        d[4] = hex[c >> 4];
-        d[5] = hex[c & 15];
-        d += 6;
-      }
-      s++;
-      break;
-    default: {
-      int n;
-      rem = (size_t)(e - s);
-      /* The common sequences first: two bytes from C2, three from E1
-       * (not ED: it may start a surrogate); the rest checked whole. */
-      if (c >= 0xc2 && c <= 0xdf && rem >= 2 && (s[1] & 0xc0) == 0x80)
-        n = 2;
-      else if (c >= 0xe1 && c <= 0xef && c != 0xed && rem >= 3 &&
-               (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80)
-        n = 3;
-      else
-        n = tw__utf8_sequence(s, rem);
-      if (n > 0) {                    /* 2 to 4 bytes, copied as such */
-        d[0] = (char)s[0];
-        d[1] = (char)s[1];
-        if (n > 2)
-          d[2] = (char)s[2];
-        if (n > 3)
-          d[3] = (char)s[3];
-        d += n;
-        s += n;
-      } else {
-        if (flags & TW_OPT_REJECT_INVALID_UTF8)
-          return NULL;
-        memcpy(d, "\xef\xbf\xbd", 3);   /* U+FFFD */
-        d += 3;
-        s += -n;
-        rep = 1;
-      }
-    }
-    }
-  }
-  *replaced += rep;
-  return d;
-}
-
-/* s[0..n) escaped at d (without quotes), invalid UTF-8 replaced by U+FFFD
- * (*replaced counts the string once) or, with TW_OPT_REJECT_INVALID_UTF8,
- * refused.
- * Writes exactly the escaped length (escaped_len), at most 6n bytes.
- * Returns the end of what it wrote, or NULL when refused.
- *
- * Plain ASCII goes 16 bytes at a time with SSE2 (else 8), the last chunk
- * overlapping the one before; 4 to 15 bytes (else 4 to 7) in one check of
- * two overlapping loads; 3 bytes or less: first, middle and last.  From
- * the first chunk that holds a byte to escape or check on, escape_slow. */
-HOT_INLINE char *escape(char *d, const unsigned char *s, size_t n,
-                        unsigned flags, unsigned *replaced)
-{
-  size_t i = 0;
-
-#ifdef __SSE2__
-  /* The same with SSE2 (every x86-64): 16 bytes a step, and 4 to 15
-   * bytes in one check of two overlapping loads. */
-  if (n >= 16) {
-    __m128i v;
-    for (; n - i >= 16; i += 16) {
-      v = _mm_loadu_si128((const __m128i *)(s + i));
-      if (special16(v))
-        goto slow;
-      _mm_storeu_si128((__m128i *)(d + i), v);
-    }
-    if (i < n) {
-      v = _mm_loadu_si128((const __m128i *)(s + n - 16));
-      if (special16(v))
-        goto slow;
-      _mm_storeu_si128((__m128i *)(d + n - 16), v);
-    }
-    return d + n;
-  } else if (n >= 8) {
-    __m128i a = _mm_loadl_epi64((const __m128i *)s);
-    __m128i b = _mm_loadl_epi64((const __m128i *)(s + n - 8));
-    if (special16(_mm_unpacklo_epi64(a, b)))
-      goto slow;
-    _mm_storel_epi64((__m128i *)d, a);
-    _mm_storel_epi64((__m128i *)(d + n - 8), b);
-    return d + n;
-  } else if (n >= 4) {
-    uint32_t a, b;
-    memcpy(&a, s, 4);
-    memcpy(&b, s + n - 4, 4);
-    if (special16(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)a),
-                                     _mm_cvtsi32_si128((int)b))) & 0xff)
-      goto slow;
-    memcpy(d, &a, 4);
-    memcpy(d + n - 4, &b, 4);
-    return d + n;
-  }
-#endif
-  if (n >= 8) {
-    uint64_t w;
-    for (; n - i >= 8; i += 8) {
-      memcpy(&w, s + i, 8);
-      if (special8(w))
-        goto slow;
-      memcpy(d + i, &w, 8);
-    }
-    if (i < n) {
-      memcpy(&w, s + n - 8, 8);
-      if (special8(w))
-        goto slow;
-      memcpy(d + n - 8, &w, 8);
-    }
-    return d + n;
-  } else if (n >= 4) {
-    uint32_t a, b;
-    memcpy(&a, s, 4);
-    memcpy(&b, s + n - 4, 4);
-    if (special8((uint64_t)a << 32 | b))
-      goto slow;
-    memcpy(d, &a, 4);
-    memcpy(d + n - 4, &b, 4);
-    return d + n;
-  } else if (n > 0) {
-    unsigned a = s[0], b = s[n >> 1], c = s[n - 1];
-    if (byte_class[a] | byte_class[b] | byte_class[c])
-      goto slow;
-    d[0] = (char)a;
-    d[n >> 1] = (char)b;
-    d[n - 1] = (char)c;
-    return d + n;
-  }
-  return d;
-
-slow:
-  return escape_slow(d + i, s + i, s + n, flags, replaced);
-}
+/* ---------------------------------------------------------------- strings
+ * (their text: format_string.h) */
 
 /* A JSON string: quoted, escaped, UTF-8 checked, cut to max_string. */
 static int put_string(cursor *o, const char *str, size_t n,
@@ -609,7 +265,7 @@ static int put_string(cursor *o, const char *str, size_t n,
   if (n > cfg->max_string) {
     if (cfg->flags & TW_OPT_REJECT_LONG_STRINGS)
       return TW_ETOOLONG;
-    n = utf8_cut(p, cfg->max_string);
+    n = tw__utf8_cut(p, cfg->max_string);
     notes->truncated++;
   }
   /* Worst case: every byte becomes \u00XX.  When that much room is not
@@ -619,7 +275,7 @@ static int put_string(cursor *o, const char *str, size_t n,
    * producer's slot and the committer's buffer have different room. */
   if (o->over || (size_t)(o->end - o->p) < n * 6 + 2) {
     int invalid = 0;
-    if (!room(o, escaped_len(p, n, &invalid) + 2))
+    if (!room(o, tw__escaped_len(p, n, &invalid) + 2))
       return invalid && (cfg->flags & TW_OPT_REJECT_INVALID_UTF8) ? TW_EUTF8
                                                                   : 0;
   }
