@@ -1,5 +1,5 @@
-/* format_number.c -- the formatter's numbers (format_number.h): the
- * tables of its integer writers, and doubles by code of our own
+/* format_number.c -- the formatter's doubles (format_number.h holds its
+ * integer writers), by code of our own
  *
  * A double is written as %.15g writes it when that reads back as the
  * same double, else as %.17g (tw__format_double, below), without printf,
@@ -11,24 +11,6 @@
 #include "format_number.h"
 
 #include <math.h>
-
-const char tw__digit_pairs[201] =
-  "00010203040506070809101112131415161718192021222324252627282930313233343536"
-  "37383940414243444546474849505152535455565758596061626364656667686970717273"
-  "74757677787980818283848586878889909192939495969798"
-  "99";
-
-#define FRAC3_1(a, b) "." #a #b "0" "." #a #b "1" "." #a #b "2" "." #a #b "3" \
-  "." #a #b "4" "." #a #b "5" "." #a #b "6" "." #a #b "7" "." #a #b "8"     \
-  "." #a #b "9"
-#define FRAC3_10(a) FRAC3_1(a, 0) FRAC3_1(a, 1) FRAC3_1(a, 2) FRAC3_1(a, 3) \
-  FRAC3_1(a, 4) FRAC3_1(a, 5) FRAC3_1(a, 6) FRAC3_1(a, 7) FRAC3_1(a, 8)     \
-  FRAC3_1(a, 9)
-const char tw__frac3[4001] =
-  FRAC3_10(0) FRAC3_10(1) FRAC3_10(2) FRAC3_10(3) FRAC3_10(4)
-  FRAC3_10(5) FRAC3_10(6) FRAC3_10(7) FRAC3_10(8) FRAC3_10(9);
-#undef FRAC3_1
-#undef FRAC3_10
 
 /* ---------------------------------------------------------------- doubles
  *

@@ -1,6 +1,6 @@
 /* format_number.h -- numbers as the formatter writes them: integers and
- * fixed-point microseconds (here, always inlined), doubles
- * (tw__format_double, internal.h; its printer and the tables are in
+ * fixed-point microseconds (here, always inlined, with their tables),
+ * doubles (tw__format_double, internal.h; its printer is in
  * format_number.c)
  *
  * The writers of the hot path are inline so that the record's code
@@ -20,8 +20,14 @@
  * call: the call costs more than they do. */
 #define TW__HOT_INLINE static inline __attribute__((always_inline))
 
-/* "00" to "99": two digits of every v < 100 at 2 v. */
-extern const char tw__digit_pairs[201];
+/* "00" to "99": two digits of every v < 100 at 2 v.  The tables are
+ * static, in each file that uses them: an extern table cost the record's
+ * hot path instructions (bench-callgrind). */
+static const char tw__digit_pairs[201] =
+  "00010203040506070809101112131415161718192021222324252627282930313233343536"
+  "37383940414243444546474849505152535455565758596061626364656667686970717273"
+  "74757677787980818283848586878889909192939495969798"
+  "99";
 
 /* Two digits of v < 100 at d. */
 TW__HOT_INLINE void put2(char *d, uint32_t v)
@@ -134,7 +140,17 @@ TW__HOT_INLINE size_t i64_to_dec(int64_t v, char *d)
 
 /* ".000" to ".999": the point and three decimals of every fraction, 4
  * bytes each, for one load and one store (us_text). */
-extern const char tw__frac3[4001];
+#define FRAC3_1(a, b) "." #a #b "0" "." #a #b "1" "." #a #b "2" "." #a #b "3" \
+  "." #a #b "4" "." #a #b "5" "." #a #b "6" "." #a #b "7" "." #a #b "8"     \
+  "." #a #b "9"
+#define FRAC3_10(a) FRAC3_1(a, 0) FRAC3_1(a, 1) FRAC3_1(a, 2) FRAC3_1(a, 3) \
+  FRAC3_1(a, 4) FRAC3_1(a, 5) FRAC3_1(a, 6) FRAC3_1(a, 7) FRAC3_1(a, 8)     \
+  FRAC3_1(a, 9)
+static const char tw__frac3[4001] =
+  FRAC3_10(0) FRAC3_10(1) FRAC3_10(2) FRAC3_10(3) FRAC3_10(4)
+  FRAC3_10(5) FRAC3_10(6) FRAC3_10(7) FRAC3_10(8) FRAC3_10(9);
+#undef FRAC3_1
+#undef FRAC3_10
 
 /* Nanoseconds as microseconds with exactly three decimals at d (US_MAX
  * bytes of room): 1234567891 -> "1234567.891".  Integer arithmetic only:

@@ -64,12 +64,37 @@ size_t tw__escaped_len(const unsigned char *s, size_t n, int *invalid);
 char *tw__escape_slow(char *d, const unsigned char *s, const unsigned char *e,
                       unsigned flags, unsigned *replaced);
 
+/* 1 if none of the 8 bytes a (the first 4) and b (the last 4) is more
+ * than a plain copy. */
+#ifdef __SSE2__
+# define PLAIN_4_4(a, b)                                                  \
+  (!(special16(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)(a)),           \
+                                  _mm_cvtsi32_si128((int)(b)))) & 0xff))
+#else
+# define PLAIN_4_4(a, b) (!special8((uint64_t)(a) << 32 | (b)))
+#endif
+
+/* Copies s[0..n) (4 <= n < 8) to d and returns 1 when no byte of it is
+ * more than a plain copy, else 0: two overlapping loads, one check. */
+TW__HOT_INLINE int copy_4_7(char *d, const unsigned char *s, size_t n)
+{
+  uint32_t a, b;
+
+  memcpy(&a, s, 4);
+  memcpy(&b, s + n - 4, 4);
+  if (!PLAIN_4_4(a, b))
+    return 0;
+  memcpy(d, &a, 4);
+  memcpy(d + n - 4, &b, 4);
+  return 1;
+}
+
 #ifdef __SSE2__
 /* The chunk plain ASCII goes in: 16 bytes with SSE2 (every x86-64). */
 # define ESCAPE_CHUNK 16
 
-/* The ESCAPE_CHUNK bytes at s copied to d, returning 1, if none is more than a
- * plain copy; else 0, nothing written. */
+/* The ESCAPE_CHUNK bytes at s copied to d, returning 1, if none is more
+ * than a plain copy; else 0, nothing written. */
 TW__HOT_INLINE int copy_chunk(char *d, const unsigned char *s)
 {
   __m128i v = _mm_loadu_si128((const __m128i *)s);
@@ -80,26 +105,16 @@ TW__HOT_INLINE int copy_chunk(char *d, const unsigned char *s)
   return 1;
 }
 
-/* The same for 4 <= n < ESCAPE_CHUNK bytes: two overlapping loads, one check. */
-TW__HOT_INLINE int copy_short(char *d, const unsigned char *s, size_t n)
+/* As copy_4_7 for 8 <= n < 16. */
+TW__HOT_INLINE int copy_8_15(char *d, const unsigned char *s, size_t n)
 {
-  if (n >= 8) {
-    __m128i a = _mm_loadl_epi64((const __m128i *)s);
-    __m128i b = _mm_loadl_epi64((const __m128i *)(s + n - 8));
-    if (special16(_mm_unpacklo_epi64(a, b)))
-      return 0;
-    _mm_storel_epi64((__m128i *)d, a);
-    _mm_storel_epi64((__m128i *)(d + n - 8), b);
-  } else {
-    uint32_t a, b;
-    memcpy(&a, s, 4);
-    memcpy(&b, s + n - 4, 4);
-    if (special16(_mm_unpacklo_epi32(_mm_cvtsi32_si128((int)a),
-                                     _mm_cvtsi32_si128((int)b))) & 0xff)
-      return 0;
-    memcpy(d, &a, 4);
-    memcpy(d + n - 4, &b, 4);
-  }
+  __m128i a = _mm_loadl_epi64((const __m128i *)s);
+  __m128i b = _mm_loadl_epi64((const __m128i *)(s + n - 8));
+
+  if (special16(_mm_unpacklo_epi64(a, b)))
+    return 0;
+  _mm_storel_epi64((__m128i *)d, a);
+  _mm_storel_epi64((__m128i *)(d + n - 8), b);
   return 1;
 }
 #else
@@ -116,32 +131,21 @@ TW__HOT_INLINE int copy_chunk(char *d, const unsigned char *s)
   memcpy(d, &w, 8);
   return 1;
 }
-
-TW__HOT_INLINE int copy_short(char *d, const unsigned char *s, size_t n)
-{
-  uint32_t a, b;
-
-  memcpy(&a, s, 4);
-  memcpy(&b, s + n - 4, 4);
-  if (special8((uint64_t)a << 32 | b))
-    return 0;
-  memcpy(d, &a, 4);
-  memcpy(d + n - 4, &b, 4);
-  return 1;
-}
 #endif
 
-/* Copies s[0..n) (n >= 4) to d and returns 1 when no byte of it is more
+/* Copies s[0..n) (n >= 8) to d and returns 1 when no byte of it is more
  * than a plain copy; else returns 0 with *done the bytes copied (0 or a
- * multiple of ESCAPE_CHUNK), from which tw__escape_slow goes on.  A ESCAPE_CHUNK a
- * step, the last overlapping the one before. */
+ * multiple of ESCAPE_CHUNK), from which tw__escape_slow goes on.  An
+ * ESCAPE_CHUNK a step, the last overlapping the one before. */
 TW__HOT_INLINE int copy_plain(char *d, const unsigned char *s, size_t n,
                               size_t *done)
 {
   size_t i = 0;
 
+#ifdef __SSE2__
   if (n < ESCAPE_CHUNK)
-    return copy_short(d, s, n);
+    return copy_8_15(d, s, n);
+#endif
   for (; n - i >= ESCAPE_CHUNK; i += ESCAPE_CHUNK)
     if (!copy_chunk(d + i, s + i))
       goto special;
@@ -161,16 +165,19 @@ special:
  * and nothing past it.  Returns the end of what it wrote, or NULL when
  * refused.
  *
- * Plain ASCII goes many bytes a step (copy_plain); 3 bytes or less:
- * first, middle and last.  From the first chunk that holds a byte to
+ * Plain ASCII goes many bytes a step (copy_plain); 4 to 7 bytes in one
+ * check (copy_4_7); 3 bytes or less: first, middle and last.  From the first chunk that holds a byte to
  * escape or check on, tw__escape_slow. */
 TW__HOT_INLINE char *escape(char *d, const unsigned char *s, size_t n,
                             unsigned flags, unsigned *replaced)
 {
   size_t done = 0;
 
-  if (n >= 4) {
+  if (n >= 8) {
     if (copy_plain(d, s, n, &done))
+      return d + n;
+  } else if (n >= 4) {
+    if (copy_4_7(d, s, n))
       return d + n;
   } else if (n > 0) {
     unsigned a = s[0], b = s[n >> 1], c = s[n - 1];
