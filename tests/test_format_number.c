@@ -130,7 +130,7 @@ static void check_around_u64(uint64_t v)
   for (uint64_t w = v - 1; w != v + 2; w++) {
     check_u64(w);
     check_i64((int64_t)w);
-    check_i64(-(int64_t)w);
+    check_i64((int64_t)(0 - w));  /* -w, 2^63 too */
     check_us(w);
     if (w < 100000000)
       check_dec8((uint32_t)w);
