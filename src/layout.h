@@ -27,7 +27,7 @@
 
 /* The deepest record the library writes: the record, its "args" object
  * and a raw JSON argument TW_MAX_JSON_DEPTH deep (tw_arg_json, whose
- * check in src/format.c allows that depth).  The tools accept records
+ * check, tw__json_validate in src/json.c, allows that depth).  The tools accept records
  * exactly this deep, from this one definition. */
 #define TW__LAYOUT_RECORD_DEPTH (TW_MAX_JSON_DEPTH + 2u)
 

@@ -3,6 +3,74 @@
 
 /* ------------------------------------------------------------- helpers */
 
+/* Reference model, written from Unicode chapter 3 table 3-7 apart from
+ * src/format_string.c: s[0..n) with every maximal ill-formed subpart replaced by
+ * U+FFFD, into out (3n bytes); returns the length and sets *bad. */
+size_t ref_replace(const unsigned char *s, size_t n, unsigned char *out,
+                   int *bad)
+{
+  size_t i = 0, o = 0;
+
+  *bad = 0;
+  while (i < n) {
+    unsigned c = s[i], lo = 0x80, hi = 0xbf;
+    size_t need, k;
+    if (c < 0x80) {
+      out[o++] = (unsigned char)c;
+      i++;
+      continue;
+    }
+    if (c >= 0xc2 && c <= 0xdf)
+      need = 1;
+    else if (c == 0xe0)
+      need = 2, lo = 0xa0;
+    else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef)
+      need = 2;
+    else if (c == 0xed)
+      need = 2, hi = 0x9f;
+    else if (c == 0xf0)
+      need = 3, lo = 0x90;
+    else if (c >= 0xf1 && c <= 0xf3)
+      need = 3;
+    else if (c == 0xf4)
+      need = 3, hi = 0x8f;
+    else
+      need = 0;
+    k = 1;
+    if (need) {
+      while (k <= need && i + k < n && s[i + k] >= lo && s[i + k] <= hi) {
+        k++;
+        lo = 0x80;
+        hi = 0xbf;
+      }
+    }
+    if (need && k == need + 1) {
+      memcpy(out + o, s + i, k);
+      o += k;
+    } else {
+      memcpy(out + o, U_FFFD, 3);
+      o += 3;
+      *bad = 1;
+    }
+    i += k;
+  }
+  return o;
+}
+
+/* Where a string longer than max is cut: before a character that would
+ * straddle the cut (at most 3 continuation bytes back); a longer run of
+ * continuation bytes is junk and is cut where asked. */
+size_t ref_cut(const unsigned char *s, size_t max)
+{
+  size_t k = max;
+  int back = 0;
+  while (k > 0 && back < 3 && (s[k] & 0xc0) == 0x80) {
+    k--;
+    back++;
+  }
+  return (s[k] & 0xc0) == 0x80 ? max : k;
+}
+
 int64_t my_tid(void)
 {
   return (int64_t)syscall(SYS_gettid);

@@ -150,6 +150,16 @@ tw_event mkev_ts(char ph, const char *cat, const char *name,
                  uint64_t ts);
 
 
+/* The strings' reference model, written from Unicode chapter 3 (table
+ * 3-7) apart from src/format_string.c: s[0..n) with every maximal
+ * ill-formed subpart replaced by U+FFFD into out (3n bytes), returning
+ * the length and setting *bad; and where a string longer than max is
+ * cut (never inside a character; a run of more than 3 continuation
+ * bytes is junk, cut where asked). */
+size_t ref_replace(const unsigned char *s, size_t n, unsigned char *out,
+                   int *bad);
+size_t ref_cut(const unsigned char *s, size_t max);
+
 /* The random tests' generator (xorshift64*): its state, seeded by the
  * test (from tu_seed), the next number, one below n. */
 extern uint64_t rng;
