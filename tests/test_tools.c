@@ -11,7 +11,9 @@
  * events; stats counts what was written.  Every command reads a cut file
  * and a .json.gz, and writes .json.gz; hostile inputs (empty, not a
  * trace, a directory, a FIFO, random bytes, a truncated .gz) give exit
- * status 1 and a message naming the file, at once.
+ * status 1 and a message naming the file, at once.  Every option of
+ * each command's table (cat, merge, slice, stats, split, repair,
+ * snapshot) is in its --help and taken by its parser.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* mkfifo */
@@ -26,6 +28,8 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "repair.h"
+#include "snapshot.h"
 
 typedef int (*main_fn)(int, char **);
 
@@ -991,6 +995,8 @@ static void test_option_tables(void **state)
     { "slice", twt_tool_slice_main, twt_tool_slice_options },
     { "stats", twt_tool_stats_main, twt_tool_stats_options },
     { "split", twt_tool_split_main, twt_tool_split_options },
+    { "repair", twt_tool_repair_main, twt_tool_repair_options },
+    { "snapshot", twt_tool_snapshot_main, twt_tool_snapshot_options },
   };
   char *dir = tt_make_dir();
   char *out = tt_in_dir(dir, "out.txt"), *err = tt_in_dir(dir, "err.txt");

@@ -464,33 +464,23 @@ int twt_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
 }
 
 int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
-                            int with_dry_run, size_t min_line,
+                            const struct twt_cmd_opt *opts, size_t min_line,
                             const char *what, int argc, char **argv,
                             struct twt_cli_args *a)
 {
-  static const struct option long_options[] = {
-    { "output",   required_argument, NULL, 'o' },
-    { "dry-run",  no_argument,       NULL, 'n' },
-    { "quiet",    no_argument,       NULL, 'q' },
-    { "max-line", required_argument, NULL, 'm' },
-    { "help",     no_argument,       NULL, 'h' },
-    { NULL, 0, NULL, 0 }
-  };
+  struct twt_cmd_getopt g;
   int opt;
 
   memset(a, 0, sizeof *a);
+  twt_cmd_getopt_init(&g, opts);
   optind = 0;                       /* glibc: start afresh on every call */
   opterr = 0;                       /* our messages name the command */
-  while ((opt = getopt_long(argc, argv, ":o:nqm:h", long_options,
-                            NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
     switch (opt) {
     case 'o':
       a->output = optarg;
       break;
     case 'n':
-      if (!with_dry_run)
-        return twt_cli_usage_error(command, usage, "unknown option '%s'",
-                                   argv[optind - 1]);
       a->dry_run = 1;
       break;
     case 'q':

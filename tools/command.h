@@ -87,15 +87,17 @@ struct twt_cli_args {
   size_t max_line;         /* -m, --max-line (0: not given) */
 };
 
-/* Parse "[-o OUT] [-q] [-m SIZE] [-n] [-h] FILE" (long forms --output,
- * --quiet, --max-line, --dry-run, --help; options and FILE in any order)
- * for command, whose usage() prints its help; -n only if with_dry_run.
+struct twt_cmd_opt;
+
+/* Parse "[OPTIONS] FILE" (options and FILE in any order) for command,
+ * whose usage() prints its help, with the options of the table opts
+ * (struct twt_cmd_opt; among -o, -q, -m, -h and -n, --dry-run).
  * min_line is the least --max-line accepted; what names FILE in "no FILE
  * to <what>".  Returns -1 with *a filled, or the exit status to return
  * at once: TWT_CLI_OK after --help (printed on stdout), TWT_CLI_USAGE after
  * a usage error (printed on stderr).  Resets getopt (optind). */
 int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
-                            int with_dry_run, size_t min_line,
+                            const struct twt_cmd_opt *opts, size_t min_line,
                             const char *what, int argc, char **argv,
                             struct twt_cli_args *a);
 
@@ -295,6 +297,8 @@ extern const struct twt_cmd_opt twt_tool_merge_options[];
 extern const struct twt_cmd_opt twt_tool_slice_options[];
 extern const struct twt_cmd_opt twt_tool_stats_options[];
 extern const struct twt_cmd_opt twt_tool_split_options[];
+extern const struct twt_cmd_opt twt_tool_repair_options[];
+extern const struct twt_cmd_opt twt_tool_snapshot_options[];
 
 #ifdef __cplusplus
 }
