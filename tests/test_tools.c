@@ -13,7 +13,7 @@
  * trace, a directory, a FIFO, random bytes, a truncated .gz) give exit
  * status 1 and a message naming the file, at once.  Every option of
  * each command's table (cat, merge, slice, stats, split, repair,
- * snapshot) is in its --help and taken by its parser.
+ * snapshot, demo) is in its --help and taken by its parser.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* mkfifo */
@@ -969,7 +969,7 @@ static void test_hostile(void **state)
 static int run_options(main_fn fn, const char *command, char **args,
                        const char *out, const char *err, char **err_text)
 {
-  char *argv[4] = { (char *)command, NULL, NULL, NULL };
+  char *argv[5] = { (char *)command, NULL, NULL, NULL, NULL };
   size_t len;
   int status;
 
@@ -989,14 +989,16 @@ static void test_option_tables(void **state)
     const char *name;
     main_fn fn;
     const struct twt_cmd_opt *opts;
+    int runs_without_file;          /* then an argument stops it */
   } commands[] = {
-    { "cat", twt_tool_cat_main, twt_tool_cat_options },
-    { "merge", twt_tool_merge_main, twt_tool_merge_options },
-    { "slice", twt_tool_slice_main, twt_tool_slice_options },
-    { "stats", twt_tool_stats_main, twt_tool_stats_options },
-    { "split", twt_tool_split_main, twt_tool_split_options },
-    { "repair", twt_tool_repair_main, twt_tool_repair_options },
-    { "snapshot", twt_tool_snapshot_main, twt_tool_snapshot_options },
+    { "cat", twt_tool_cat_main, twt_tool_cat_options, 0 },
+    { "merge", twt_tool_merge_main, twt_tool_merge_options, 0 },
+    { "slice", twt_tool_slice_main, twt_tool_slice_options, 0 },
+    { "stats", twt_tool_stats_main, twt_tool_stats_options, 0 },
+    { "split", twt_tool_split_main, twt_tool_split_options, 0 },
+    { "repair", twt_tool_repair_main, twt_tool_repair_options, 0 },
+    { "snapshot", twt_tool_snapshot_main, twt_tool_snapshot_options, 0 },
+    { "demo", twt_tool_demo_main, twt_tool_demo_options, 1 },
   };
   char *dir = tt_make_dir();
   char *out = tt_in_dir(dir, "out.txt"), *err = tt_in_dir(dir, "err.txt");
@@ -1015,8 +1017,8 @@ static void test_option_tables(void **state)
          e++) {
       struct twt_cmd_opt o = twt_cmd_opt_resolve(e);
       char line[128], long_form[64], short_form[3] = "";
-      char *args[3] = { long_form, NULL, NULL };
-      char value[] = "x";
+      char *args[4] = { long_form, NULL, NULL, NULL };
+      char value[] = "x", extra[] = "extra";
 
       if (o.val < 0x100) {
         snprintf(short_form, sizeof short_form, "-%c", o.val);
@@ -1031,6 +1033,8 @@ static void test_option_tables(void **state)
         continue;
       snprintf(long_form, sizeof long_form, "--%s", o.name);
       args[1] = o.arg ? value : NULL;
+      if (commands[k].runs_without_file)
+        args[o.arg ? 2 : 1] = extra;
       for (int form = 0; form < 2; form++) {
         if (form == 1) {
           if (o.val >= 0x100)

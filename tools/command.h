@@ -297,6 +297,7 @@ extern const struct twt_cmd_opt twt_tool_merge_options[];
 extern const struct twt_cmd_opt twt_tool_slice_options[];
 extern const struct twt_cmd_opt twt_tool_stats_options[];
 extern const struct twt_cmd_opt twt_tool_split_options[];
+extern const struct twt_cmd_opt twt_tool_demo_options[];
 extern const struct twt_cmd_opt twt_tool_repair_options[];
 extern const struct twt_cmd_opt twt_tool_snapshot_options[];
 
