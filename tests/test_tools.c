@@ -11,7 +11,9 @@
  * events; stats counts what was written.  Every command reads a cut file
  * and a .json.gz, and writes .json.gz; hostile inputs (empty, not a
  * trace, a directory, a FIFO, random bytes, a truncated .gz) give exit
- * status 1 and a message naming the file, at once.
+ * status 1 and a message naming the file, at once.  Every option of
+ * each command's table (cat, merge, slice, stats, split, repair,
+ * snapshot, demo) is in its --help and taken by its parser.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* mkfifo */
@@ -20,11 +22,14 @@
 #include "testutil.h"
 #include "tooltest.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "command.h"
+#include "repair.h"
+#include "snapshot.h"
 
 typedef int (*main_fn)(int, char **);
 
@@ -957,6 +962,117 @@ static void test_hostile(void **state)
   tt_remove_dir(dir);
 }
 
+/* ====================================================== option tables */
+
+/* Run command with args (NULL-terminated, after the name); its stderr
+ * read back (malloc'ed).  Returns the exit status. */
+static int run_options(main_fn fn, const char *command, char **args,
+                       const char *out, const char *err, char **err_text)
+{
+  char *argv[5] = { (char *)command, NULL, NULL, NULL, NULL };
+  size_t len;
+  int status;
+
+  for (size_t i = 0; args[i]; i++)
+    argv[1 + i] = args[i];
+  status = tt_run_argv(fn, argv, out, err);
+  *err_text = tu_read_file(err, &len);
+  return status;
+}
+
+/* Every option of a command's table is in its --help, at the start of a
+ * line ("  -x, --name ARG" or "      --name ARG"), and its parser takes it,
+ * long and short; an option not in the table is a usage error. */
+static void test_option_tables(void **state)
+{
+  static const struct {
+    const char *name;
+    main_fn fn;
+    const struct twt_cmd_opt *opts;
+    int runs_without_file;          /* then an argument stops it */
+  } commands[] = {
+    { "cat", twt_tool_cat_main, twt_tool_cat_options, 0 },
+    { "merge", twt_tool_merge_main, twt_tool_merge_options, 0 },
+    { "slice", twt_tool_slice_main, twt_tool_slice_options, 0 },
+    { "stats", twt_tool_stats_main, twt_tool_stats_options, 0 },
+    { "split", twt_tool_split_main, twt_tool_split_options, 0 },
+    { "repair", twt_tool_repair_main, twt_tool_repair_options, 0 },
+    { "snapshot", twt_tool_snapshot_main, twt_tool_snapshot_options, 0 },
+    { "demo", twt_tool_demo_main, twt_tool_demo_options, 1 },
+  };
+  char *dir = tt_make_dir();
+  char *out = tt_in_dir(dir, "out.txt"), *err = tt_in_dir(dir, "err.txt");
+  (void)state;
+
+  for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+    char *help_args[] = { "--help", NULL }, *help, *text;
+    char shorts[128] = "";
+    size_t len;
+
+    assert_int_equal(run_options(commands[k].fn, commands[k].name,
+                                 help_args, out, err, &text), 0);
+    free(text);
+    help = tu_read_file(out, &len);
+    for (const struct twt_cmd_opt *e = commands[k].opts; e->name || e->val;
+         e++) {
+      struct twt_cmd_opt o = twt_cmd_opt_resolve(e);
+      char line[128], long_form[64], short_form[3] = "";
+      char *args[4] = { long_form, NULL, NULL, NULL };
+      char value[] = "x", extra[] = "extra";
+
+      if (o.val < 0x100) {
+        snprintf(short_form, sizeof short_form, "-%c", o.val);
+        shorts[o.val] = 1;
+      }
+      snprintf(line, sizeof line, "\n  %s%s--%s%s%s", o.val < 0x100 ?
+               short_form : "  ", o.val < 0x100 ? ", " : "  ", o.name,
+               o.arg ? " " : "", o.arg ? o.arg : "");
+      if (!strstr(help, line))
+        fail_msg("%s --help lacks '%s'", commands[k].name, line + 1);
+      if (o.val == 'h')
+        continue;
+      snprintf(long_form, sizeof long_form, "--%s", o.name);
+      args[1] = o.arg ? value : NULL;
+      if (commands[k].runs_without_file)
+        args[o.arg ? 2 : 1] = extra;
+      for (int form = 0; form < 2; form++) {
+        if (form == 1) {
+          if (o.val >= 0x100)
+            break;
+          args[0] = short_form;
+        }
+        run_options(commands[k].fn, commands[k].name, args, out, err,
+                    &text);
+        if (strstr(text, "unknown option") || strstr(text, "needs a value"))
+          fail_msg("%s refuses %s: %s", commands[k].name, args[0], text);
+        free(text);
+      }
+    }
+    free(help);
+    {
+      char *bogus[] = { "--no-such-option", NULL }, bad[3];
+      char *bad_args[] = { bad, NULL };
+      assert_int_equal(run_options(commands[k].fn, commands[k].name, bogus,
+                                   out, err, &text), TWT_CLI_USAGE);
+      assert_non_null(strstr(text, "unknown option '--no-such-option'"));
+      free(text);
+      for (int c = 'A'; c <= 'z'; c++)
+        if (isalpha(c) && !shorts[c]) {   /* the first letter not taken */
+          snprintf(bad, sizeof bad, "-%c", c);
+          break;
+        }
+      assert_int_equal(run_options(commands[k].fn, commands[k].name,
+                                   bad_args, out, err, &text),
+                       TWT_CLI_USAGE);
+      assert_non_null(strstr(text, "unknown option"));
+      free(text);
+    }
+  }
+  free(out);
+  free(err);
+  tt_remove_dir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -967,6 +1083,7 @@ int main(void)
     cmocka_unit_test(test_stats_self_order),
     cmocka_unit_test(test_cut_and_gzip),
     cmocka_unit_test(test_hostile),
+    cmocka_unit_test(test_option_tables),
   };
 
   tt_deadline("test_tools");

@@ -21,6 +21,17 @@
 
 #define CMD "cat"
 
+const struct twt_cmd_opt twt_tool_cat_options[] = {
+  TWT_CMD_COMMON('o', NULL, NULL),
+  TWT_CMD_COMMON(TWT_CMD_OPT_NDJSON, NULL, NULL),
+  TWT_CMD_COMMON('q', NULL, NULL),
+  TWT_CMD_COMMON(TWT_CMD_OPT_NO_PARTS, NULL, NULL),
+  TWT_CMD_COMMON('m', NULL, "the longest record, in bytes (suffixes k, m, g;\n"
+                 "default: 64MiB)"),
+  TWT_CMD_COMMON('h', NULL, NULL),
+  { NULL, 0, NULL, NULL }
+};
+
 static void cat_usage(FILE *out)
 {
   fprintf(out,
@@ -33,16 +44,9 @@ static void cat_usage(FILE *out)
     "metadata record (process and thread names) is written once, and\n"
     "only the first clock record is kept; a part written on another\n"
     "clock (another process or boot) is moved onto the first one's.\n"
-    "\n"
-    "  -o, --output OUT     write to OUT, gzip if it ends in .gz\n"
-    "                       (default: the standard output)\n"
-    "      --ndjson         one record a line and nothing else (newline-\n"
-    "                       delimited JSON: BigQuery, DuckDB, ClickHouse)\n"
-    "  -q, --quiet          print nothing but errors\n"
-    "      --no-parts       read only the files named\n"
-    "  -m, --max-line SIZE  the longest record, in bytes (suffixes k, m, g;\n"
-    "                       default: 64MiB)\n"
-    "  -h, --help           show this help and exit\n"
+    "\n");
+  twt_cmd_print_options(out, twt_tool_cat_options);
+  fprintf(out,
     "\n"
     "Exit status: 0 written, 1 an error (a file that cannot be read or is\n"
     "not a trace, the output), 2 a usage error.\n");
@@ -50,10 +54,7 @@ static void cat_usage(FILE *out)
 
 int twt_tool_cat_main(int argc, char **argv)
 {
-  static const struct option long_options[] = {
-    TWT_CMD_LONG,
-    { NULL, 0, NULL, 0 }
-  };
+  struct twt_cmd_getopt g;
   struct twt_cmd_common c;
   twt_progress progress;
   twt_cmd_buf buf = { NULL, 0 };
@@ -65,10 +66,10 @@ int twt_tool_cat_main(int argc, char **argv)
   int opt, status, rc;
 
   memset(&c, 0, sizeof c);
+  twt_cmd_getopt_init(&g, twt_tool_cat_options);
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT, long_options,
-                            NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
     status = twt_cmd_option(CMD, cat_usage, opt, optarg, argv, &c);
     if (status != TWT_CMD_TAKEN)
       return status;

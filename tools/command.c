@@ -29,6 +29,96 @@ int twt_cmd_error(const char *command, const char *fmt, ...)
   return TWT_CLI_RUNTIME;
 }
 
+const struct twt_cmd_opt twt_cmd_common_options[] = {
+  { "output", 'o', "OUT", "write to OUT, gzip if it ends in .gz\n"
+                          "(default: the standard output)" },
+  { "ndjson", TWT_CMD_OPT_NDJSON, NULL,
+    "one record a line and nothing else (newline-\n"
+    "delimited JSON: BigQuery, DuckDB, ClickHouse)" },
+  { "quiet", 'q', NULL, "print nothing but errors" },
+  { "no-parts", TWT_CMD_OPT_NO_PARTS, NULL, "read only the files named" },
+  { "max-line", 'm', "SIZE", "the longest record (default: 64MiB)" },
+  { "help", 'h', NULL, "show this help and exit" },
+  { NULL, 0, NULL, NULL }
+};
+
+struct twt_cmd_opt twt_cmd_opt_resolve(const struct twt_cmd_opt *o)
+{
+  struct twt_cmd_opt r = *o;
+
+  if (o->name)
+    return r;
+  for (const struct twt_cmd_opt *c = twt_cmd_common_options; c->name; c++)
+    if (c->val == o->val) {
+      r.name = c->name;
+      r.arg = o->arg ? o->arg : c->arg;
+      r.help = o->help ? o->help : c->help;
+      if (!c->arg)
+        r.arg = NULL;
+      return r;
+    }
+  abort();                          /* a table names no common option */
+}
+
+void twt_cmd_getopt_init(struct twt_cmd_getopt *g,
+                         const struct twt_cmd_opt *opts)
+{
+  size_t n = 0, s = 0;
+
+  memset(g, 0, sizeof *g);
+  g->shorts[s++] = ':';
+  for (; opts[n].name || opts[n].val; n++) {
+    struct twt_cmd_opt o = twt_cmd_opt_resolve(&opts[n]);
+    if (n == TWT_CMD_OPTS_MAX)
+      abort();                      /* raise TWT_CMD_OPTS_MAX */
+    g->longs[n].name = o.name;
+    g->longs[n].has_arg = o.arg ? required_argument : no_argument;
+    g->longs[n].val = o.val;
+    if (o.val < 0x100) {
+      g->shorts[s++] = (char)o.val;
+      if (o.arg)
+        g->shorts[s++] = ':';
+    }
+  }
+}
+
+/* The width of "  -x, --name ARG". */
+static size_t option_width(const struct twt_cmd_opt *o)
+{
+  return 2 + 4 + 2 + strlen(o->name) + (o->arg ? 1 + strlen(o->arg) : 0);
+}
+
+void twt_cmd_print_options(FILE *out, const struct twt_cmd_opt *opts)
+{
+  size_t column = 0;
+
+  for (size_t i = 0; opts[i].name || opts[i].val; i++) {
+    struct twt_cmd_opt o = twt_cmd_opt_resolve(&opts[i]);
+    if (option_width(&o) + 2 > column)
+      column = option_width(&o) + 2;
+  }
+  for (size_t i = 0; opts[i].name || opts[i].val; i++) {
+    struct twt_cmd_opt o = twt_cmd_opt_resolve(&opts[i]);
+    const char *line = o.help;
+    size_t width = option_width(&o);
+    if (o.val < 0x100)
+      fprintf(out, "  -%c, --%s", o.val, o.name);
+    else
+      fprintf(out, "      --%s", o.name);
+    if (o.arg)
+      fprintf(out, " %s", o.arg);
+    for (;;) {
+      const char *end = strchr(line, '\n');
+      size_t len = end ? (size_t)(end - line) : strlen(line);
+      fprintf(out, "%*s%.*s\n", (int)(column - width), "", (int)len, line);
+      if (!end)
+        break;
+      line = end + 1;
+      width = 0;
+    }
+  }
+}
+
 int twt_cmd_option(const char *command, void (*usage)(FILE *), int opt,
                    const char *arg, char **argv, struct twt_cmd_common *c)
 {
@@ -374,33 +464,23 @@ int twt_cli_option_error(const char *command, void (*usage)(FILE *), int opt,
 }
 
 int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
-                            int with_dry_run, size_t min_line,
+                            const struct twt_cmd_opt *opts, size_t min_line,
                             const char *what, int argc, char **argv,
                             struct twt_cli_args *a)
 {
-  static const struct option long_options[] = {
-    { "output",   required_argument, NULL, 'o' },
-    { "dry-run",  no_argument,       NULL, 'n' },
-    { "quiet",    no_argument,       NULL, 'q' },
-    { "max-line", required_argument, NULL, 'm' },
-    { "help",     no_argument,       NULL, 'h' },
-    { NULL, 0, NULL, 0 }
-  };
+  struct twt_cmd_getopt g;
   int opt;
 
   memset(a, 0, sizeof *a);
+  twt_cmd_getopt_init(&g, opts);
   optind = 0;                       /* glibc: start afresh on every call */
   opterr = 0;                       /* our messages name the command */
-  while ((opt = getopt_long(argc, argv, ":o:nqm:h", long_options,
-                            NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
     switch (opt) {
     case 'o':
       a->output = optarg;
       break;
     case 'n':
-      if (!with_dry_run)
-        return twt_cli_usage_error(command, usage, "unknown option '%s'",
-                                   argv[optind - 1]);
       a->dry_run = 1;
       break;
     case 'q':

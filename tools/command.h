@@ -87,15 +87,17 @@ struct twt_cli_args {
   size_t max_line;         /* -m, --max-line (0: not given) */
 };
 
-/* Parse "[-o OUT] [-q] [-m SIZE] [-n] [-h] FILE" (long forms --output,
- * --quiet, --max-line, --dry-run, --help; options and FILE in any order)
- * for command, whose usage() prints its help; -n only if with_dry_run.
+struct twt_cmd_opt;
+
+/* Parse "[OPTIONS] FILE" (options and FILE in any order) for command,
+ * whose usage() prints its help, with the options of the table opts
+ * (struct twt_cmd_opt; among -o, -q, -m, -h and -n, --dry-run).
  * min_line is the least --max-line accepted; what names FILE in "no FILE
  * to <what>".  Returns -1 with *a filled, or the exit status to return
  * at once: TWT_CLI_OK after --help (printed on stdout), TWT_CLI_USAGE after
  * a usage error (printed on stderr).  Resets getopt (optind). */
 int twt_cli_parse_file_args(const char *command, void (*usage)(FILE *),
-                            int with_dry_run, size_t min_line,
+                            const struct twt_cmd_opt *opts, size_t min_line,
                             const char *what, int argc, char **argv,
                             struct twt_cli_args *a);
 
@@ -135,17 +137,60 @@ struct twt_cmd_common {
   int ndjson;              /* --ndjson: one record a line (twt_out) */
 };
 
-/* Their getopt_long entries, and the short options. */
+/* The long-only options' getopt_long values. */
 #define TWT_CMD_OPT_NO_PARTS 0x100
 #define TWT_CMD_OPT_NDJSON 0x180
-#define TWT_CMD_SHORT ":o:qm:h"
-#define TWT_CMD_LONG \
-  { "output",   required_argument, NULL, 'o' }, \
-  { "quiet",    no_argument,       NULL, 'q' }, \
-  { "max-line", required_argument, NULL, 'm' }, \
-  { "no-parts", no_argument,       NULL, TWT_CMD_OPT_NO_PARTS }, \
-  { "ndjson",   no_argument,       NULL, TWT_CMD_OPT_NDJSON }, \
-  { "help",     no_argument,       NULL, 'h' }
+
+/* One option of a command.  A command's options are one table, ended by
+ * an entry whose name and val are 0: its getopt_long arrays and the
+ * OPTIONS part of its --help are both made from it, so they cannot
+ * disagree. */
+struct twt_cmd_opt {
+  const char *name;        /* the long name, without "--" */
+  int val;                 /* what getopt_long returns: the short letter,
+                              or a value >= 0x100 for a long-only one */
+  const char *arg;         /* the argument's name in --help (NULL: none) */
+  const char *help;        /* its text in --help, lines split by '\n' */
+};
+
+/* An entry of a command's table for the common option whose val is v
+ * (-o, -q, -m, --no-parts, --ndjson, -h): its name and whether it takes
+ * an argument come from the common table (twt_cmd_common_options); arg
+ * and help, when not NULL, replace that table's words for this command. */
+#define TWT_CMD_COMMON(v, arg, help) { NULL, (v), (arg), (help) }
+
+/* --ndjson, -q, --no-parts, -m and -h, in this order (as --help lists
+ * them after a command's own options), in the common table's words. */
+#define TWT_CMD_COMMON_REST \
+  TWT_CMD_COMMON(TWT_CMD_OPT_NDJSON, NULL, NULL), \
+  TWT_CMD_COMMON('q', NULL, NULL), \
+  TWT_CMD_COMMON(TWT_CMD_OPT_NO_PARTS, NULL, NULL), \
+  TWT_CMD_COMMON('m', NULL, NULL), \
+  TWT_CMD_COMMON('h', NULL, NULL)
+
+/* The common options, with their usual argument names and help. */
+extern const struct twt_cmd_opt twt_cmd_common_options[];
+
+/* *o, with what a TWT_CMD_COMMON entry leaves out taken from the common
+ * table. */
+struct twt_cmd_opt twt_cmd_opt_resolve(const struct twt_cmd_opt *o);
+
+#define TWT_CMD_OPTS_MAX 24
+
+/* What getopt_long takes, made from a table (twt_cmd_getopt_init). */
+struct twt_cmd_getopt {
+  struct option longs[TWT_CMD_OPTS_MAX + 1];
+  char shorts[2 + 2 * TWT_CMD_OPTS_MAX];   /* ":" first (see opterr) */
+};
+
+/* Fill g from the table opts (at most TWT_CMD_OPTS_MAX entries). */
+void twt_cmd_getopt_init(struct twt_cmd_getopt *g,
+                         const struct twt_cmd_opt *opts);
+
+/* Print the table opts as --help lists options, on out: "  -x, --name
+ * ARG", then the help at one column for the whole table, two spaces
+ * after its longest option; the help's further lines at that column. */
+void twt_cmd_print_options(FILE *out, const struct twt_cmd_opt *opts);
 
 /* What twt_cmd_option makes of an option. */
 #define TWT_CMD_TAKEN (-1)          /* one of the common options: taken */
@@ -245,6 +290,16 @@ int twt_tool_slice_main(int argc, char **argv);
 int twt_tool_stats_main(int argc, char **argv);
 int twt_tool_split_main(int argc, char **argv);
 int twt_tool_demo_main(int argc, char **argv);   /* demo.c */
+
+/* Their option tables (struct twt_cmd_opt), for the tests. */
+extern const struct twt_cmd_opt twt_tool_cat_options[];
+extern const struct twt_cmd_opt twt_tool_merge_options[];
+extern const struct twt_cmd_opt twt_tool_slice_options[];
+extern const struct twt_cmd_opt twt_tool_stats_options[];
+extern const struct twt_cmd_opt twt_tool_split_options[];
+extern const struct twt_cmd_opt twt_tool_demo_options[];
+extern const struct twt_cmd_opt twt_tool_repair_options[];
+extern const struct twt_cmd_opt twt_tool_snapshot_options[];
 
 #ifdef __cplusplus
 }

@@ -495,8 +495,51 @@ static void run_acceptor(struct demo *d, uint64_t requests, uint64_t rate,
   progress_clear(&progress);
 }
 
+/* The numbers in the help come from the DEMO_ limits: demo_usage
+ * formats each help text (in argument order) before printing. */
+const struct twt_cmd_opt twt_tool_demo_options[] = {
+  TWT_CMD_COMMON('o', "FILE", "write the trace to FILE (default: "
+                 DEMO_DEFAULT_OUTPUT "), or to\n"
+                 "the standard output if FILE is -; a name\n"
+                 "ending in .gz is gzip-compressed (sink=gzip)"),
+  { "options", 'O', "OPTIONS",
+    "writer options, e.g. 'format=object,buffer=1MiB'" },
+  { "threads", 't', "N", "worker threads, 1 to %d (default: %d)" },
+  { "rate", 'r', "N|max", "requests per second, 1 to %" PRIu64 " (default:\n"
+                          "%d), or max: as fast as the workers take them" },
+  { "seconds", 's', "S", "accept requests for S seconds" },
+  { "requests", 'n', "N", "accept N requests (default: %d)" },
+  TWT_CMD_COMMON('h', NULL, NULL),
+  { NULL, 0, NULL, NULL }
+};
+
+#define DEMO_OPTIONS \
+  (sizeof twt_tool_demo_options / sizeof twt_tool_demo_options[0])
+
 static void demo_usage(FILE *out)
 {
+  struct twt_cmd_opt opts[DEMO_OPTIONS];
+  char help[DEMO_OPTIONS][160];
+
+  for (size_t i = 0; i < DEMO_OPTIONS; i++) {
+    opts[i] = twt_tool_demo_options[i];
+    switch (opts[i].val) {
+    case 't':
+      snprintf(help[i], sizeof help[i], opts[i].help, DEMO_MAX_THREADS,
+               DEMO_DEFAULT_THREADS);
+      break;
+    case 'r':
+      snprintf(help[i], sizeof help[i], opts[i].help, DEMO_MAX_RATE,
+               DEMO_DEFAULT_RATE);
+      break;
+    case 'n':
+      snprintf(help[i], sizeof help[i], opts[i].help, DEMO_DEFAULT_REQUESTS);
+      break;
+    default:
+      continue;
+    }
+    opts[i].help = help[i];
+  }
   fprintf(out,
     "Usage: " TWT_CLI_PROGRAM " demo [-o FILE] [-O OPTIONS] [--threads N]\n"
     "                        [--rate N|max] [--seconds S | --requests N]\n"
@@ -504,24 +547,13 @@ static void demo_usage(FILE *out)
     "Simulate a small server -- an acceptor thread handing requests to\n"
     "worker threads through a bounded queue -- and trace it.  Open the\n"
     "trace in https://ui.perfetto.dev or chrome://tracing.\n"
-    "\n"
-    "  -o, --output FILE      write the trace to FILE (default: "
-    DEMO_DEFAULT_OUTPUT "), or to\n"
-    "                         the standard output if FILE is -; a name\n"
-    "                         ending in .gz is gzip-compressed (sink=gzip)\n"
-    "  -O, --options OPTIONS  writer options, e.g. 'format=object,buffer=1MiB'\n"
-    "  -t, --threads N        worker threads, 1 to %d (default: %d)\n"
-    "  -r, --rate N|max       requests per second, 1 to %" PRIu64 " (default:\n"
-    "                         %d), or max: as fast as the workers take them\n"
-    "  -s, --seconds S        accept requests for S seconds\n"
-    "  -n, --requests N       accept N requests (default: %d)\n"
-    "  -h, --help             show this help and exit\n"
+    "\n");
+  twt_cmd_print_options(out, opts);
+  fprintf(out,
     "\n"
     "The summary, warnings and progress go to the standard error.  SIGINT\n"
     "or SIGTERM stops accepting; the requests in flight finish and the\n"
-    "trace is closed.\n",
-    DEMO_MAX_THREADS, DEMO_DEFAULT_THREADS, DEMO_MAX_RATE, DEMO_DEFAULT_RATE,
-    DEMO_DEFAULT_REQUESTS);
+    "trace is closed.\n");
 }
 
 /* A usage error of demo: the message, then the usage, on stderr. */
@@ -677,16 +709,7 @@ static void warn_sink_name(const char *output, const tw_options *options)
 
 int twt_tool_demo_main(int argc, char **argv)
 {
-  static const struct option long_options[] = {
-    { "output",   required_argument, NULL, 'o' },
-    { "options",  required_argument, NULL, 'O' },
-    { "threads",  required_argument, NULL, 't' },
-    { "rate",     required_argument, NULL, 'r' },
-    { "seconds",  required_argument, NULL, 's' },
-    { "requests", required_argument, NULL, 'n' },
-    { "help",     no_argument,       NULL, 'h' },
-    { NULL, 0, NULL, 0 }
-  };
+  struct twt_cmd_getopt g;
   const char *output = DEMO_DEFAULT_OUTPUT;
   const char *options_string = NULL;
   uint64_t threads = DEMO_DEFAULT_THREADS, requests = 0, seconds_ns = 0;
@@ -698,9 +721,10 @@ int twt_tool_demo_main(int argc, char **argv)
   tw_stats stats;
   int opt, rc, event_error = 0, run_failed;
 
+  twt_cmd_getopt_init(&g, twt_tool_demo_options);
+  optind = 0;                       /* glibc: start afresh on every call */
   opterr = 0;                       /* our messages name the command */
-  while ((opt = getopt_long(argc, argv, ":o:O:t:r:s:n:h", long_options,
-                            NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
     switch (opt) {
     case 'o':
       output = optarg;

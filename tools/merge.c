@@ -1387,6 +1387,24 @@ static int take_offset(struct merge *m, const char *arg, void (*usage)(FILE *))
   return -1;
 }
 
+#define OPT_OFFSET 0x101
+#define OPT_EXPLAIN 0x102
+
+const struct twt_cmd_opt twt_tool_merge_options[] = {
+  TWT_CMD_COMMON('o', NULL, NULL),
+  { "offset", OPT_OFFSET, "FILE=DURATION",
+    "move FILE's timestamps by DURATION\n"
+    "(e.g. -1.5s, 250us) instead of by its clock\n"
+    "record" },
+  { "explain", OPT_EXPLAIN, NULL, "say which rule placed each input and by\n"
+                                  "how much, and which pids it had written\n"
+                                  "anew, even with -q" },
+  { "window", 'w', "SIZE", "bytes of each input read ahead to order\n"
+                           "records (default: 8MiB)" },
+  TWT_CMD_COMMON_REST,
+  { NULL, 0, NULL, NULL }
+};
+
 static void merge_usage(FILE *out)
 {
   fprintf(out,
@@ -1408,39 +1426,16 @@ static void merge_usage(FILE *out)
     "Records are written in ts order: exactly, unless a record comes more\n"
     "than --window bytes after a later one in its input (then it is\n"
     "written when read, and counted).\n"
-    "\n"
-    "  -o, --output OUT          write to OUT, gzip if it ends in .gz\n"
-    "                            (default: the standard output)\n"
-    "      --offset FILE=DURATION  move FILE's timestamps by DURATION\n"
-    "                            (e.g. -1.5s, 250us) instead of by its clock\n"
-    "                            record\n"
-    "      --explain             say which rule placed each input and by\n"
-    "                            how much, and which pids it had written\n"
-    "                            anew, even with -q\n"
-    "  -w, --window SIZE         bytes of each input read ahead to order\n"
-    "                            records (default: 8MiB)\n"
-    "      --ndjson         one record a line and nothing else (newline-\n"
-    "                       delimited JSON: BigQuery, DuckDB, ClickHouse)\n"
-    "  -q, --quiet               print nothing but errors\n"
-    "      --no-parts            read only the files named\n"
-    "  -m, --max-line SIZE       the longest record (default: 64MiB)\n"
-    "  -h, --help                show this help and exit\n"
+    "\n");
+  twt_cmd_print_options(out, twt_tool_merge_options);
+  fprintf(out,
     "\n"
     "Exit status: 0 written, 1 an error, 2 a usage error.\n");
 }
 
-#define OPT_OFFSET 0x101
-#define OPT_EXPLAIN 0x102
-
 int twt_tool_merge_main(int argc, char **argv)
 {
-  static const struct option long_options[] = {
-    TWT_CMD_LONG,
-    { "offset", required_argument, NULL, OPT_OFFSET },
-    { "explain", no_argument, NULL, OPT_EXPLAIN },
-    { "window", required_argument, NULL, 'w' },
-    { NULL, 0, NULL, 0 }
-  };
+  struct twt_cmd_getopt g;
   struct twt_cmd_common c;
   struct merge m;
   twt_tin **tins = NULL;
@@ -1458,8 +1453,8 @@ int twt_tool_merge_main(int argc, char **argv)
     return twt_cmd_error(CMD, "out of memory");
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT "w:", long_options,
-                            NULL)) != -1) {
+  twt_cmd_getopt_init(&g, twt_tool_merge_options);
+  while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
     if (opt == OPT_OFFSET) {
       offsets[noffsets++] = optarg;
       continue;

@@ -310,6 +310,17 @@ void twt_repair_describe(const char *in, const char *out,
 
 /* ====================================================== the command */
 
+const struct twt_cmd_opt twt_tool_repair_options[] = {
+  TWT_CMD_COMMON('o', NULL, "write the repaired trace to OUT and leave FILE\n"
+                 "alone (default: replace FILE, atomically)"),
+  { "dry-run", 'n', NULL, "say what would be done, write nothing" },
+  TWT_CMD_COMMON('q', NULL, NULL),
+  TWT_CMD_COMMON('m', NULL, "the longest record to keep, in bytes (suffixes\n"
+                 "k, m, g: KiB, MiB, GiB; default: 64MiB)"),
+  TWT_CMD_COMMON('h', NULL, NULL),
+  { NULL, 0, NULL, NULL }
+};
+
 static void repair_usage(FILE *out)
 {
   fprintf(out,
@@ -321,14 +332,9 @@ static void repair_usage(FILE *out)
     "as gzip.  A trace that is already valid is left untouched.  Repair a\n"
     "trace only once no process writes it any more (to copy a live trace,\n"
     "use '" PROGRAM " snapshot').\n"
-    "\n"
-    "  -o, --output OUT     write the repaired trace to OUT and leave FILE\n"
-    "                       alone (default: replace FILE, atomically)\n"
-    "  -n, --dry-run        say what would be done, write nothing\n"
-    "  -q, --quiet          print nothing but errors\n"
-    "  -m, --max-line SIZE  the longest record to keep, in bytes (suffixes\n"
-    "                       k, m, g: KiB, MiB, GiB; default: 64MiB)\n"
-    "  -h, --help           show this help and exit\n"
+    "\n");
+  twt_cmd_print_options(out, twt_tool_repair_options);
+  fprintf(out,
     "\n"
     "Exit status: 0 repaired or already valid, 1 an error (I/O, not a\n"
     "trace, a record longer than --max-line), 2 a usage error.\n");
@@ -342,9 +348,10 @@ int twt_tool_repair_main(int argc, char **argv)
   char message[PATH_MAX + 256], summary[2 * PATH_MAX + 256];
   int status;
 
-  status = twt_cli_parse_file_args("repair", repair_usage, 1,
-                                   TWT_REPAIR_MIN_MAX_LINE, "repair", argc,
-                                   argv, &a);
+  status = twt_cli_parse_file_args("repair", repair_usage,
+                                   twt_tool_repair_options,
+                                   TWT_REPAIR_MIN_MAX_LINE, "repair",
+                                   argc, argv, &a);
   if (status >= 0)
     return status;
   twt_repair_options_init(&opts);

@@ -877,6 +877,24 @@ static int finish(struct slice *sl)
 
 /* ======================================================== the command */
 
+#define OPT_TID 0x102
+#define OPT_CLIP 0x103
+
+const struct twt_cmd_opt twt_tool_slice_options[] = {
+  TWT_CMD_COMMON('o', NULL, "write to OUT, gzip if it ends in .gz (default:\n"
+                 "the standard output)"),
+  { "from", 'f', "T", "the window's start (default: the beginning)" },
+  { "clip", OPT_CLIP, NULL, "cut complete events that cross the window's\n"
+                            "edges to it; keep a flow with one end in it" },
+  { "to", 't', "T", "its end, excluded (default: the end)" },
+  { "pid", 'p', "P", "only process P (repeat for more)" },
+  { "tid", OPT_TID, "T", "only thread T (repeat for more)" },
+  { "name", 'n', "GLOB", "only events whose name matches GLOB (fnmatch)" },
+  { "cat", 'c', "GLOB", "only events with a category matching GLOB" },
+  TWT_CMD_COMMON_REST,
+  { NULL, 0, NULL, NULL }
+};
+
 static void slice_usage(FILE *out)
 {
   fprintf(out,
@@ -897,23 +915,9 @@ static void slice_usage(FILE *out)
     "async spans that overlap it are kept whole, both ends; a flow only if\n"
     "all of it is in the window (--clip: one end).  Without a window\n"
     "nothing is dropped.  Metadata (names) of what is kept stay.\n"
-    "\n"
-    "  -o, --output OUT   write to OUT, gzip if it ends in .gz (default:\n"
-    "                     the standard output)\n"
-    "  -f, --from T       the window's start (default: the beginning)\n"
-    "      --clip         cut complete events that cross the window's\n"
-    "                     edges to it; keep a flow with one end in it\n"
-    "  -t, --to T         its end, excluded (default: the end)\n"
-    "  -p, --pid P        only process P (repeat for more)\n"
-    "      --tid T        only thread T (repeat for more)\n"
-    "  -n, --name GLOB    only events whose name matches GLOB (fnmatch)\n"
-    "  -c, --cat GLOB     only events with a category matching GLOB\n"
-    "      --ndjson         one record a line and nothing else (newline-\n"
-    "                       delimited JSON: BigQuery, DuckDB, ClickHouse)\n"
-    "  -q, --quiet        print nothing but errors\n"
-    "      --no-parts     read only the files named\n"
-    "  -m, --max-line SIZE  the longest record (default: 64MiB)\n"
-    "  -h, --help         show this help and exit\n"
+    "\n");
+  twt_cmd_print_options(out, twt_tool_slice_options);
+  fprintf(out,
     "\n"
     "Exit status: 0 written, 1 an error, 2 a usage error.\n");
 }
@@ -955,22 +959,9 @@ static void summary(const struct slice *sl, const twt_tin *in)
   fputc('\n', stderr);
 }
 
-#define OPT_TID 0x102
-#define OPT_CLIP 0x103
-
 int twt_tool_slice_main(int argc, char **argv)
 {
-  static const struct option long_options[] = {
-    TWT_CMD_LONG,
-    { "from", required_argument, NULL, 'f' },
-    { "to",   required_argument, NULL, 't' },
-    { "pid",  required_argument, NULL, 'p' },
-    { "tid",  required_argument, NULL, OPT_TID },
-    { "clip", no_argument,       NULL, OPT_CLIP },
-    { "name", required_argument, NULL, 'n' },
-    { "cat",  required_argument, NULL, 'c' },
-    { NULL, 0, NULL, 0 }
-  };
+  struct twt_cmd_getopt g;
   struct twt_cmd_common c;
   struct slice sl;
   twt_progress progress;
@@ -985,8 +976,8 @@ int twt_tool_slice_main(int argc, char **argv)
   sl.c = &c;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT "f:t:p:n:c:",
-                            long_options, NULL)) != -1) {
+  twt_cmd_getopt_init(&g, twt_tool_slice_options);
+  while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
     switch (opt) {
     case 'f':
     case 't':

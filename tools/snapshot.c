@@ -158,6 +158,17 @@ void twt_snapshot_describe(const char *in, const char *out,
 
 /* ====================================================== the command */
 
+const struct twt_cmd_opt twt_tool_snapshot_options[] = {
+  TWT_CMD_COMMON('o', "COPY", "write the copy to COPY, gzip if it ends in\n"
+                 ".gz ('-': standard output, plain); default:\n"
+                 "standard output, gzip if FILE is gzip"),
+  TWT_CMD_COMMON('q', NULL, NULL),
+  TWT_CMD_COMMON('m', NULL, "the longest record to copy, in bytes (suffixes\n"
+                 "k, m, g: KiB, MiB, GiB; default: 64MiB)"),
+  TWT_CMD_COMMON('h', NULL, NULL),
+  { NULL, 0, NULL, NULL }
+};
+
 static void snapshot_usage(FILE *out)
 {
   fprintf(out,
@@ -167,14 +178,9 @@ static void snapshot_usage(FILE *out)
     "record read, then the tail, strict JSON whatever the writer was\n"
     "doing (a plain cp can catch a commit half-written).  FILE (.json or\n"
     ".json.gz) is never modified.\n"
-    "\n"
-    "  -o, --output COPY    write the copy to COPY, gzip if it ends in\n"
-    "                       .gz ('-': standard output, plain); default:\n"
-    "                       standard output, gzip if FILE is gzip\n"
-    "  -q, --quiet          print nothing but errors\n"
-    "  -m, --max-line SIZE  the longest record to copy, in bytes (suffixes\n"
-    "                       k, m, g: KiB, MiB, GiB; default: 64MiB)\n"
-    "  -h, --help           show this help and exit\n"
+    "\n");
+  twt_cmd_print_options(out, twt_tool_snapshot_options);
+  fprintf(out,
     "\n"
     "The summary goes to standard error.  Exit status: 0 a complete copy,\n"
     "%d a strict copy without some data of FILE (a record cut by a write\n"
@@ -190,9 +196,10 @@ int twt_tool_snapshot_main(int argc, char **argv)
   char message[2 * PATH_MAX + 256], summary[2 * PATH_MAX + 256];
   int status;
 
-  status = twt_cli_parse_file_args("snapshot", snapshot_usage, 0,
-                                   TWT_READ_MIN_MAX_RECORD, "copy", argc, argv,
-                                   &a);
+  status = twt_cli_parse_file_args("snapshot", snapshot_usage,
+                                   twt_tool_snapshot_options,
+                                   TWT_READ_MIN_MAX_RECORD, "copy", argc,
+                                   argv, &a);
   if (status >= 0)
     return status;
   twt_snapshot_options_init(&opts);

@@ -516,6 +516,19 @@ static int lone_ends(struct split *sp)
 
 /* ============================================================= main */
 
+const struct twt_cmd_opt twt_tool_split_options[] = {
+  TWT_CMD_COMMON('o', NULL, "the parts' name (required)"),
+  { "size", 's', "SIZE", "the size of a part (suffixes k, m, g)" },
+  { "every", 'e', "DURATION", "the time a part covers (e.g. 10s, 500ms)" },
+  TWT_CMD_COMMON(TWT_CMD_OPT_NDJSON, NULL,
+                 "parts of one record a line and nothing else"),
+  TWT_CMD_COMMON('q', NULL, NULL),
+  TWT_CMD_COMMON(TWT_CMD_OPT_NO_PARTS, NULL, NULL),
+  TWT_CMD_COMMON('m', NULL, NULL),
+  TWT_CMD_COMMON('h', NULL, NULL),
+  { NULL, 0, NULL, NULL }
+};
+
 static void split_usage(FILE *out)
 {
   fprintf(out,
@@ -532,27 +545,16 @@ static void split_usage(FILE *out)
     "the clock and metadata records (process and thread names) so far; a\n"
     "complete event, a B/E pair or an async span goes whole to the part\n"
     "where it begins.  cat of the parts gives the input's events back.\n"
-    "\n"
-    "  -o, --output OUT     the parts' name (required)\n"
-    "  -s, --size SIZE      the size of a part (suffixes k, m, g)\n"
-    "  -e, --every DURATION the time a part covers (e.g. 10s, 500ms)\n"
-    "      --ndjson         parts of one record a line and nothing else\n"
-    "  -q, --quiet          print nothing but errors\n"
-    "      --no-parts       read only the files named\n"
-    "  -m, --max-line SIZE  the longest record (default: 64MiB)\n"
-    "  -h, --help           show this help and exit\n"
+    "\n");
+  twt_cmd_print_options(out, twt_tool_split_options);
+  fprintf(out,
     "\n"
     "Exit status: 0 written, 1 an error, 2 a usage error.\n");
 }
 
 int twt_tool_split_main(int argc, char **argv)
 {
-  static const struct option long_options[] = {
-    TWT_CMD_LONG,
-    { "size",  required_argument, NULL, 's' },
-    { "every", required_argument, NULL, 'e' },
-    { NULL, 0, NULL, 0 }
-  };
+  struct twt_cmd_getopt g;
   struct twt_cmd_common c;
   struct split sp;
   twt_progress progress;
@@ -564,8 +566,8 @@ int twt_tool_split_main(int argc, char **argv)
   sp.c = &c;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT "s:e:", long_options,
-                            NULL)) != -1) {
+  twt_cmd_getopt_init(&g, twt_tool_split_options);
+  while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
     if (opt == 's') {
       size_t v;
       if (twt_cli_parse_size(optarg, &v) != 0 || v < MIN_SIZE)

@@ -936,6 +936,20 @@ static void report_text(FILE *f, const struct stats *st, const twt_tin *in,
 
 /* ======================================================== the command */
 
+/* --ndjson is not one: the report is not a trace. */
+const struct twt_cmd_opt twt_tool_stats_options[] = {
+  { "json", 'j', NULL, "print JSON (for scripts) instead of tables" },
+  { "top", 'N', "N", "rows of the name, thread and span tables\n"
+                     "(default: 10)" },
+  TWT_CMD_COMMON('o', NULL, "write the report to OUT (default: the standard\n"
+                 "output)"),
+  TWT_CMD_COMMON('q', NULL, "print nothing but errors on stderr"),
+  TWT_CMD_COMMON(TWT_CMD_OPT_NO_PARTS, NULL, NULL),
+  TWT_CMD_COMMON('m', NULL, NULL),
+  TWT_CMD_COMMON('h', NULL, NULL),
+  { NULL, 0, NULL, NULL }
+};
+
 static void stats_usage(FILE *out)
 {
   fprintf(out,
@@ -949,16 +963,9 @@ static void stats_usage(FILE *out)
     "whether the viewers can open it.  FILE... are read as one trace, as\n"
     "by cat.  Tables are bounded: past 4096 names or threads, the rest are\n"
     "counted together; self time is approximate when the report says so.\n"
-    "\n"
-    "  -j, --json         print JSON (for scripts) instead of tables\n"
-    "  -N, --top N        rows of the name, thread and span tables\n"
-    "                     (default: 10)\n"
-    "  -o, --output OUT   write the report to OUT (default: the standard\n"
-    "                     output)\n"
-    "  -q, --quiet        print nothing but errors on stderr\n"
-    "      --no-parts     read only the files named\n"
-    "  -m, --max-line SIZE  the longest record (default: 64MiB)\n"
-    "  -h, --help         show this help and exit\n"
+    "\n");
+  twt_cmd_print_options(out, twt_tool_stats_options);
+  fprintf(out,
     "\n"
     "Exit status: 0 printed, 1 an error, 2 a usage error.\n");
 }
@@ -986,12 +993,7 @@ static int write_report(const struct twt_cmd_common *c, struct stats *st,
 
 int twt_tool_stats_main(int argc, char **argv)
 {
-  static const struct option long_options[] = {
-    TWT_CMD_LONG,
-    { "json", no_argument,       NULL, 'j' },
-    { "top",  required_argument, NULL, 'N' },
-    { NULL, 0, NULL, 0 }
-  };
+  struct twt_cmd_getopt g;
   struct twt_cmd_common c;
   struct stats *st;
   twt_progress progress;
@@ -1005,8 +1007,8 @@ int twt_tool_stats_main(int argc, char **argv)
   st->top = DEFAULT_TOP;
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, TWT_CMD_SHORT "jN:", long_options,
-                            NULL)) != -1) {
+  twt_cmd_getopt_init(&g, twt_tool_stats_options);
+  while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
     if (opt == 'j') {
       st->json = 1;
       continue;
