@@ -105,6 +105,7 @@ static void *producer_main(void *arg)
 /* A flusher thread: flushes until told to stop, counting failures. */
 typedef struct flusher {
   tw_writer *w;
+  pthread_barrier_t *start; /* released with the producers */
   int stop;                 /* atomic */
   int flushes;
   int failures;
@@ -114,12 +115,15 @@ static void *flusher_main(void *arg)
 {
   flusher *f = arg;
 
-  while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
+  /* Start with the producers and flush at least once: on a loaded
+   * machine the producers may all finish before this thread runs. */
+  pthread_barrier_wait(f->start);
+  do {
     if (tw_flush(f->w) != 0)
       f->failures++;
     f->flushes++;
     sched_yield();
-  }
+  } while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE));
   return NULL;
 }
 
@@ -225,9 +229,11 @@ static void run(const tw_options *base, int nthreads, int n, int big_every,
   w = tw_open(path, &o, &err);
   assert_non_null(w);
   assert_int_equal(pthread_barrier_init(&start, NULL,
-                                        (unsigned)nthreads + 1), 0);
+                                        (unsigned)nthreads + 1
+                                        + (with_flusher ? 1u : 0u)), 0);
   memset(&fl, 0, sizeof fl);
   fl.w = w;
+  fl.start = &start;
   if (with_flusher)
     assert_int_equal(pthread_create(&fth, NULL, flusher_main, &fl), 0);
   for (int t = 0; t < nthreads; t++) {
