@@ -65,7 +65,7 @@ for c in $(awk '/^name = / { n = $3 } /^version = / && n { gsub(/"/, "", n); v =
 done
 if [ -n "$missing" ]; then
   echo "SKIP: crates missing from $CARGO_REGISTRY:$missing"
-  echo "SKIP: (Debian: apt-get install librust-serde-dev librust-serde-derive-dev" \
+  echo "SKIP: (Debian: apt-get install librust-serde-dev" \
        "librust-serde-json-dev librust-tracing-dev librust-tracing-subscriber-dev, or ./bootstrap)"
   exit 77
 fi

@@ -6,15 +6,18 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
 use super::{sealed, with_map_args, PushArgs};
 use crate::args::{Arg, Value as ArgValue};
 
 /// One record of a trace, as the seed's `TraceEvent`: the same fields,
-/// constructor and serde derives, so code that built or parsed the
-/// seed's events compiles unchanged.
+/// constructor and serde traits (`Serialize`, `Deserialize`), so code
+/// that built or parsed the seed's events compiles unchanged.  They are
+/// written by hand, not derived: the derive macro's crates were most of
+/// the binding's build time.
 ///
 /// Its `Deserialize` reads every record tracewriter writes, not only the
 /// complete events the seed wrote:
@@ -32,31 +35,146 @@ use crate::args::{Arg, Value as ArgValue};
 /// `process_name` metadata record (`"ph":"M"`) and the clock record
 /// (`"ph":"c"`, `"name":"clock_sync"`, the monotonic and realtime clocks
 /// read at one instant in its `args`).  [`read_events`] leaves them out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TraceEvent {
-    /// The event's name.
-    #[serde(default)]
+    /// The event's name (`""` when the record has none).
     pub name: String,
     /// The category (`""` when the record has none).
-    #[serde(default)]
     pub cat: String,
-    /// The phase: `'X'` for a complete event.
+    /// The phase: `'X'` for a complete event.  The one field a record
+    /// must have.
     pub ph: char,
     /// The start, in microseconds.
-    #[serde(default, deserialize_with = "micros")]
     pub ts: u64,
     /// The duration, in microseconds.
-    #[serde(default, deserialize_with = "micros")]
     pub dur: u64,
     /// The process id.
-    #[serde(default)]
     pub pid: u32,
     /// The thread id (the `tid` given to `push`).
-    #[serde(default)]
     pub tid: u32,
     /// The arguments; left out when empty.
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub args: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The fields in the order they are written, as the derive wrote them.
+const FIELDS: &[&str] = &["name", "cat", "ph", "ts", "dur", "pid", "tid", "args"];
+
+impl Serialize for TraceEvent {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let with_args = !self.args.is_empty();
+        let mut st = s.serialize_struct("TraceEvent", 7 + usize::from(with_args))?;
+        st.serialize_field("name", &self.name)?;
+        st.serialize_field("cat", &self.cat)?;
+        st.serialize_field("ph", &self.ph)?;
+        st.serialize_field("ts", &self.ts)?;
+        st.serialize_field("dur", &self.dur)?;
+        st.serialize_field("pid", &self.pid)?;
+        st.serialize_field("tid", &self.tid)?;
+        if with_args {
+            st.serialize_field("args", &self.args)?;
+        } else {
+            st.skip_field("args")?;
+        }
+        st.end()
+    }
+}
+
+/// A key of a record: one of [`FIELDS`] (its index), or another.
+struct Field(Option<usize>);
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        struct Key;
+        impl<'de> Visitor<'de> for Key {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
+                Ok(Field(FIELDS.iter().position(|&k| k == v)))
+            }
+        }
+        d.deserialize_identifier(Key)
+    }
+}
+
+/// A time in microseconds: an unsigned integer as it is, a number with
+/// a fraction rounded to the nearest microsecond.
+struct Micros(u64);
+
+impl<'de> Deserialize<'de> for Micros {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Micros, D::Error> {
+        d.deserialize_any(MicrosVisitor).map(Micros)
+    }
+}
+
+struct EventVisitor;
+
+impl<'de> Visitor<'de> for EventVisitor {
+    type Value = TraceEvent;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct TraceEvent")
+    }
+    /// A record: a field it lacks is its default, but for `ph`; a field
+    /// given twice is an error; other keys are skipped.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TraceEvent, A::Error> {
+        let mut ev = TraceEvent::complete("", "", 0, 0.0, 0);
+        let mut seen = [false; 8];
+        while let Some(Field(key)) = map.next_key()? {
+            let i = match key {
+                Some(i) => i,
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if seen[i] {
+                return Err(de::Error::duplicate_field(FIELDS[i]));
+            }
+            seen[i] = true;
+            match i {
+                0 => ev.name = map.next_value()?,
+                1 => ev.cat = map.next_value()?,
+                2 => ev.ph = map.next_value()?,
+                3 => ev.ts = map.next_value::<Micros>()?.0,
+                4 => ev.dur = map.next_value::<Micros>()?.0,
+                5 => ev.pid = map.next_value()?,
+                6 => ev.tid = map.next_value()?,
+                _ => ev.args = map.next_value()?,
+            }
+        }
+        if !seen[2] {
+            return Err(de::Error::missing_field("ph"));
+        }
+        Ok(ev)
+    }
+    /// The fields in [`FIELDS`] order, as the derive read a sequence;
+    /// `args` may be left out.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TraceEvent, A::Error> {
+        fn need<'de, A: SeqAccess<'de>, T: Deserialize<'de>>(
+            seq: &mut A,
+            i: usize,
+        ) -> Result<T, A::Error> {
+            seq.next_element()?
+                .ok_or_else(|| de::Error::invalid_length(i, &"struct TraceEvent with 8 elements"))
+        }
+        Ok(TraceEvent {
+            name: need(&mut seq, 0)?,
+            cat: need(&mut seq, 1)?,
+            ph: need(&mut seq, 2)?,
+            ts: need::<A, Micros>(&mut seq, 3)?.0,
+            dur: need::<A, Micros>(&mut seq, 4)?.0,
+            pid: need(&mut seq, 5)?,
+            tid: need(&mut seq, 6)?,
+            args: seq.next_element()?.unwrap_or_default(),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for TraceEvent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TraceEvent, D::Error> {
+        d.deserialize_struct("TraceEvent", FIELDS, EventVisitor)
+    }
 }
 
 impl TraceEvent {
@@ -84,30 +202,65 @@ impl TraceEvent {
     }
 }
 
-/// A time in microseconds: an unsigned integer as it is, a number with
-/// a fraction rounded to the nearest microsecond.
-fn micros<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    struct Micros;
-    impl<'de> Visitor<'de> for Micros {
-        type Value = u64;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a non-negative number of microseconds")
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
-            Ok(v)
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
-            u64::try_from(v).map_err(|_| E::custom(format!("negative time {}", v)))
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
-            if v.is_finite() && v >= 0.0 && v < 18446744073709551616.0 {
-                Ok(v.round() as u64)
-            } else {
-                Err(E::custom(format!("time {} out of range", v)))
-            }
+struct MicrosVisitor;
+
+impl<'de> Visitor<'de> for MicrosVisitor {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a non-negative number of microseconds")
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+        Ok(v)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+        u64::try_from(v).map_err(|_| E::custom(format!("negative time {}", v)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
+        if v.is_finite() && v >= 0.0 && v < 18446744073709551616.0 {
+            Ok(v.round() as u64)
+        } else {
+            Err(E::custom(format!("time {} out of range", v)))
         }
     }
-    d.deserialize_any(Micros)
+}
+
+/// A whole trace: its array of records, or the `traceEvents` member of
+/// its object (the other members skipped).
+struct Doc(Vec<TraceEvent>);
+
+impl<'de> Deserialize<'de> for Doc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Doc, D::Error> {
+        struct DocVisitor;
+        impl<'de> Visitor<'de> for DocVisitor {
+            type Value = Doc;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of trace events or an object with traceEvents")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
+                let mut all = Vec::new();
+                while let Some(ev) = seq.next_element()? {
+                    all.push(ev);
+                }
+                Ok(Doc(all))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
+                let mut events = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key != "traceEvents" {
+                        map.next_value::<IgnoredAny>()?;
+                    } else if events.is_some() {
+                        return Err(de::Error::duplicate_field("traceEvents"));
+                    } else {
+                        events = Some(map.next_value()?);
+                    }
+                }
+                events
+                    .map(Doc)
+                    .ok_or_else(|| de::Error::missing_field("traceEvents"))
+            }
+        }
+        d.deserialize_any(DocVisitor)
+    }
 }
 
 /// The complete events (`"ph":"X"`) of the trace at `path`, in file
@@ -128,25 +281,12 @@ pub fn read_events(path: impl AsRef<Path>) -> io::Result<Vec<TraceEvent>> {
             ),
         ));
     }
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Doc {
-        Array(Vec<TraceEvent>),
-        Object {
-            #[serde(rename = "traceEvents")]
-            trace_events: Vec<TraceEvent>,
-        },
-    }
-    let doc: Doc = serde_json::from_slice(&bytes).map_err(|e| {
+    let Doc(all) = serde_json::from_slice(&bytes).map_err(|e| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{}: {}", path.as_ref().display(), e),
         )
     })?;
-    let all = match doc {
-        Doc::Array(v) => v,
-        Doc::Object { trace_events } => trace_events,
-    };
     Ok(all.into_iter().filter(|e| e.ph == 'X').collect())
 }
 

@@ -174,3 +174,58 @@ fn read_events_refuses_what_is_not_a_whole_trace() {
     let bad = r#"[{"ph":"X","name":"n","ts":-1,"pid":1,"tid":1}]"#;
     assert!(serde_json::from_str::<Vec<TraceEvent>>(bad).is_err());
 }
+
+/// The traits are written by hand: they keep what the seed's derive did.
+#[test]
+fn trace_event_serde_keeps_the_derived_shape() {
+    let mut ev = TraceEvent::complete("n\"1", "c", 12, 1.5, 3);
+    let text = serde_json::to_string(&ev).unwrap();
+    assert_eq!(
+        text,
+        r#"{"name":"n\"1","cat":"c","ph":"X","ts":12,"dur":1500,"pid":0,"tid":3}"#
+    );
+    assert_eq!(serde_json::from_str::<TraceEvent>(&text).unwrap(), ev);
+    ev.args.insert("k".into(), json!([1, "x"]));
+    let text = serde_json::to_string(&ev).unwrap();
+    assert!(text.ends_with(r#""tid":3,"args":{"k":[1,"x"]}}"#), "{}", text);
+    assert_eq!(serde_json::from_str::<TraceEvent>(&text).unwrap(), ev);
+    // As a sequence, in the fields' order; args may be left out.
+    let seq: TraceEvent = serde_json::from_str(r#"["n\"1","c","X",12,1500,0,3]"#).unwrap();
+    assert_eq!(seq, TraceEvent { args: serde_json::Map::new(), ..ev.clone() });
+    assert!(serde_json::from_str::<TraceEvent>(r#"["n","c","X"]"#).is_err());
+
+    // Only ph is required; other keys skipped, whatever their value.
+    let min: TraceEvent =
+        serde_json::from_str(r#"{"id":"0x1","ph":"M","s":{"a":[1]},"ts":2.5}"#).unwrap();
+    assert_eq!((min.ph, min.name.as_str(), min.ts, min.dur), ('M', "", 3, 0));
+    let err = serde_json::from_str::<TraceEvent>(r#"{"name":"x","ts":1}"#).unwrap_err();
+    assert!(err.to_string().contains("missing field `ph`"), "{}", err);
+    let err = serde_json::from_str::<TraceEvent>(r#"{"ph":"X","ts":1,"ts":2}"#).unwrap_err();
+    assert!(err.to_string().contains("duplicate field `ts`"), "{}", err);
+    let err = serde_json::from_str::<TraceEvent>(r#"{"ph":"X","ts":-1}"#).unwrap_err();
+    assert!(err.to_string().contains("negative time -1"), "{}", err);
+    assert!(serde_json::from_str::<TraceEvent>(r#"{"ph":"XY"}"#).is_err());
+}
+
+/// read_events takes traceEvents wherever it stands among the members.
+#[test]
+fn read_events_finds_trace_events_among_members() {
+    let dir = TempDir::new("serde-members");
+    let path = dir.path("m.json");
+    let x = r#"{"name":"k","cat":"kernel","ph":"X","ts":10.4,"dur":2,"pid":1,"tid":7}"#;
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"schemaVersion":1,"deviceProperties":[{{"id":0}}],"traceEvents":[{},{{"ph":"i","name":"j","ts":1}}],"traceName":"t","baseTimeNanoseconds":1700000000000000000}}"#,
+            x
+        ),
+    )
+    .unwrap();
+    let ev = read_events(&path).unwrap();
+    assert_eq!(ev, vec![TraceEvent { ts: 10, dur: 2, pid: 1, ..TraceEvent::complete("k", "kernel", 0, 0.0, 7) }]);
+    std::fs::write(&path, r#"{"traceName":"t"}"#).unwrap();
+    let err = read_events(&path).unwrap_err();
+    assert!(err.to_string().contains("missing field `traceEvents`"), "{}", err);
+    std::fs::write(&path, format!(r#"{{"traceEvents":[{}],"traceEvents":[]}}"#, x)).unwrap();
+    assert!(read_events(&path).is_err());
+}
