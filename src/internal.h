@@ -214,7 +214,7 @@ typedef struct tw__fmt_out {
   unsigned replaced;
 } tw__fmt_out;
 
-/* The inline-JSON entry of the fast path (tw__emit_fast): a helper's
+/* The inline-JSON entry of the fast path (emit_fast in stage.c): a helper's
  * event of shape (TW__SHAPE; ph X, B, E, i or I) at ts, pid and tid the
  * calling thread's, into out->buf[0..out->cap).  Returns 0 with
  * out->len, out->replaced increased by the strings whose invalid UTF-8

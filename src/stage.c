@@ -17,9 +17,10 @@
  * slot: formatted by tw__format_common, or an EVENT entry for the
  * committer.  Everything else -- tw_emit's events, a first event, a full
  * slot, a direct sink, a timebase, any error -- takes the general path
- * (emit_general), which formats or encodes into the slot (emit_staged,
- * emit_deferred), copies into a direct sink's region (emit_direct) or
- * commits a record larger than a slot at once (emit_large).
+ * (emit_general), which formats or encodes into the slot
+ * (format_into_slot, encode_into_slot), formats into a direct sink's
+ * region (format_into_region) or commits a record larger than a slot at
+ * once (commit_large_record).
  *
  * Stages outlive neither their thread nor their writer, and each must be
  * freed once, by whichever lets go last: the thread (its stages are
@@ -51,7 +52,7 @@ typedef struct thread_last_stage {
                               with no args may have as bare entries
                               (fast_entry), within max_string and the
                               writer's limit; else 0 */
-  int fast;                /* 1 if tw__emit_fast may take the writer's
+  int fast;                /* 1 if emit_fast may take the writer's
                               events (a buffering sink, no timebase) */
   int64_t pid, tid;        /* tw__pid() and tw__tid() when it was set (a
                               child after fork sets it again) */
@@ -343,8 +344,8 @@ static int format_aside(tw_writer *w, const tw_event *ev,
 
 /* A record larger than a slot, in the scratch: committed at once, behind
  * everything the thread staged before it.  Returns 0 or an error. */
-static int emit_large(tw_writer *w, tw__stage *st, const char *rec,
-                      size_t len)
+static int commit_large_record(tw_writer *w, tw__stage *st, const char *rec,
+                               size_t len)
 {
   struct iovec iov = { (void *)rec, len };
   int rc = 0;
@@ -407,9 +408,9 @@ static inline void slot_publish(tw__stage *st, tw__slot *slot, size_t entry,
  * behind a TEXT entry's header when the writer defers (record.h).
  * Returns 0 with *rec and *len (the record, for the caller's metadata
  * store), or an error. */
-static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
-                       const tw__fmt_defaults *def, tw__fmt_notes *notes,
-                       char *stackbuf, char **rec, size_t *len)
+static int format_into_slot(tw_writer *w, tw__stage *st, const tw_event *ev,
+                            const tw__fmt_defaults *def, tw__fmt_notes *notes,
+                            char *stackbuf, char **rec, size_t *len)
 {
   size_t head = w->defer_limit ? sizeof(tw__rec_head) : 0;
   tw__slot *slot;
@@ -448,7 +449,7 @@ static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
     if (slot->len == 0) {
       if ((rc = format_aside(w, ev, def, stackbuf, rec, len, notes)) != 0)
         return rc;
-      if ((rc = emit_large(w, st, *rec, *len)) == 0)
+      if ((rc = commit_large_record(w, st, *rec, *len)) == 0)
         count_record(st, *len);
       return rc;
     }
@@ -459,11 +460,11 @@ static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
 
 /* A deferring writer's event: copied into the active slot as an EVENT
  * entry for the commit to format, or, if it is not one to defer (or
- * larger than a slot), formatted now (emit_staged).  Returns as
- * emit_staged; *rec NULL for an entry. */
-static int emit_deferred(tw_writer *w, tw__stage *st, const tw_event *ev,
-                         const tw__fmt_defaults *def, tw__fmt_notes *notes,
-                         char *stackbuf, char **rec, size_t *len)
+ * larger than a slot), formatted now (format_into_slot).  Returns as
+ * format_into_slot; *rec NULL for an entry. */
+static int encode_into_slot(tw_writer *w, tw__stage *st, const tw_event *ev,
+                            const tw__fmt_defaults *def, tw__fmt_notes *notes,
+                            char *stackbuf, char **rec, size_t *len)
 {
   tw__slot *slot;
   int rc;
@@ -482,7 +483,7 @@ static int emit_deferred(tw_writer *w, tw__stage *st, const tw_event *ev,
       return 0;
     }
     if (rc != TW__ENOROOM || slot->len == 0)
-      return emit_staged(w, st, ev, def, notes, stackbuf, rec, len);
+      return format_into_slot(w, st, ev, def, notes, stackbuf, rec, len);
     if ((rc = next_slot(w, st)) != 0)
       return rc;
   }
@@ -559,9 +560,10 @@ static int next_region(tw_writer *w, tw__stage *st, size_t len)
 /* A direct sink's event: formatted on the stack (or in the scratch),
  * then copied into the thread's region.  Returns 0 with *rec and *len,
  * or an error. */
-static int emit_direct(tw_writer *w, tw__stage *st, const tw_event *ev,
-                       const tw__fmt_defaults *def, tw__fmt_notes *notes,
-                       char *stackbuf, char **rec, size_t *len)
+static int format_into_region(tw_writer *w, tw__stage *st, const tw_event *ev,
+                              const tw__fmt_defaults *def,
+                              tw__fmt_notes *notes, char *stackbuf, char **rec,
+                              size_t *len)
 {
   tw__region *r = &st->region;
   int rc;
@@ -627,11 +629,11 @@ emit_general(tw_writer *w, tw__stage *st, const tw_event *ev,
   int rc;
 
   if (w->defer_limit)
-    rc = emit_deferred(w, st, ev, def, &notes, stackbuf, &rec, &len);
+    rc = encode_into_slot(w, st, ev, def, &notes, stackbuf, &rec, &len);
   else if (w->direct)
-    rc = emit_direct(w, st, ev, def, &notes, stackbuf, &rec, &len);
+    rc = format_into_region(w, st, ev, def, &notes, stackbuf, &rec, &len);
   else
-    rc = emit_staged(w, st, ev, def, &notes, stackbuf, &rec, &len);
+    rc = format_into_slot(w, st, ev, def, &notes, stackbuf, &rec, &len);
   if (TW__UNLIKELY(rc != 0))
     return refused(w, rc);
   count_notes(w, &notes);
@@ -640,7 +642,7 @@ emit_general(tw_writer *w, tw__stage *st, const tw_event *ev,
   return 0;
 }
 
-/* A helper's event, as the fast path has it (tw__emit_fast's
+/* A helper's event, as the fast path has it (emit_fast's
  * arguments). */
 #define FAST_ARGS unsigned shape, const char *cat, const char *name, \
   uint64_t ts, uint64_t dur, const tw_arg *args, size_t nargs
@@ -703,7 +705,7 @@ static inline void fast_publish(tw_writer *w, tw__stage *st, tw__slot *slot,
 /* The fast path's record when the active slot's room may be short (the
  * formatter asks for room generously, 6 bytes a string byte): formatted
  * on the stack, then copied into the slot if it fits, else into the
- * next one, as emit_staged places it.  Returns as tw__emit_fast. */
+ * next one, as format_into_slot places it.  Returns as emit_fast. */
 static __attribute__((noinline)) int
 fast_aside(tw_writer *w, tw__stage *st, FAST_ARGS)
 {
