@@ -756,8 +756,9 @@ HOT_INLINE char *key_text(char *d, const char *key, size_t kn,
 /* ev, of a common shape, at buf[0..cap), as tw__format_event: returns 0
  * with *len and *replaced increased by the strings whose invalid UTF-8
  * became U+FFFD, or 1 (nothing counted): the general path's.  Inlined
- * into format_common, tw__format_common and (own: pid and tid the
- * calling thread's, from own_pid_tid_cache) tw__format_complete. */
+ * into format_common (tw__format_event's) and, own: pid and tid the
+ * calling thread's, from own_pid_tid_cache, into tw__format_common (the
+ * emit fast path's). */
 HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
                            const tw__fmt_config *cfg, char *buf, size_t cap,
                            size_t *len, unsigned *replaced, int own)
@@ -883,36 +884,28 @@ format_common(const tw_event *ev, const tw__fmt_defaults *def,
   return format_general(ev, def, cfg, buf, cap, len, notes);
 }
 
-int tw__format_common(const tw_event *ev, const tw__fmt_defaults *def,
-                      const tw__fmt_config *cfg, char *buf, size_t cap,
-                      size_t *len, unsigned *replaced)
+int tw__format_common(const tw__fmt_config *cfg, tw__fmt_out *out,
+                      unsigned shape, const char *cat, const char *name,
+                      uint64_t ts, uint64_t dur, const tw_arg *args,
+                      size_t nargs)
 {
-  return common_core(ev, def, cfg, buf, cap, len, replaced, 0);
-}
-
-int tw__format_complete(const tw__fmt_config *cfg, tw__fmt_out *out,
-                        const char *cat, const char *name, uint64_t ts,
-                        uint64_t dur, const tw_arg *args, size_t nargs)
-{
-  /* The event, as tw_complete makes it: only the fields common_core
-   * reads, which the compiler keeps in registers (the struct never
-   * leaves this function). */
+  /* The event, with only the fields common_core reads, which the
+   * compiler keeps in registers (the struct never leaves this
+   * function); pid and tid the calling thread's own (own=1): no
+   * defaults are read. */
+  static const tw__fmt_defaults none;
   tw_event ev;
-  tw__fmt_defaults def;
 
-  ev.ph = 'X';
-  ev.instant_scope = 0;
-  ev.has = TW_HAS_TS;
-  ev.name = name;
-  ev.cat = cat;
-  ev.ts = ts;
-  ev.dur = dur;
-  ev.args = args;
-  ev.nargs = nargs;
-  def.ts = 0;
-  def.pid = 0;                        /* (the thread's own: own=1) */
-  def.tid = 0;
-  return common_core(&ev, &def, cfg, out->buf, out->cap, &out->len,
+  /* The complete event, the most common, by a copy of the core of its
+   * own: its constant phase settles the phase's checks. */
+  if (TW__LIKELY((shape & 0xff) == 'X')) {
+    tw__event_fast_fields(&ev, TW__SHAPE('X', 0), cat, name, ts, dur, args,
+                          nargs);
+    return common_core(&ev, &none, cfg, out->buf, out->cap, &out->len,
+                       &out->replaced, 1);
+  }
+  tw__event_fast_fields(&ev, shape, cat, name, ts, dur, args, nargs);
+  return common_core(&ev, &none, cfg, out->buf, out->cap, &out->len,
                      &out->replaced, 1);
 }
 

@@ -78,7 +78,7 @@ int tw__rec_encode(const tw_event *ev, const tw__fmt_defaults *def,
                    size_t cap, size_t *len);
 
 /* The same for an event of a common shape by construction (the helpers
- * of tw_complete, tw_begin, tw_end, tw_instant: tw__emit_common), which
+ * of tw_complete, tw_begin, tw_end, tw_instant: the fast path), which
  * only its fields ph, instant_scope, has, name, cat, ts, dur, pid and
  * tid (with their has bits), args and nargs are read: ph is X, B, E, i
  * or I and has holds no bit but TW_HAS_TS, TW_HAS_PID and TW_HAS_TID.

@@ -7,8 +7,20 @@
  * slot's new length; nothing shared is written, no lock is taken.  Only
  * a full slot takes the writer's lock, to be sealed for the commit and
  * traded for a free one (commit.c).  A writer that defers formatting
- * (record.h) copies most events into the slot unformatted instead.  A direct sink's thread copies the
- * record into its region and is done.
+ * (record.h) copies most events into the slot unformatted instead.  A
+ * direct sink's thread copies the record into its region and is done.
+ *
+ * Two paths, each publishing a record in one place (slot_publish, or
+ * count_record for what goes no slot).  The fast path (emit_fast) takes
+ * the helpers' events (tw_complete, tw_begin, tw_end, tw_instant, the
+ * spans), whoever reads the clock, straight into the thread's active
+ * slot: formatted by tw__format_common, or an EVENT entry for the
+ * committer.  Everything else -- tw_emit's events, a first event, a full
+ * slot, a direct sink, a timebase, any error -- takes the general path
+ * (emit_general), which formats or encodes into the slot
+ * (format_into_slot, encode_into_slot), formats into a direct sink's
+ * region (format_into_region) or commits a record larger than a slot at
+ * once (commit_large_record).
  *
  * Stages outlive neither their thread nor their writer, and each must be
  * freed once, by whichever lets go last: the thread (its stages are
@@ -37,12 +49,11 @@ typedef struct thread_last_stage {
   size_t bare;             /* if the writer defers formatting (buffering
                               sink, no timebase): one more than the
                               longest name and cat together that events
-                              with no args may have on tw__emit_x's bare
-                              path (record.h), within max_string and the
+                              with no args may have as bare entries
+                              (fast_entry), within max_string and the
                               writer's limit; else 0 */
-  int format;              /* 1 if tw__emit_x may format its events
-                              straight into the slot (a buffering sink
-                              that formats on the producer, no timebase) */
+  int fast;                /* 1 if emit_fast may take the writer's
+                              events (a buffering sink, no timebase) */
   int64_t pid, tid;        /* tw__pid() and tw__tid() when it was set (a
                               child after fork sets it again) */
 } thread_last_stage;
@@ -63,7 +74,7 @@ static inline void thread_last_set(tw__stage *st, const tw_writer *w)
   last.st = st;
   last.id = st->writer_id;
   last.bare = bare;
-  last.format = buffered && !w->defer_limit;
+  last.fast = buffered;
   last.pid = tw__pid();
   last.tid = tw__tid();
 }
@@ -333,8 +344,8 @@ static int format_aside(tw_writer *w, const tw_event *ev,
 
 /* A record larger than a slot, in the scratch: committed at once, behind
  * everything the thread staged before it.  Returns 0 or an error. */
-static int emit_large(tw_writer *w, tw__stage *st, const char *rec,
-                      size_t len)
+static int commit_large_record(tw_writer *w, tw__stage *st, const char *rec,
+                               size_t len)
 {
   struct iovec iov = { (void *)rec, len };
   int rc = 0;
@@ -397,9 +408,9 @@ static inline void slot_publish(tw__stage *st, tw__slot *slot, size_t entry,
  * behind a TEXT entry's header when the writer defers (record.h).
  * Returns 0 with *rec and *len (the record, for the caller's metadata
  * store), or an error. */
-static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
-                       const tw__fmt_defaults *def, tw__fmt_notes *notes,
-                       char *stackbuf, char **rec, size_t *len)
+static int format_into_slot(tw_writer *w, tw__stage *st, const tw_event *ev,
+                            const tw__fmt_defaults *def, tw__fmt_notes *notes,
+                            char *stackbuf, char **rec, size_t *len)
 {
   size_t head = w->defer_limit ? sizeof(tw__rec_head) : 0;
   tw__slot *slot;
@@ -438,7 +449,7 @@ static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
     if (slot->len == 0) {
       if ((rc = format_aside(w, ev, def, stackbuf, rec, len, notes)) != 0)
         return rc;
-      if ((rc = emit_large(w, st, *rec, *len)) == 0)
+      if ((rc = commit_large_record(w, st, *rec, *len)) == 0)
         count_record(st, *len);
       return rc;
     }
@@ -449,11 +460,11 @@ static int emit_staged(tw_writer *w, tw__stage *st, const tw_event *ev,
 
 /* A deferring writer's event: copied into the active slot as an EVENT
  * entry for the commit to format, or, if it is not one to defer (or
- * larger than a slot), formatted now (emit_staged).  Returns as
- * emit_staged; *rec NULL for an entry. */
-static int emit_deferred(tw_writer *w, tw__stage *st, const tw_event *ev,
-                         const tw__fmt_defaults *def, tw__fmt_notes *notes,
-                         char *stackbuf, char **rec, size_t *len)
+ * larger than a slot), formatted now (format_into_slot).  Returns as
+ * format_into_slot; *rec NULL for an entry. */
+static int encode_into_slot(tw_writer *w, tw__stage *st, const tw_event *ev,
+                            const tw__fmt_defaults *def, tw__fmt_notes *notes,
+                            char *stackbuf, char **rec, size_t *len)
 {
   tw__slot *slot;
   int rc;
@@ -472,7 +483,7 @@ static int emit_deferred(tw_writer *w, tw__stage *st, const tw_event *ev,
       return 0;
     }
     if (rc != TW__ENOROOM || slot->len == 0)
-      return emit_staged(w, st, ev, def, notes, stackbuf, rec, len);
+      return format_into_slot(w, st, ev, def, notes, stackbuf, rec, len);
     if ((rc = next_slot(w, st)) != 0)
       return rc;
   }
@@ -549,9 +560,10 @@ static int next_region(tw_writer *w, tw__stage *st, size_t len)
 /* A direct sink's event: formatted on the stack (or in the scratch),
  * then copied into the thread's region.  Returns 0 with *rec and *len,
  * or an error. */
-static int emit_direct(tw_writer *w, tw__stage *st, const tw_event *ev,
-                       const tw__fmt_defaults *def, tw__fmt_notes *notes,
-                       char *stackbuf, char **rec, size_t *len)
+static int format_into_region(tw_writer *w, tw__stage *st, const tw_event *ev,
+                              const tw__fmt_defaults *def,
+                              tw__fmt_notes *notes, char *stackbuf, char **rec,
+                              size_t *len)
 {
   tw__region *r = &st->region;
   int rc;
@@ -604,9 +616,8 @@ static int refused(tw_writer *w, int rc)
   return rc;
 }
 
-/* The rest of tw_emit: every event of a writer that formats on the
- * producer, and those that emit_deferred_fast leaves.  Returns as
- * tw_emit. */
+/* The general path: any event, any writer, every check, every error.
+ * Returns as tw_emit. */
 static __attribute__((noinline)) int
 emit_general(tw_writer *w, tw__stage *st, const tw_event *ev,
              tw__fmt_defaults *def)
@@ -618,11 +629,11 @@ emit_general(tw_writer *w, tw__stage *st, const tw_event *ev,
   int rc;
 
   if (w->defer_limit)
-    rc = emit_deferred(w, st, ev, def, &notes, stackbuf, &rec, &len);
+    rc = encode_into_slot(w, st, ev, def, &notes, stackbuf, &rec, &len);
   else if (w->direct)
-    rc = emit_direct(w, st, ev, def, &notes, stackbuf, &rec, &len);
+    rc = format_into_region(w, st, ev, def, &notes, stackbuf, &rec, &len);
   else
-    rc = emit_staged(w, st, ev, def, &notes, stackbuf, &rec, &len);
+    rc = format_into_slot(w, st, ev, def, &notes, stackbuf, &rec, &len);
   if (TW__UNLIKELY(rc != 0))
     return refused(w, rc);
   count_notes(w, &notes);
@@ -631,118 +642,74 @@ emit_general(tw_writer *w, tw__stage *st, const tw_event *ev,
   return 0;
 }
 
-/* A deferring writer's event as an EVENT entry in the active slot, if
- * it is one to defer and fits (the path of most events).  Returns 0, or
- * 1: emit_general's. */
-static inline int emit_deferred_fast(tw_writer *w, tw__stage *st,
-                                     const tw_event *ev,
-                                     const tw__fmt_defaults *def)
-{
-  tw__slot *slot = st->slot;
-  size_t len;
+/* A helper's event, as the fast path has it (emit_fast's
+ * arguments). */
+#define FAST_ARGS unsigned shape, const char *cat, const char *name, \
+  uint64_t ts, uint64_t dur, const tw_arg *args, size_t nargs
+#define FAST_PASS shape, cat, name, ts, dur, args, nargs
 
-  if (TW__UNLIKELY(!slot) ||
-      tw__rec_encode(ev, def, &w->fmt, w->defer_limit,
-                     slot->data + slot->len, w->slot_size - slot->len,
-                     &len) != 0)
-    return 1;
-  slot_publish(st, slot, len, 0);
-  return 0;
-}
-
-int tw__emit_common(tw_writer *w, const tw_event *ev)
+/* fast_entry's event with args (or a name or cat that is not plain
+ * ASCII, or none), checked and encoded by tw__rec_encode_common.
+ * Returns as fast_entry. */
+static __attribute__((noinline)) size_t
+fast_entry_checked(const tw_writer *w, char *buf, size_t cap, FAST_ARGS)
 {
-  tw__stage *st = last.st;
+  tw_event ev;
   tw__fmt_defaults def;
-  tw__slot *slot;
-  unsigned replaced = 0;
   size_t len;
 
-  /* What tw_emit checks first, and what the general path does instead:
-   * a thread's first event on w (or w of a parent after fork: then no
-   * stage is the last, thread_forked), a full slot or none, a direct
-   * sink, a timebase. */
-  if (TW__UNLIKELY(last.id != w->id || !(slot = st->slot) ||
-                   w->direct || w->ts_offset != 0 ||
-                   __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
-    return 1;
-  def.ts = (ev->has & TW_HAS_TS) ? 0 : tw_now_ns();
-  def.pid = tw__pid();
-  def.tid = tw__tid();
-  if (w->defer_limit) {
-    /* As emit_deferred_fast. */
-    if (tw__rec_encode_common(ev, &def, &w->fmt, w->defer_limit,
-                              slot->data + slot->len,
-                              w->slot_size - slot->len, &len) != 0)
-      return 1;
-    slot_publish(st, slot, len, 0);
+  tw__event_fast_fields(&ev, FAST_PASS);
+  def.ts = 0;
+  def.pid = last.pid;
+  def.tid = last.tid;
+  if (tw__rec_encode_common(&ev, &def, &w->fmt, w->defer_limit, buf, cap,
+                            &len) != 0)
     return 0;
-  }
-  /* As emit_staged (no entry header: the writer does not defer). */
-  if (tw__format_common(ev, &def, &w->fmt, slot->data + slot->len,
-                        w->slot_size - slot->len, &len, &replaced) != 0 ||
-      len > w->max_event)
-    return 1;
-  slot_publish(st, slot, len, len);
-  if (TW__UNLIKELY(replaced))
-    __atomic_fetch_add(&w->utf8_replaced, replaced, __ATOMIC_RELAXED);
-  return 0;
+  return len;
 }
 
-/* tw__emit_x's event of a deferring writer: with no args, checked as
- * tw__rec_encode checks it, the shape being X and name and cat not NULL,
- * written as an EVENT entry and published as emit_deferred_fast does.
- * The lengths are taken once (max_string and the limit in one compare:
- * last.bare); the ASCII check rides on the copy.  Returns as
- * tw__emit_x. */
-static __attribute__((noinline)) int
-emit_x_bare(tw_writer *w, const char *cat, const char *name, uint64_t ts,
-            uint64_t dur, const tw_arg *args, size_t nargs)
+/* The fast path's EVENT entry (a deferring writer, record.h) at
+ * buf[0..cap): with no args and name and cat plain ASCII within
+ * last.bare (max_string and the limit in one compare), the fields
+ * copied as they are; else fast_entry_checked.  Returns the entry's
+ * size, or 0: the general path's. */
+static inline __attribute__((always_inline)) size_t
+fast_entry(const tw_writer *w, char *buf, size_t cap, FAST_ARGS)
 {
-  if (TW__LIKELY(nargs == 0 && name && cat)) {
-    size_t nn = strlen(name), cn = strlen(cat), len;
-    tw__stage *st = last.st;
-    tw__slot *slot = st->slot;
+  size_t len;
 
-    if (TW__LIKELY(nn + cn < last.bare && slot &&
-                   __atomic_load_n(&w->err, __ATOMIC_RELAXED) == 0 &&
-                   !((ts | dur | (ts + dur)) & TW__REC_TIME_END) &&
-                   (len = tw__rec_put_bare(slot->data + slot->len,
-                                           w->slot_size - slot->len, 'X',
-                                           TW_HAS_TS, name, nn, cat, cn, ts,
-                                           dur, last.pid, last.tid)))) {
-      slot_publish(st, slot, len, 0);
-      return 0;
-    }
-    args = NULL;          /* (never read with no args) */
+  if (TW__LIKELY(nargs == 0 && name && cat && !(shape >> 8 & 0xff) &&
+                 !((ts | dur | (ts + dur)) & TW__REC_TIME_END))) {
+    size_t nn = strlen(name), cn = strlen(cat);
+
+    if (TW__LIKELY(nn + cn < last.bare) &&
+        (len = tw__rec_put_bare(buf, cap, (char)(shape & 0xff), TW_HAS_TS,
+                                name, nn, cat, cn, ts, dur, last.pid,
+                                last.tid)))
+      return len;
   }
-  return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+  return fast_entry_checked(w, buf, cap, FAST_PASS);
 }
 
-/* A record of len bytes at rec published in st's active slot, counted,
- * with replaced strings whose invalid UTF-8 became U+FFFD. */
-static inline void publish(tw_writer *w, tw__stage *st, tw__slot *slot,
-                           const char *rec, size_t len, unsigned replaced)
+/* The fast path's record of len bytes, now at the end of st's active
+ * slot, published, with its strings whose invalid UTF-8 became U+FFFD
+ * counted. */
+static inline void fast_publish(tw_writer *w, tw__stage *st, tw__slot *slot,
+                                size_t len, unsigned replaced)
 {
-  if (rec)
-    memcpy(slot->data + slot->len, rec, len);
   slot_publish(st, slot, len, len);
   if (TW__UNLIKELY(replaced))
     __atomic_fetch_add(&w->utf8_replaced, replaced, __ATOMIC_RELAXED);
 }
 
-/* emit_x_format's event when the slot's room may be short (the fast
- * formatter asks for its largest size, 6 bytes a string byte): formatted
- * on the stack, then copied into the slot if it fits, else into the next
- * slot, as emit_staged places it.  The events the fast formatter leaves
- * (errors, strings to cut, records past the stack buffer) go to
- * tw__complete_event.  Returns as tw__emit_x. */
+/* The fast path's record when the active slot's room may be short (the
+ * formatter asks for room generously, 6 bytes a string byte): formatted
+ * on the stack, then copied into the slot if it fits, else into the
+ * next one, as format_into_slot places it.  Returns as emit_fast. */
 static __attribute__((noinline)) int
-emit_x_aside(tw_writer *w, const char *cat, const char *name, uint64_t ts,
-             uint64_t dur, const tw_arg *args, size_t nargs)
+fast_aside(tw_writer *w, tw__stage *st, FAST_ARGS)
 {
   char stackbuf[STACK_RECORD];
-  tw__stage *st = last.st;
   tw__slot *slot = st->slot;
   tw__fmt_out out;
   int rc;
@@ -750,62 +717,101 @@ emit_x_aside(tw_writer *w, const char *cat, const char *name, uint64_t ts,
   out.buf = stackbuf;
   out.cap = sizeof stackbuf;
   out.replaced = 0;
-  if (tw__format_complete(&w->fmt, &out, cat, name, ts, dur, args,
-                          nargs) != 0 || out.len > w->max_event)
-    return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+  if (tw__format_common(&w->fmt, &out, FAST_PASS) != 0 ||
+      out.len > w->max_event)
+    return 1;
   if (out.len > w->slot_size - slot->len) {
     /* Only an empty slot proves the record larger than a slot. */
     if (slot->len == 0)
-      return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+      return 1;
     if ((rc = next_slot(w, st)) != 0)
       return refused(w, rc);
     slot = st->slot;
     if (out.len > w->slot_size - slot->len)
-      return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+      return 1;
   }
-  publish(w, st, slot, stackbuf, out.len, out.replaced);
+  memcpy(slot->data + slot->len, stackbuf, out.len);
+  fast_publish(w, st, slot, out.len, out.replaced);
   return 0;
 }
 
-/* tw__emit_x's event of a writer that formats on the producer: formatted
- * into the slot, as emit_staged would.  Returns as tw__emit_x. */
-static __attribute__((noinline)) int
-emit_x_format(tw_writer *w, const char *cat, const char *name, uint64_t ts,
-              uint64_t dur, const tw_arg *args, size_t nargs)
+/* A helper's event by the fast path.  Returns 0 (written and counted),
+ * an error as tw_emit returns it, or 1: nothing was written, the
+ * general path's. */
+static inline __attribute__((always_inline)) int
+emit_fast(tw_writer *w, FAST_ARGS)
 {
   tw__stage *st = last.st;
-  tw__slot *slot = st->slot;
+  tw__slot *slot;
   tw__fmt_out out;
+  size_t len;
 
-  if (TW__LIKELY(slot && __atomic_load_n(&w->err, __ATOMIC_RELAXED) == 0)) {
-    out.buf = slot->data + slot->len;
-    out.cap = w->slot_size - slot->len;
-    out.replaced = 0;
-    if (TW__LIKELY(tw__format_complete(&w->fmt, &out, cat, name, ts, dur,
-                                       args, nargs) == 0 &&
-                   out.len <= w->max_event)) {
-      publish(w, st, slot, NULL, out.len, out.replaced);
-      return 0;
-    }
-    /* Near the end of the slot, room is asked for generously. */
-    if (out.cap < STACK_RECORD)
-      return emit_x_aside(w, cat, name, ts, dur, args, nargs);
+  /* What the general path does instead: a thread's first event on w (or
+   * w of a parent after fork: then no stage is the last, thread_forked),
+   * a full slot or none, a direct sink, a timebase, a failed writer. */
+  if (TW__UNLIKELY(last.id != w->id || !last.fast || !(slot = st->slot) ||
+                   __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
+    return 1;
+  if (!(shape & TW__SHAPE_TS))
+    ts = tw_now_ns();
+  if (w->defer_limit) {
+    if (!(len = fast_entry(w, slot->data + slot->len,
+                           w->slot_size - slot->len, FAST_PASS)))
+      return 1;
+    slot_publish(st, slot, len, 0);
+    return 0;
   }
-  return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+  out.buf = slot->data + slot->len;
+  out.cap = w->slot_size - slot->len;
+  out.replaced = 0;
+  if (TW__UNLIKELY(tw__format_common(&w->fmt, &out, FAST_PASS) != 0))
+    return out.cap < STACK_RECORD ? fast_aside(w, st, FAST_PASS) : 1;
+  if (out.len > w->max_event)
+    return 1;
+  fast_publish(w, st, slot, out.len, out.replaced);
+  return 0;
 }
 
-int tw__emit_x(tw_writer *w, const char *cat, const char *name,
-               uint64_t ts, uint64_t dur, const tw_arg *args, size_t nargs)
+/* A helper's event that the fast path leaves, built whole (ts, when
+ * not given, left to tw_emit's clock), through tw_emit. */
+static __attribute__((noinline)) int emit_built(tw_writer *w, FAST_ARGS)
 {
-  /* Only on a thread whose last stage is w's (so w is not a parent's
-   * after fork: thread_forked). */
-  if (TW__LIKELY(last.id == w->id)) {
-    if (last.bare != 0)
-      return emit_x_bare(w, cat, name, ts, dur, args, nargs);
-    if (last.format)
-      return emit_x_format(w, cat, name, ts, dur, args, nargs);
+  tw_event ev = tw__event((char)(shape & 0xff), cat, name, args, nargs);
+
+  ev.instant_scope = (char)(shape >> 8 & 0xff);
+  if (shape & TW__SHAPE_TS) {
+    ev.has = TW_HAS_TS;
+    ev.ts = ts;
   }
-  return tw__complete_event(w, cat, name, ts, dur, args, nargs);
+  ev.dur = dur;
+  return tw_emit(w, &ev);
+}
+
+/* A helper's event: the fast path, else the general one.  Inlined into
+ * the helpers' two entries, where the shape and, for one, the times are
+ * constants. */
+static inline __attribute__((always_inline)) int
+emit_helper(tw_writer *w, FAST_ARGS)
+{
+  int rc = emit_fast(w, FAST_PASS);
+
+  if (TW__LIKELY(rc != 1))
+    return rc;
+  return emit_built(w, FAST_PASS);
+}
+
+int tw__emit_complete(tw_writer *w, const char *cat, const char *name,
+                      uint64_t ts, uint64_t dur, const tw_arg *args,
+                      size_t nargs)
+{
+  return emit_helper(w, TW__SHAPE('X', 0) | TW__SHAPE_TS, cat, name, ts,
+                     dur, args, nargs);
+}
+
+int tw__emit_now(tw_writer *w, unsigned shape, const char *cat,
+                 const char *name, const tw_arg *args, size_t nargs)
+{
+  return emit_helper(w, shape, cat, name, 0, 0, args, nargs);
 }
 
 int tw_emit(tw_writer *w, const tw_event *ev)
@@ -830,7 +836,5 @@ int tw_emit(tw_writer *w, const tw_event *ev)
     ev = to_timebase(w, ev, &def, &shifted);
   def.pid = (ev->has & TW_HAS_PID) ? 0 : tw__pid();
   def.tid = (ev->has & TW_HAS_TID) ? 0 : tw__tid();
-  if (w->defer_limit && TW__LIKELY(emit_deferred_fast(w, st, ev, &def) == 0))
-    return 0;
   return emit_general(w, st, ev, &def);
 }

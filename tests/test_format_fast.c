@@ -11,10 +11,10 @@
  * the numbers at their bounds, every option that changes the output, and
  * buffers too small -- go through both: the return, the length, every
  * byte and the notes must be the same, and every record is one strict
- * JSON object (tests/jsoncheck.h).  The helpers' paths
- * (tw__format_common for tw_begin, tw_end, tw_instant, and
- * tw__format_complete from tw_complete's arguments) must write the same
- * when they write, and leave the rest.  The field-by-field checks of what
+ * JSON object (tests/jsoncheck.h).  The helpers' path
+ * (tw__format_common, from the arguments of tw_complete, tw_begin,
+ * tw_end, tw_instant) must write the same when it writes, and leave the
+ * rest.  The field-by-field checks of what
  * the records say are the other test_format_* programs'.
  *
  * The count (TW_TEST_SCALE divides it) and the seed (TW_TEST_SEED
@@ -203,60 +203,42 @@ static void revent(tw_event *ev, tw_arg *args, tw__fmt_defaults *def)
   def->tid = rn(20) ? def->pid : 1 + rn(4000000);
 }
 
-/* 1 if ev has the shape of the helpers' events (tw__format_common). */
+/* 1 if ev has the shape of the helpers' events (tw__format_common's:
+ * pid and tid are the calling thread's, so none given). */
 static int helper_shape(const tw_event *ev)
 {
   return ev->ph && strchr("XBEiI", ev->ph) &&
-         !(ev->has & ~(unsigned)(TW_HAS_TS | TW_HAS_PID | TW_HAS_TID)) &&
-         !ev->flags && !ev->id_scope && !ev->cname;
+         !(ev->has & ~(unsigned)TW_HAS_TS) && !ev->flags && !ev->id_scope &&
+         !ev->cname;
 }
 
-/* tw__format_common on ev: when it writes (returns 0), what the
- * reference wrote (rw, want[0..lw), *nw), nothing cut; else it returns
- * 1.  Returns 1 if it wrote. */
-static int check_helper_path(const tw_event *ev, const tw__fmt_defaults *def,
-                             const tw__fmt_config *cfg, size_t cap, int rw,
-                             const char *want, size_t lw,
-                             const tw__fmt_notes *nw, unsigned long i)
-{
-  static char fast[65536];
-  unsigned replaced = 0;
-  size_t lf = 0;
-  int rf = tw__format_common(ev, def, cfg, fast, cap, &lf, &replaced);
-
-  if (rf == 1)
-    return 0;
-  assert_int_equal(rf, 0);
-  if (rw != 0 || lf != lw || memcmp(fast, want, lf) != 0 || nw->truncated ||
-      replaced != nw->replaced)
-    fail_msg("event %lu (ph %c): tw__format_common wrote %.*s, the "
-             "reference returned %d: %.*s", i, ev->ph, (int)lf, fast, rw,
-             (int)lw, want);
-  return 1;
-}
-
-/* tw__format_complete on ev's fields (an 'X' with only a ts; pid and
- * tid the thread's): what the reference writes with those defaults.
- * Returns 1 if it wrote. */
-static int check_complete_path(const tw_event *ev, const tw__fmt_config *cfg,
-                               size_t cap, unsigned long i)
+/* tw__format_common on ev's fields (its ts, or the default's; pid and
+ * tid the thread's): when it writes (returns 0), what the reference
+ * writes with those defaults, nothing cut; else it returns 1.  Returns
+ * 1 if it wrote. */
+static int check_helper_path(const tw_event *ev, const tw__fmt_defaults *d,
+                             const tw__fmt_config *cfg, size_t cap,
+                             unsigned long i)
 {
   static char fast[65536], want[65536];
-  tw__fmt_defaults def = { 0, tw__pid(), tw__tid() };
+  uint64_t ts = (ev->has & TW_HAS_TS) ? ev->ts : d->ts;
+  tw__fmt_defaults def = { d->ts, tw__pid(), tw__tid() };
   tw__fmt_notes nw = { 0, 0 };
   tw__fmt_out out = { fast, cap, 0, 0 };
   size_t lw = 0;
   int rw = tw__format_event_reference(ev, &def, cfg, want, cap, &lw, &nw);
-  int rf = tw__format_complete(cfg, &out, ev->cat, ev->name, ev->ts,
-                               ev->dur, ev->args, ev->nargs);
+  int rf = tw__format_common(cfg, &out,
+                             TW__SHAPE(ev->ph, ev->instant_scope), ev->cat,
+                             ev->name, ts, ev->dur, ev->args, ev->nargs);
 
   if (rf == 1)
     return 0;
   assert_int_equal(rf, 0);
   if (rw != 0 || out.len != lw || memcmp(fast, want, lw) != 0 ||
       nw.truncated || out.replaced != nw.replaced)
-    fail_msg("event %lu: tw__format_complete wrote %.*s, the reference "
-             "returned %d: %.*s", i, (int)out.len, fast, rw, (int)lw, want);
+    fail_msg("event %lu (ph %c): tw__format_common wrote %.*s, the "
+             "reference returned %d: %.*s", i, ev->ph, (int)out.len, fast,
+             rw, (int)lw, want);
   return 1;
 }
 
@@ -287,14 +269,15 @@ static void test_fast_as_reference(void **state)
     rg = tw__format_event(&ev, &def, &cfg, got, cap, &lg, &ng);
     rw = tw__format_event_reference(&ev, &def, &cfg, want, cap, &lw, &nw);
     if (helper_shape(&ev)) {
-      common_tried++;
-      common_ok += check_helper_path(&ev, &def, &cfg, cap, rw, want, lw,
-                                     &nw, i);
-    }
-    if (ev.ph == 'X' && ev.has == TW_HAS_TS && !ev.id_scope && !ev.cname &&
-        !ev.flags) {
-      complete_tried++;
-      complete_ok += check_complete_path(&ev, &cfg, cap, i);
+      int wrote = check_helper_path(&ev, &def, &cfg, cap, i);
+      /* The complete event has a copy of the path of its own. */
+      if (ev.ph == 'X') {
+        complete_tried++;
+        complete_ok += wrote;
+      } else {
+        common_tried++;
+        common_ok += wrote;
+      }
     }
     if (rg != rw)
       fail_msg("event %lu (ph %c): returned %d, the reference %d", i,
@@ -337,9 +320,9 @@ static void test_fast_as_reference(void **state)
   }
   print_message("  %lu events: %lu written, %lu refused, %lu short of room\n",
                 n, ok, refused, short_);
-  print_message("  the helpers' path: %lu of %lu written, %lu of %lu from "
-                "tw_complete's arguments\n", common_ok, common_tried,
-                complete_ok, complete_tried);
+  print_message("  the helpers' path: %lu of %lu B, E, i, I written, %lu "
+                "of %lu X\n", common_ok, common_tried, complete_ok,
+                complete_tried);
   assert_true(common_ok > common_tried / 4);
   assert_true(complete_ok > complete_tried / 4);
   /* The generator reaches every outcome. */
