@@ -794,7 +794,7 @@ typedef struct tw_run {
 /* --- workload E: the formatter's slower paths, one thread */
 
 static const char *const E_NAMES[8] = {
-  "matmul", "say \"hi\"", "C:\\tmp\\rope", "gr\xc3\xb6\xc3\x9fe",
+  "matmul", "say \"hi\"", "C:\\tmp\\rope", "gr\xc3\xb6\xc3\x9f" "e",
   "attn", "mlp\tfused", "embed", "\xe6\xb3\xa8\xe6\x84\x8f"
 };
 #define E_NOTE(i) ((i) % 4 == 0 ? "cache \"miss\"\n" : "ok")
