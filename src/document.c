@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,19 @@ static int next_file(tw_writer *w, tw__newfile *nf, tw__sink **next)
   }
 }
 
+/* A direct sink is about to get its numbered name: let no copy begin
+ * into its regions, and wait for those under way, so that a kill from
+ * now on cannot leave a record cut in a finished part (the producers'
+ * side: format_into_region in stage.c).  Lock held: the stages list is
+ * stable; a producer copying holds nothing. */
+static void copies_stop(tw_writer *w, tw__sink *sink)
+{
+  __atomic_store_n(&sink->retiring, 1, __ATOMIC_SEQ_CST);
+  for (tw__stage *st = w->stages; st; st = st->next)
+    while (__atomic_load_n(&st->copying, __ATOMIC_SEQ_CST))
+      sched_yield();
+}
+
 int tw__document_rotate_locked(tw_writer *w)
 {
   tw__newfile nf;
@@ -378,11 +392,15 @@ int tw__document_rotate_locked(tw_writer *w)
 
   TW__ASSERT(tw__lock_held(w) && tw__no_other_commit(w));
   tw__token_take(w, &mask);
+  if (w->sink->caps & TW__SINK_DIRECT)
+    copies_stop(w, w->sink);
   if ((rc = next_file(w, &nf, &next)) == 0) {
     rc = swap_sink(w, next);
     tw__rotation_finished(w);
     tw__rotation_began(w, next);
     tw__out_bytes_update(w);
+  } else if (w->sink->caps & TW__SINK_DIRECT) {
+    __atomic_store_n(&w->sink->retiring, 0, __ATOMIC_RELEASE);
   }
   tw__token_give(w, &mask);
   return rc;

@@ -50,7 +50,7 @@ static void released_abandon(tw__sink *s)
   (void)s;
 }
 static const tw__sink_ops released_ops = { .abandon = released_abandon };
-static tw__sink released_sink = { &released_ops, 0, "", 0, TW_EFORKED, 0 };
+static tw__sink released_sink = { &released_ops, 0, "", 0, TW_EFORKED, 0, 0 };
 
 static void open_writers_prepare(void)
 {

@@ -121,6 +121,9 @@ struct tw__sink {
                               for gzip.  Buffering sinks update it at each
                               commit; a direct sink counts what reserve
                               handed out */
+  int retiring;            /* a direct sink being rotated away: no copy
+                              may begin into its regions (atomic; see
+                              tw__stage.copying in writer.h) */
 };
 
 /* Make rc the sink's sticky error unless it has one; returns the sticky

@@ -31,13 +31,14 @@
  * process's RSS (their pages stay in the page cache).  Mappings never
  * move while a thread may be copying into them.
  *
- * Lifetime.  Each region also holds the sink: after a rotation a thread
- * may finish a record it had begun in the old file (its next one goes to
- * the new file), so the old file is finished (tail after its last
- * record, cut to its exact length) and freed only when its last region
- * is released -- at once if no thread holds one.  A finished file of a
- * rotation that a thread still holds reads [ records <spaces> T, valid,
- * until then.
+ * Lifetime.  Each region also holds the sink, so the old file of a
+ * rotation is finished (tail after its last record, cut to its exact
+ * length) and freed only when its last region is released -- at once if
+ * no thread holds one.  No record is copied into it once the rotation
+ * has begun: the rotation waits for the copies under way, and a thread
+ * that would begin one takes a region of the new file instead
+ * (document.c, copies_stop).  Until its last region goes, a finished
+ * file reads [ records <spaces> T, valid.
  *
  * What a process killed at any instant leaves behind matters here: SIGKILL
  * can land between any two instructions, and the page cache outlives the

@@ -557,6 +557,14 @@ static int next_region(tw_writer *w, tw__stage *st, size_t len)
   return rc;
 }
 
+/* Whether r lies in the writer's sink, and that sink is not being
+ * rotated away.  The caller has set its stage's copying. */
+static inline int region_current(tw_writer *w, const tw__region *r)
+{
+  return r->sink == __atomic_load_n(&w->sink, __ATOMIC_ACQUIRE) &&
+         !__atomic_load_n(&r->sink->retiring, __ATOMIC_SEQ_CST);
+}
+
 /* A direct sink's event: formatted on the stack (or in the scratch),
  * then copied into the thread's region.  Returns 0 with *rec and *len,
  * or an error. */
@@ -575,15 +583,24 @@ static int format_into_region(tw_writer *w, tw__stage *st, const tw_event *ev,
   if (rc)
     return rc;
   /* A new region when this one is full or of a rotated file, and with
-   * rotation, each record checks whether it is time (as a commit would). */
-  if (TW__UNLIKELY(r->sink != __atomic_load_n(&w->sink, __ATOMIC_ACQUIRE) ||
+   * rotation, each record checks whether it is time (as a commit would).
+   * copying is set first: a rotation that marks the sink retiring after
+   * this thread looked waits for the copy to end (writer.h). */
+  __atomic_store_n(&st->copying, 1, __ATOMIC_SEQ_CST);
+  if (TW__UNLIKELY(!region_current(w, r) ||
                    (size_t)(r->end - r->at) < *len ||
                    __atomic_load_n(&tw__bus_cuts, __ATOMIC_RELAXED) !=
                    st->cuts_seen ||
-                   (w->rot && tw__rotation_due(w, r->sink))) &&
-      (rc = next_region(w, st, *len)) != 0)
-    return rc;
+                   (w->rot && tw__rotation_due(w, r->sink)))) {
+    do {
+      __atomic_store_n(&st->copying, 0, __ATOMIC_RELEASE);
+      if ((rc = next_region(w, st, *len)) != 0)
+        return rc;
+      __atomic_store_n(&st->copying, 1, __ATOMIC_SEQ_CST);
+    } while (!region_current(w, r));    /* rotated again since */
+  }
   tw__region_copy(r, *rec, *len);
+  __atomic_store_n(&st->copying, 0, __ATOMIC_RELEASE);
   count_record(st, *len);
   return 0;
 }

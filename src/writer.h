@@ -75,6 +75,14 @@ typedef struct tw__stage {
   tw__region region;       /* direct sinks: the owner's region */
   unsigned cuts_seen;      /* direct sinks: tw__bus_cuts when the owner
                               last reserved */
+  int copying;             /* direct sinks: the owner may be copying a
+                              record into its region (atomic).  Set
+                              before it looks at its sink's retiring,
+                              which a rotation sets before it waits for
+                              every copying to clear: so no copy is
+                              under way, nor begins, in a file once it
+                              has its numbered name, and a kill cannot
+                              leave a record cut in a finished part */
   tw__slot *snap;          /* the active slot when the commit under way
                               began (the committing thread's) */
   uint64_t events;         /* this thread's records and their bytes:     */
