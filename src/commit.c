@@ -53,11 +53,10 @@ void tw__unblock_sigterm(const tw_writer *w, const sigset_t *old)
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
-void tw__token_take(tw_writer *w, sigset_t *old)
+void tw__token_acquire(tw_writer *w)
 {
   int me = (int)tw__tid();
 
-  tw__block_sigterm(w, old);
   for (;;) {
     int free_token = 0;
     if (!__atomic_load_n(&w->crash_waiting, __ATOMIC_SEQ_CST) &&
@@ -68,9 +67,20 @@ void tw__token_take(tw_writer *w, sigset_t *old)
   }
 }
 
-void tw__token_give(tw_writer *w, const sigset_t *old)
+void tw__token_release(tw_writer *w)
 {
   __atomic_store_n(&w->commit_owner, 0, __ATOMIC_RELEASE);
+}
+
+void tw__token_take(tw_writer *w, sigset_t *old)
+{
+  tw__block_sigterm(w, old);
+  tw__token_acquire(w);
+}
+
+void tw__token_give(tw_writer *w, const sigset_t *old)
+{
+  tw__token_release(w);
   tw__unblock_sigterm(w, old);
 }
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,10 +38,11 @@ static uint64_t last_writer_id;      /* atomic: ids of writers */
  * child of a fork lets go of their files at once: a descriptor it
  * inherits shares the parent's open file description, and with it the
  * parent's lock (one writer per file), which would otherwise outlive the
- * parent's tw_close for as long as the child lives. */
+ * parent's tw_close for as long as the child lives; so does a mapping. */
 static pthread_mutex_t open_writers_lock = PTHREAD_MUTEX_INITIALIZER;
 static tw_writer *open_writers;       /* under open_writers_lock */
 static pthread_once_t open_writers_once = PTHREAD_ONCE_INIT;
+static sigset_t fork_mask;            /* the forking thread's signal mask */
 
 /* Where a released writer's sink pointed: a sink that holds nothing.
  * Only abandon is ever called on it (every other path of a forked writer
@@ -52,21 +54,44 @@ static void released_abandon(tw__sink *s)
 static const tw__sink_ops released_ops = { .abandon = released_abandon };
 static tw__sink released_sink = { &released_ops, 0, "", 0, TW_EFORKED, 0, 0 };
 
+/* Before fork: every open writer's lock and token, so that the child is
+ * a copy of writers between two changes of their sinks.  A file opened
+ * or a window mapped (rotation, a direct sink's growth, a region
+ * released) happens holding one of them (writer.h); a copy taken in the
+ * middle would hold a descriptor or a mapping that no list names, and
+ * with it the file's lock.  fork waits for a commit under way.  SIGTERM
+ * stays blocked until fork has returned, as whenever the token is held
+ * (commit.c). */
 static void open_writers_prepare(void)
 {
+  sigset_t term;
+
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
   pthread_mutex_lock(&open_writers_lock);
+  pthread_sigmask(SIG_BLOCK, &term, &fork_mask);
+  for (tw_writer *w = open_writers; w; w = w->open_next) {
+    tw__writer_lock(w);
+    tw__token_acquire(w);
+  }
 }
 
 static void open_writers_parent(void)
 {
+  for (tw_writer *w = open_writers; w; w = w->open_next) {
+    tw__token_release(w);
+    tw__writer_unlock(w);
+  }
+  pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
   pthread_mutex_unlock(&open_writers_lock);
 }
 
 /* In the child, the only thread: close the descriptors and unmap the
  * mappings of every writer of the parent (its sink abandoned: nothing
- * written, the parent's file position untouched), without unlocking --
- * the lock is the parent's too.  The writers stay, disabled: tw_close
- * frees them. */
+ * written, the parent's file position untouched), without unlocking the
+ * file -- that lock is the parent's too.  The writers stay, disabled:
+ * tw_close frees them.  Their lock and token are let go directly: the
+ * thread has a new id here, which tw__writer_unlock would not know. */
 static void open_writers_child(void)
 {
   for (tw_writer *w = open_writers; w; w = w->open_next) {
@@ -75,7 +100,13 @@ static void open_writers_child(void)
       w->sink = &released_sink;
       s->ops->abandon(s);
     }
+    tw__token_release(w);
+#ifdef TW_DEBUG
+    __atomic_store_n(&w->lock_owner, 0, __ATOMIC_RELAXED);
+#endif
+    pthread_mutex_unlock(&w->lock);
   }
+  pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
   pthread_mutex_unlock(&open_writers_lock);
 }
 

@@ -101,6 +101,11 @@ typedef struct tw__stage {
  * Six mutexes and a token.  A thread holding one may take only those
  * below it, in this order:
  *
+ *   0. open_writers_lock (open.c) the process's open writers: taken
+ *                    holding nothing else (the end of open, tw_close),
+ *                    and across fork by its pthread_atfork handlers,
+ *                    whose prepare then takes every open writer's lock
+ *                    and token, one writer after the other.
  *   1. w->lock       the writer's lock (tw__writer_lock)
  *   2. the token     w->commit_owner: the commit token (an atomic owner
  *                    id, taken by tw__token_take, which spins; see
@@ -110,7 +115,8 @@ typedef struct tw__stage {
  *                    (document.c: at open, rotation, restart), by a
  *                    direct sink's producer reserving a region
  *                    (stage.c, reserve_locked: holding the lock), by
- *                    tw__commit_at_exit, and by the crash hook.
+ *                    tw__commit_at_exit, by the crash hook, and
+ *                    across fork (open.c).
  *   3. w->meta_lock  the metadata store
  *   4. a sink's own locks, inside the sink's operations, each a leaf:
  *                    the mmap sink's m->lock (sink_mmap.c); the gzip
@@ -122,9 +128,6 @@ typedef struct tw__stage {
  *                    and when a rotation or a restart opens an mmap sink
  *                    (holding the lock and the token), never in a signal
  *                    handler.
- *   6. open_writers_lock (open.c) the process's open writers: taken
- *                    holding nothing else (the end of open, tw_close),
- *                    and across fork by its pthread_atfork handlers.
  *
  * What each guards:
  *
@@ -378,6 +381,10 @@ int tw__slot_add(tw_writer *w);
  * signal mask. */
 void tw__token_take(tw_writer *w, sigset_t *old);
 void tw__token_give(tw_writer *w, const sigset_t *old);
+/* The same without the signal mask: for the fork handlers (open.c),
+ * which block SIGTERM once around them all. */
+void tw__token_acquire(tw_writer *w);
+void tw__token_release(tw_writer *w);
 /* With the crash hook, block SIGTERM in the calling thread while it holds
  * what the handler would wait for. */
 void tw__block_sigterm(const tw_writer *w, sigset_t *old);
