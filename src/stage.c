@@ -769,8 +769,6 @@ emit_fast(tw_writer *w, FAST_ARGS)
   if (TW__UNLIKELY(last.id != w->id || !last.fast || !(slot = st->slot) ||
                    __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
     return 1;
-  if (!(shape & TW__SHAPE_TS))
-    ts = tw_now_ns();
   if (w->defer_limit) {
     if (!(len = fast_entry(w, slot->data + slot->len,
                            w->slot_size - slot->len, FAST_PASS)))
@@ -789,8 +787,8 @@ emit_fast(tw_writer *w, FAST_ARGS)
   return 0;
 }
 
-/* A helper's event that the fast path leaves, built whole (ts, when
- * not given, left to tw_emit's clock), through tw_emit. */
+/* A helper's event that the fast path leaves, built whole, through
+ * tw_emit. */
 static __attribute__((noinline)) int emit_built(tw_writer *w, FAST_ARGS)
 {
   tw_event ev = tw__event((char)(shape & 0xff), cat, name, args, nargs);
@@ -806,11 +804,18 @@ static __attribute__((noinline)) int emit_built(tw_writer *w, FAST_ARGS)
 
 /* A helper's event: the fast path, else the general one.  Inlined into
  * the helpers' two entries, where the shape and, for one, the times are
- * constants. */
+ * constants.  The library's clock is read here, once, whichever path
+ * takes the event (the general path would read it again). */
 static inline __attribute__((always_inline)) int
 emit_helper(tw_writer *w, FAST_ARGS)
 {
-  int rc = emit_fast(w, FAST_PASS);
+  int rc;
+
+  if (!(shape & TW__SHAPE_TS)) {
+    ts = tw_now_ns();
+    shape |= TW__SHAPE_TS;
+  }
+  rc = emit_fast(w, FAST_PASS);
 
   if (TW__LIKELY(rc != 1))
     return rc;
