@@ -302,7 +302,7 @@ static void test_strings_every_length(void **state)
 /* Names and cats around the size where the head of a record no longer
  * fits the writer's 4 KiB stack buffer with room for every byte escaped,
  * and well past it: plain, and every byte escaped.  The head is then
- * written with one check of room, field by field, or in the thread's
+ * measured first and written in the room left, or in the thread's
  * scratch buffer; the bytes are the same. */
 static void test_head_room(void **state)
 {
