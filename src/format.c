@@ -843,8 +843,8 @@ HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
       ((ts | (ph == 'X' ? dur | (ts + dur) : 0)) & TIME_END) ||
       (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) && !numbers_fit(ev, def)))
     goto general;
-  nn = name ? strlen(name) : 0;
-  cn = cat ? strlen(cat) : 0;
+  nn = name ? str_len(name) : 0;
+  cn = cat ? str_len(cat) : 0;
   /* (Lengths of strings in memory: 6 times them cannot overflow.)  nn |
    * cn is at least the longer of them (and is more only near max, where
    * the general path is right too). */
@@ -866,7 +866,7 @@ HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
       size_t kn, vn;
       double v;
 
-      if (!a->name || (kn = strlen(a->name)) > max)
+      if (!a->name || (kn = str_len(a->name)) > max)
         goto general;
       /* The key, a comma, the value and the two closing braces. */
       if ((size_t)(end - d) < 6 * kn + VALUE_MAX + 10)
@@ -909,7 +909,7 @@ HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
           d += 4;
           break;
         }
-        vn = a->len == TW_NUL_TERMINATED ? strlen(a->v.s) : a->len;
+        vn = a->len == TW_NUL_TERMINATED ? str_len(a->v.s) : a->len;
         if (vn > max || (size_t)(end - d) < 6 * vn + 6)
           goto general;
         *d++ = '"';
