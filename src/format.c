@@ -22,14 +22,18 @@
  * byte that needs it takes the slow path; numbers are written two digits
  * at a time without counting their digits first, the fraction of a time
  * from a table; short decimals without the digit search; pid/tid come
- * from a per-thread cache.  Everything else, and every error, goes field
- * by field through the cursor (format_general), which
- * tw__format_event_reference takes for everything (test_format_fast
- * holds the fast paths to it, byte for byte).
+ * from a per-thread cache.  Everything else, and every error, goes
+ * through the cursor (format_general): the head by the same writer
+ * (head_fast), measured first when the room may be short
+ * (head_measured), then the other fields and the args one by one, each
+ * checking its room.  tw__format_event_reference takes that path for
+ * everything, every head measured (test_format_fast holds the fast paths
+ * to it, byte for byte).
  */
 #include "internal.h"
 #include "format_number.h"
 #include "format_string.h"
+#include "record.h"          /* TW__REC_BOUND_HEAD */
 
 #include <math.h>
 #include <string.h>
@@ -94,13 +98,6 @@ static void put_i64(cursor *o, int64_t v)
   char *d = room(o, 21);
   if (d)
     advance(o, i64_to_dec(v, d));
-}
-
-static void put_us(cursor *o, uint64_t ns)
-{
-  char *d = room(o, US_MAX);
-  if (d)
-    advance(o, us_text(d, ns));
 }
 
 /* ,"pid":P,"tid":T -- the same for every event of a thread, so each
@@ -192,13 +189,6 @@ HOT_INLINE size_t own_pid_tid_text(char *d)
   return own_pid_tid_cache.len;
 }
 
-static void put_pid_tid(cursor *o, int64_t pid, int64_t tid)
-{
-  char *d = room(o, PIDTID_MAX);
-  if (d)
-    advance(o, pid_tid_text(d, pid, tid));
-}
-
 /* An id as a quoted lowercase hex string: "0x1a". */
 static void put_hex_id(cursor *o, uint64_t v)
 {
@@ -253,21 +243,34 @@ static int put_double(cursor *o, double v, const tw__fmt_config *cfg)
 /* ---------------------------------------------------------------- strings
  * (their text: format_string.h) */
 
+/* A string of *n bytes at s (or NULL, of 0) cut to max_string on a UTF-8
+ * boundary, counted in notes->truncated; or TW_ETOOLONG under
+ * TW_OPT_REJECT_LONG_STRINGS.  The one rule for every string of a record
+ * (put_string, head_cut). */
+static int cut_string(const char *s, size_t *n, const tw__fmt_config *cfg,
+                      tw__fmt_notes *notes)
+{
+  if (*n > cfg->max_string) {
+    if (cfg->flags & TW_OPT_REJECT_LONG_STRINGS)
+      return TW_ETOOLONG;
+    *n = tw__utf8_cut((const unsigned char *)s, cfg->max_string);
+    notes->truncated++;
+  }
+  return 0;
+}
+
 /* A JSON string: quoted, escaped, UTF-8 checked, cut to max_string. */
 static int put_string(cursor *o, const char *str, size_t n,
                       const tw__fmt_config *cfg, tw__fmt_notes *notes)
 {
   const unsigned char *p = (const unsigned char *)str;
   char *d;
+  int rc;
 
   if (n == TW_NUL_TERMINATED)
     n = strlen(str);
-  if (n > cfg->max_string) {
-    if (cfg->flags & TW_OPT_REJECT_LONG_STRINGS)
-      return TW_ETOOLONG;
-    n = tw__utf8_cut(p, cfg->max_string);
-    notes->truncated++;
-  }
+  if ((rc = cut_string(str, &n, cfg, notes)) != 0)
+    return rc;
   /* Worst case: every byte becomes \u00XX.  When that much room is not
    * there, count exactly, so a long string that fits is not refused.
    * Without room the string is checked all the same: the first fault in
@@ -418,90 +421,38 @@ static int put_args(cursor *o, const tw_event *ev, unsigned rules,
   return 0;
 }
 
-/* The head of a record: every field up to "s".  Through the cursor, each
- * field checking its room: for a buffer that may be too small or strings
- * that may be too long.  Returns 0 or the error of a string. */
-static int put_head(cursor *o, const tw_event *ev, unsigned rules,
-                    const tw__fmt_defaults *def, const tw__fmt_config *cfg,
-                    tw__fmt_notes *notes)
-{
-  unsigned has = ev->has;
-  char *d;
-  int rc;
-
-  /* DevTools' trace engine draws only the uppercase instant. */
-  d = room(o, 11);
-  if (d) {
-    memcpy(d, ",\n{\"ph\":\"", 9);
-    d[9] = (rules & INSTANT) ? 'I' : ev->ph;
-    d[10] = '"';
-    advance(o, 11);
-  }
-  if (ev->name) {
-    PUTLIT(o, ",\"name\":");
-    if ((rc = put_string(o, ev->name, TW_NUL_TERMINATED, cfg, notes)) != 0)
-      return rc;
-  }
-  if (ev->cat) {
-    PUTLIT(o, ",\"cat\":");
-    if ((rc = put_string(o, ev->cat, TW_NUL_TERMINATED, cfg, notes)) != 0)
-      return rc;
-  }
-  if (ev->ph != 'M' || (has & TW_HAS_TS)) {
-    PUTLIT(o, ",\"ts\":");
-    put_us(o, (has & TW_HAS_TS) ? ev->ts : def->ts);
-  }
-  if (ev->ph == 'X') {
-    PUTLIT(o, ",\"dur\":");
-    put_us(o, ev->dur);
-  }
-  if (has & TW_HAS_TTS) {
-    PUTLIT(o, ",\"tts\":");
-    put_us(o, ev->tts);
-  }
-  if (has & TW_HAS_TDUR) {
-    PUTLIT(o, ",\"tdur\":");
-    put_us(o, ev->tdur);
-  }
-  put_pid_tid(o, (has & TW_HAS_PID) ? ev->pid : def->pid,
-              (has & TW_HAS_TID) ? ev->tid : def->tid);
-  if (rules & INSTANT) {
-    d = room(o, 9);
-    if (d) {
-      memcpy(d, ",\"s\":\"", 6);
-      d[6] = ev->instant_scope ? ev->instant_scope : 't';
-      d[7] = '"';
-      advance(o, 8);
-    }
-  }
-  return 0;
-}
+/* ------------------------------------------------------------ the head
+ *
+ * The head of a record, every field up to "s", has one writer: head_fast
+ * (head_names, then head_numbers), which checks no room on its way.  Every
+ * path comes to it with the lengths of name and cat known and within
+ * max_string (the common shapes' core, common_core, takes no other;
+ * format_general cuts them first: head_cut), and with the room it needs;
+ * format_general, whose room may be short, measures the head first
+ * (head_measured). */
 
 /* The fields of the common shapes (format_common). */
 #define COMMON_HAS (TW_HAS_TS | TW_HAS_PID | TW_HAS_TID)
 
-/* The most room put_head asks for besides its strings' escaped text
- * (each string asks for 6 bytes per input byte). */
-#define HEAD_MAX (11 + (8 + 2) + (7 + 2) + (6 + US_MAX) + (7 + US_MAX) + \
-                  (7 + US_MAX) + (8 + US_MAX) + PIDTID_MAX + 9)
+/* The most head_numbers writes (ts, dur, tts, tdur, pid and tid, s). */
+#define HEAD_NUMBERS_MAX ((6 + US_MAX) + (7 + US_MAX) + (7 + US_MAX) + \
+                          (8 + US_MAX) + PIDTID_MAX + 9)
 
-/* The same head at d, which has room for HEAD_MAX + 6 * (nn + cn) bytes,
- * for a name and a cat of nn and cn bytes (0 when NULL), neither longer
- * than max_string.  No check of room on the way; fixed fragments are
- * copied with constant sizes (and may write past the head, within that
- * room).  Returns the end of the head, or NULL for a string refused for
- * its invalid UTF-8. */
-HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
-                           const tw__fmt_defaults *def, unsigned flags,
-                           size_t nn, size_t cn, tw__fmt_notes *notes,
-                           int common)
+/* The most room head_fast asks for besides its strings' escaped text
+ * (at most 6 bytes per input byte). */
+#define HEAD_MAX (11 + (8 + 2) + (7 + 2) + HEAD_NUMBERS_MAX)
+_Static_assert(HEAD_MAX <= TW__REC_BOUND_HEAD,
+               "a deferred record's bound holds the head");
+
+/* ,\n{"ph":"P","name":"N","cat":"C" at d, for a name and a cat of nn and
+ * cn bytes (0 when NULL): exactly that, but that a head without a name
+ * has 9 bytes more written past it (a copy of constant size).  Returns
+ * the end, or NULL for a string refused for its invalid UTF-8. */
+HOT_INLINE char *head_names(char *d, const tw_event *ev, unsigned rules,
+                            unsigned flags, size_t nn, size_t cn,
+                            tw__fmt_notes *notes)
 {
-  /* common (a constant where it is inlined): ev has a common shape, so
-   * neither 'M' nor tts or tdur, and those checks go; 2: and its pid and
-   * tid are the calling thread's own (own_pid_tid_text). */
-  unsigned has = common ? ev->has & COMMON_HAS : ev->has;
-  char ph = common ? 'X' : ev->ph;            /* only compared with 'M' */
-
+  /* DevTools' trace engine draws only the uppercase instant. */
   memcpy(d, ",\n{\"ph\":\"?\",\"name\":\"", 20);
   d[9] = (rules & INSTANT) ? 'I' : ev->ph;
   if (ev->name) {
@@ -521,6 +472,21 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
       return NULL;
     *d++ = '"';
   }
+  return d;
+}
+
+/* The rest of the head at d, which has HEAD_NUMBERS_MAX bytes of room
+ * (fixed fragments are copied with constant sizes, and may write past
+ * the head, within that room).  Returns the end. */
+HOT_INLINE char *head_numbers(char *d, const tw_event *ev, unsigned rules,
+                              const tw__fmt_defaults *def, int common)
+{
+  /* common (a constant where it is inlined): ev has a common shape, so
+   * neither 'M' nor tts or tdur, and those checks go; 2: and its pid and
+   * tid are the calling thread's own (own_pid_tid_text). */
+  unsigned has = common ? ev->has & COMMON_HAS : ev->has;
+  char ph = common ? 'X' : ev->ph;            /* only compared with 'M' */
+
   if (ph != 'M' || (has & TW_HAS_TS)) {
     memcpy(d, ",\"ts\":", 6);
     d += 6;
@@ -555,6 +521,102 @@ HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
     d += 8;
   }
   return d;
+}
+
+/* The head at d, which has room for HEAD_MAX bytes and the escaped text
+ * of name and cat (6 * (nn + cn) is always enough), for a name and a cat
+ * of nn and cn bytes (0 when NULL), neither longer than max_string.  No
+ * check of room on the way (and fixed fragments may write past the head,
+ * within that room).  Returns the end of the head, or NULL for a string
+ * refused for its invalid UTF-8. */
+HOT_INLINE char *head_fast(char *d, const tw_event *ev, unsigned rules,
+                           const tw__fmt_defaults *def, unsigned flags,
+                           size_t nn, size_t cn, tw__fmt_notes *notes,
+                           int common)
+{
+  d = head_names(d, ev, rules, flags, nn, cn, notes);
+  return d ? head_numbers(d, ev, rules, def, common) : NULL;
+}
+
+/* Name and cat, of *nn and *cn bytes, cut as every string is
+ * (cut_string), their faults in the order the record holds them: a name
+ * refused for its UTF-8 before a cat refused for its length.  Returns 0
+ * or the error. */
+static int head_cut(const tw_event *ev, size_t *nn, size_t *cn,
+                    const tw__fmt_config *cfg, tw__fmt_notes *notes)
+{
+  int rc, invalid = 0;
+
+  if ((rc = cut_string(ev->name, nn, cfg, notes)) != 0)
+    return rc;
+  if ((rc = cut_string(ev->cat, cn, cfg, notes)) != 0 && ev->name &&
+      (cfg->flags & TW_OPT_REJECT_INVALID_UTF8)) {
+    tw__escaped_len((const unsigned char *)ev->name, *nn, &invalid);
+    if (invalid)
+      return TW_EUTF8;
+  }
+  return rc;
+}
+
+/* The head through o when its room may be short: its exact length first
+ * (the strings measured, the numbers written aside), only counted when
+ * it does not fit (put_string's rule: a long string that fits is not
+ * refused, and one that does not is checked all the same), else written
+ * by head_fast's parts.  Returns 0 or TW_EUTF8. */
+static int head_measured(cursor *o, const tw_event *ev, unsigned rules,
+                         const tw__fmt_defaults *def, unsigned flags,
+                         size_t nn, size_t cn, tw__fmt_notes *notes)
+{
+  char numbers[HEAD_NUMBERS_MAX];
+  int invalid = 0;
+  size_t len = 11, k;
+  char *d;
+
+  if (ev->name)
+    len += 10 + tw__escaped_len((const unsigned char *)ev->name, nn,
+                                &invalid);
+  if (ev->cat)
+    len += 9 + tw__escaped_len((const unsigned char *)ev->cat, cn,
+                               &invalid);
+  if (invalid && (flags & TW_OPT_REJECT_INVALID_UTF8))
+    return TW_EUTF8;
+  k = (size_t)(head_numbers(numbers, ev, rules, def, 0) - numbers);
+  /* (The 9 bytes head_names may write past a head without a name fall
+   * within the numbers, at least ,"pid":0,"tid":0.) */
+  if (!(d = room(o, len + k)))
+    return 0;
+  d = head_names(d, ev, rules, flags, nn, cn, notes);
+  memcpy(d, numbers, k);
+  advance(o, len + k);
+  return 0;
+}
+
+/* A bit of tw__fmt_config.flags, beside the TW_OPT_* ones, that only
+ * tw__format_event_reference sets: every head measured (head_measured),
+ * so that its references hold head_fast in place to the measured way. */
+#define REFERENCE_ONLY 0x80000000u
+
+/* The head through o, of any event format_general takes.  Returns 0 or
+ * the error of a string. */
+static int head_general(cursor *o, const tw_event *ev, unsigned rules,
+                        const tw__fmt_defaults *def,
+                        const tw__fmt_config *cfg, tw__fmt_notes *notes)
+{
+  size_t nn = ev->name ? strlen(ev->name) : 0;
+  size_t cn = ev->cat ? strlen(ev->cat) : 0;
+  size_t left = (size_t)(o->end - o->p);
+  int rc;
+
+  if (TW__UNLIKELY((nn | cn) > cfg->max_string) &&
+      (rc = head_cut(ev, &nn, &cn, cfg, notes)) != 0)
+    return rc;
+  if (TW__UNLIKELY((cfg->flags & REFERENCE_ONLY) || left < HEAD_MAX ||
+                   (left - HEAD_MAX) / 6 < nn + cn))
+    return head_measured(o, ev, rules, def, cfg->flags, nn, cn, notes);
+  if (!(o->p = head_fast(o->p, ev, rules, def, cfg->flags, nn, cn, notes,
+                         0)))
+    return TW_EUTF8;
+  return 0;
 }
 
 /* The fields after the head but the args, all rare: ids, scope, bp,
@@ -781,8 +843,8 @@ HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
       ((ts | (ph == 'X' ? dur | (ts + dur) : 0)) & TIME_END) ||
       (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) && !numbers_fit(ev, def)))
     goto general;
-  nn = name ? strlen(name) : 0;
-  cn = cat ? strlen(cat) : 0;
+  nn = name ? str_len(name) : 0;
+  cn = cat ? str_len(cat) : 0;
   /* (Lengths of strings in memory: 6 times them cannot overflow.)  nn |
    * cn is at least the longer of them (and is more only near max, where
    * the general path is right too). */
@@ -804,7 +866,7 @@ HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
       size_t kn, vn;
       double v;
 
-      if (!a->name || (kn = strlen(a->name)) > max)
+      if (!a->name || (kn = str_len(a->name)) > max)
         goto general;
       /* The key, a comma, the value and the two closing braces. */
       if ((size_t)(end - d) < 6 * kn + VALUE_MAX + 10)
@@ -847,7 +909,7 @@ HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
           d += 4;
           break;
         }
-        vn = a->len == TW_NUL_TERMINATED ? strlen(a->v.s) : a->len;
+        vn = a->len == TW_NUL_TERMINATED ? str_len(a->v.s) : a->len;
         if (vn > max || (size_t)(end - d) < 6 * vn + 6)
           goto general;
         *d++ = '"';
@@ -909,12 +971,8 @@ int tw__format_common(const tw__fmt_config *cfg, tw__fmt_out *out,
                      &out->replaced, 1);
 }
 
-/* A bit of tw__fmt_config.flags, beside the TW_OPT_* ones, that only
- * tw__format_event_reference sets: no head_fast in format_general. */
-#define REFERENCE_ONLY 0x80000000u
-
-/* Any event, field by field: every check, every error, the room counted
- * when buf is too small. */
+/* Any event: every check, every error, the room counted when buf is too
+ * small (the head by head_general, the rest field by field). */
 /* The order of checks, one rule for every path (tw_emit(3), ERRORS):
  * the event's shape; then its strings and values in the order the record
  * holds them, the first fault deciding, with room or without (put_string
@@ -931,7 +989,6 @@ format_general(const tw_event *ev, const tw__fmt_defaults *def,
   unsigned rules;
   unsigned has = ev->has, flags = ev->flags;
   unsigned id2 = flags & (TW_EV_ID2_LOCAL | TW_EV_ID2_GLOBAL);
-  size_t nn, cn;
   int rc;
 
   o = (cursor){ buf, buf + cap, buf, 0, 0 };
@@ -966,19 +1023,8 @@ format_general(const tw_event *ev, const tw__fmt_defaults *def,
     return format_general(&with_cat, def, cfg, buf, cap, len, notes);
   }
 
-  /* With the lengths of name and cat known, one check of room covers the
-   * whole head. */
-  nn = ev->name ? strlen(ev->name) : 0;
-  cn = ev->cat ? strlen(ev->cat) : 0;
-  if (TW__LIKELY(!(cfg->flags & REFERENCE_ONLY) && nn <= cfg->max_string &&
-                 cn <= cfg->max_string &&
-                 cap >= HEAD_MAX && (cap - HEAD_MAX) / 6 >= nn + cn)) {
-    if (!(o.p = head_fast(buf, ev, rules, def, cfg->flags, nn, cn, notes,
-                          0)))
-      return TW_EUTF8;
-  } else if ((rc = put_head(&o, ev, rules, def, cfg, notes)) != 0) {
+  if ((rc = head_general(&o, ev, rules, def, cfg, notes)) != 0)
     return rc;
-  }
   if (TW__UNLIKELY((has & TAIL_HAS) || flags || ev->id_scope || ev->cname) &&
       (rc = put_tail(&o, ev, cfg, notes)) != 0)
     return rc;

@@ -4,8 +4,9 @@
  *
  * escape, the hot path's writer, is here, always inlined into the
  * record's code (format.c): plain ASCII many bytes a step; from the first
- * byte that needs more on, tw__escape_slow (format_string.c).  Pure, no
- * allocation, async-signal-safe.
+ * byte that needs more on, tw__escape_slow (format_string.c); and
+ * str_len, the lengths it needs.  Pure, no allocation,
+ * async-signal-safe.
  */
 #ifndef TW_FORMAT_STRING_H
 #define TW_FORMAT_STRING_H
@@ -49,6 +50,46 @@ TW__HOT_INLINE unsigned special16(__m128i v)
                                                                      bs)));
 }
 #endif
+
+/* strlen(s), inline for the short strings of the hot path (names, cats,
+ * keys): without SSE2 or under a sanitizer, strlen itself.  With SSE2,
+ * ESCAPE_CHUNK bytes a step by aligned loads, as the C library's own
+ * does: an aligned load never crosses into the next page, so it reads
+ * nothing that could fault, but may read bytes past the NUL; memcheck
+ * takes such loads (partial loads of aligned words), the sanitizers
+ * would report them, so they are not built in there. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+# define TW__STR_LEN_PLAIN 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+     __has_feature(memory_sanitizer)
+#  define TW__STR_LEN_PLAIN 1
+# endif
+#endif
+#if !defined(__SSE2__) && !defined(TW__STR_LEN_PLAIN)
+# define TW__STR_LEN_PLAIN 1
+#endif
+
+TW__HOT_INLINE size_t str_len(const char *s)
+{
+#ifdef TW__STR_LEN_PLAIN
+  return strlen(s);
+#else
+  uintptr_t off = (uintptr_t)s & 15;
+  const __m128i *p = (const __m128i *)(const void *)(s - off);
+  unsigned m = (unsigned)_mm_movemask_epi8(
+                 _mm_cmpeq_epi8(_mm_load_si128(p), _mm_setzero_si128())) >>
+               off;
+
+  if (TW__LIKELY(m != 0))
+    return (size_t)__builtin_ctz(m);
+  do
+    m = (unsigned)_mm_movemask_epi8(
+          _mm_cmpeq_epi8(_mm_load_si128(++p), _mm_setzero_si128()));
+  while (m == 0);
+  return (size_t)((const char *)p - s) + (size_t)__builtin_ctz(m);
+#endif
+}
 
 /* The longest prefix of s of at most max bytes (s[max] readable) that
  * does not end inside a UTF-8 sequence. */

@@ -226,8 +226,9 @@ int tw__format_common(const tw__fmt_config *cfg, tw__fmt_out *out,
                       uint64_t ts, uint64_t dur, const tw_arg *args,
                       size_t nargs);
 
-/* The same as tw__format_event, by the general path only: every field
- * through the cursor, checking its room, none of the fast paths.  For
+/* The same as tw__format_event, by the general path only, none of the
+ * fast paths: every field through the cursor, checking its room, the
+ * head measured before it is written (format.c, head_measured).  For
  * the tests (test_format_fast): every fast path must write what this
  * writes, byte for byte, and return the same. */
 int tw__format_event_reference(const tw_event *ev,

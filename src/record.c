@@ -43,7 +43,7 @@ typedef struct rec_arg {
 
 /* The largest an arg makes a record besides its key's escaped text (a
  * number, bool or null and the punctuation); the head's is
- * TW__REC_TW__REC_BOUND_HEAD. */
+ * TW__REC_BOUND_HEAD. */
 #define BOUND_ARG 64u
 
 /* 1 if s[0..n) is valid UTF-8 as the formatter reads it: ASCII here,

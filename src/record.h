@@ -53,7 +53,7 @@ _Static_assert(sizeof(tw__rec_head) + sizeof(tw__rec_event) == 56,
 
 /* The largest a record gets besides its strings' escaped text and its
  * args: ph, ts, dur, pid, tid, s and the punctuation (the formatter's
- * HEAD_MAX is less than 200). */
+ * HEAD_MAX, 227, is less: format.c checks it). */
 #define TW__REC_BOUND_HEAD 256u
 
 /* Times from 2^63 ns on are refused (format.c). */

@@ -5,7 +5,8 @@
  * plain args) by a path of its own, written straight into the buffer,
  * and strings, numbers and doubles by shortcuts of their own (SSE2 chunks,
  * short decimals).  tw__format_event_reference formats any event by the
- * general path only, field by field through the cursor.  Here random
+ * general path only, through the cursor, every head measured before it
+ * is written (the fast paths write it in place).  Here random
  * events -- mostly of the common shapes, with every kind of string (plain
  * at every length, escapes, UTF-8, invalid UTF-8), every type of arg,
  * the numbers at their bounds, every option that changes the output, and
@@ -14,7 +15,9 @@
  * JSON object (tests/jsoncheck.h).  The helpers' path
  * (tw__format_common, from the arguments of tw_complete, tw_begin,
  * tw_end, tw_instant) must write the same when it writes, and leave the
- * rest.  The field-by-field checks of what
+ * rest.  A record whose fields past the head ask for no more room than
+ * they take fits a buffer of exactly its length by both paths
+ * (test_head_exact_room).  The field-by-field checks of what
  * the records say are the other test_format_* programs'.
  *
  * The count (TW_TEST_SCALE divides it) and the seed (TW_TEST_SEED
@@ -203,6 +206,17 @@ static void revent(tw_event *ev, tw_arg *args, tw__fmt_defaults *def)
   def->tid = rn(20) ? def->pid : 1 + rn(4000000);
 }
 
+/* A random event (revent) and options: every option that changes the
+ * output, max_string mostly out of reach, else short. */
+static void rcase(tw_event *ev, tw_arg *args, tw__fmt_defaults *def,
+                  tw__fmt_config *cfg)
+{
+  arena_used = 0;
+  revent(ev, args, def);
+  cfg->flags = rn(3) ? 0 : (unsigned)rn(8);
+  cfg->max_string = rn(4) ? 1 << 20 : 4 + rn(40);
+}
+
 /* 1 if ev has the shape of the helpers' events (tw__format_common's:
  * pid and tid are the calling thread's, so none given). */
 static int helper_shape(const tw_event *ev)
@@ -260,10 +274,7 @@ static void test_fast_as_reference(void **state)
     size_t cap, lg = 0, lw = 0;
     int rg, rw;
 
-    arena_used = 0;
-    revent(&ev, args, &def);
-    cfg.flags = rn(3) ? 0 : (unsigned)rn(8);
-    cfg.max_string = rn(4) ? 1 << 20 : 4 + rn(40);
+    rcase(&ev, args, &def, &cfg);
     cap = rn(6) ? sizeof got : rn(600);
     memset(got, 0, cap);
     rg = tw__format_event(&ev, &def, &cfg, got, cap, &lg, &ng);
@@ -331,10 +342,80 @@ static void test_fast_as_reference(void **state)
   assert_true(short_ > 0);
 }
 
+/* 1 if every field of ev's record past its head asks only for the room
+ * it takes: no numbers among the args (each asks for its widest) and no
+ * ids (the same). */
+static int exact_tail(const tw_event *ev)
+{
+  if (ev->has & (TW_HAS_ID | TW_HAS_BIND_ID))
+    return 0;
+  for (size_t i = 0; i < ev->nargs; i++)
+    if (ev->args[i].type == TW_ARG_INT || ev->args[i].type == TW_ARG_UINT ||
+        ev->args[i].type == TW_ARG_DOUBLE)
+      return 0;
+  return 1;
+}
+
+/* The head takes the room it writes, not the most its fields could take:
+ * a record whose other fields ask for no more than they write fits a
+ * buffer of exactly its length, by either path, with the same bytes and
+ * notes (a buffer of its own, so that a write past it is caught under
+ * ASan and valgrind), and one byte less is too small, with room enough
+ * asked for.  (The head used to ask for each time's and pid's widest,
+ * and for 6 bytes a byte of its strings when short of room.) */
+static void test_head_exact_room(void **state)
+{
+  static char big[65536];
+  static tw_arg args[32];
+  unsigned long n = tu_scaled(100000UL), tried = 0;
+  tw_event ev;
+  tw__fmt_defaults def;
+  tw__fmt_config cfg;
+  (void)state;
+
+  rng = 0x9e3779b97f4a7c15ULL ^ tu_seed("head exact room");  /* not 0 */
+  for (unsigned long i = 0; i < n; i++) {
+    tw__fmt_notes nb = { 0, 0 };
+    size_t lb = 0;
+
+    rcase(&ev, args, &def, &cfg);
+    if (!exact_tail(&ev) ||
+        tw__format_event(&ev, &def, &cfg, big, sizeof big, &lb, &nb) != 0)
+      continue;
+    tried++;
+    for (int ref = 0; ref < 2; ref++) {
+      int (*format)(const tw_event *, const tw__fmt_defaults *,
+                    const tw__fmt_config *, char *, size_t, size_t *,
+                    tw__fmt_notes *) =
+        ref ? tw__format_event_reference : tw__format_event;
+      char *exact = malloc(lb);
+      tw__fmt_notes ne = { 0, 0 }, ns = { 0, 0 };
+      size_t le = 0, ls = 0;
+      int rc;
+
+      assert_non_null(exact);
+      rc = format(&ev, &def, &cfg, exact, lb, &le, &ne);
+      if (rc != 0 || le != lb || memcmp(exact, big, lb) != 0)
+        fail_msg("event %lu (ph %c, %s): in %zu bytes returned %d, %zu "
+                 "bytes: %.*s", i, ev.ph, ref ? "reference" : "format",
+                 lb, rc, le, (int)lb, big);
+      assert_int_equal(ne.truncated, nb.truncated);
+      assert_int_equal(ne.replaced, nb.replaced);
+      rc = format(&ev, &def, &cfg, exact, lb - 1, &ls, &ns);
+      assert_int_equal(rc, TW__ENOROOM);
+      assert_true(ls >= lb);
+      free(exact);
+    }
+  }
+  print_message("  %lu of %lu events in exactly their room\n", tried, n);
+  assert_true(tried > n / 20);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fast_as_reference),
+    cmocka_unit_test(test_head_exact_room),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

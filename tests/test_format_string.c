@@ -1,7 +1,7 @@
 /* test_format_string.c -- the formatter's string writers, called directly
  *
  * src/format_string.h: escape (and tw__escape_slow behind it),
- * tw__escaped_len and tw__utf8_cut.  The oracle is the tests' own model
+ * tw__escaped_len, tw__utf8_cut and str_len.  The oracle is the tests' own model
  * (format_test.c: ref_replace, ref_cut, written from Unicode chapter 3
  * apart from the library) followed by RFC 8259's escapes; the Unicode
  * standard's own examples of U+FFFD substitution (tables 3-8 to 3-12)
@@ -271,6 +271,28 @@ static void test_utf8_cut(void **state)
   assert_int_equal(tw__utf8_cut(s, 5), 5);
 }
 
+/* str_len is strlen: every length from 0 to 80 at every offset from a
+ * 16-byte boundary, the NUL the last byte of a block of its own (so
+ * that valgrind and ASan see a read past the block; the SSE2 version
+ * reads only aligned chunks, which never cross a page), and bytes of
+ * every value before it but NUL. */
+static void test_str_len(void **state)
+{
+  (void)state;
+  for (size_t off = 0; off < 16; off++)
+    for (size_t n = 0; n <= 80; n++) {
+      char *block = malloc(off + n + 1), *s = block + off;
+      assert_non_null(block);
+      for (size_t i = 0; i < n; i++)
+        s[i] = (char)(1 + (i * 37 + off) % 255);
+      s[n] = '\0';
+      if (str_len(s) != n)
+        fail_msg("str_len of %zu bytes at %p: %zu", n, (void *)s,
+                 str_len(s));
+      free(block);
+    }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -279,6 +301,7 @@ int main(void)
     cmocka_unit_test(test_code_point_edges),
     cmocka_unit_test(test_random_strings),
     cmocka_unit_test(test_utf8_cut),
+    cmocka_unit_test(test_str_len),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -302,7 +302,7 @@ static void test_strings_every_length(void **state)
 /* Names and cats around the size where the head of a record no longer
  * fits the writer's 4 KiB stack buffer with room for every byte escaped,
  * and well past it: plain, and every byte escaped.  The head is then
- * written with one check of room, field by field, or in the thread's
+ * measured first and written in the room left, or in the thread's
  * scratch buffer; the bytes are the same. */
 static void test_head_room(void **state)
 {
@@ -545,6 +545,54 @@ static void test_long_strings_reject(void **state)
   long_reject("max_string=64,long=reject");
 }
 
+/* The head's strings are cut before it is written, but their faults
+ * still come in the order the record holds them (tw_emit(3)): a name
+ * refused for its UTF-8 before a cat too long, a name too long before a
+ * cat refused for its UTF-8, and a string's length before its own UTF-8;
+ * for the common shapes and the others, with the room of a whole slot
+ * and of the last bytes of one (the events between fill it unevenly). */
+static void test_head_faults_order(void **state)
+{
+  static sess s;
+  tw_options o;
+  tw_stats st;
+  tw_event ev;
+  uint64_t ts = 0;
+  const char *bad = "bad\xff", *longer = CUT_PREFIX "0123456789a";
+  const char *bad_longer = CUT_PREFIX "\xff" "123456789a";
+  static const struct {
+    int name_bad, cat_bad;              /* 0 fine, 1 bad UTF-8, 2 long, 3 both */
+    int code;
+  } cases[] = {
+    { 1, 2, TW_EUTF8 }, { 2, 1, TW_ETOOLONG }, { 0, 3, TW_ETOOLONG },
+    { 3, 0, TW_ETOOLONG }, { 1, 1, TW_EUTF8 }, { 0, 2, TW_ETOOLONG },
+  };
+  const char *pick[4] = { "fine", bad, longer, bad_longer };
+  (void)state;
+
+  assert_int_equal(tw_options_init(&o), 0);
+  o.process_name = "p";
+  assert_int_equal(tw_options_parse(&o, "max_string=64,long=reject,"
+                                    "utf8=reject,buffer=4096", NULL, 0), 0);
+  s_open(&s, &o);
+  for (int round = 0; round < 40; round++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      ev = mkev_ts(round % 2 ? 'X' : 'n', pick[cases[i].cat_bad],
+                   pick[cases[i].name_bad], ts++);
+      if (ev.ph == 'n') {
+        ev.has |= TW_HAS_ID;
+        ev.id = 1;
+      }
+      s_bad(&s, &ev, cases[i].code);
+      /* A good event of a length that moves the slot's end. */
+      ev = mkev_ts('X', "c", CUT_PREFIX + round % 50, ts++);
+      s_emit(&s, &ev);
+    }
+  s_stats(&s, &st);
+  assert_int_equal(st.strings_truncated, 0);
+  s_finish(&s);
+}
+
 
 static void test_library_names_not_cut(void **state)
 {
@@ -596,6 +644,7 @@ int main(void)
     cmocka_unit_test_teardown(test_embedded_nul, teardown),
     cmocka_unit_test_teardown(test_long_strings_truncate, teardown),
     cmocka_unit_test_teardown(test_long_strings_reject, teardown),
+    cmocka_unit_test_teardown(test_head_faults_order, teardown),
     cmocka_unit_test_teardown(test_library_names_not_cut, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
