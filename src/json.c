@@ -48,8 +48,7 @@ static inline size_t to_special(const unsigned char *p,
   }
 #endif
   while (e - p >= 8) {
-    uint64_t w, m;
-    memcpy(&w, p, 8);
+    uint64_t w = tw__json_load_le(p), m;
     m = (HAS_BYTE(w, '"') | HAS_BYTE(w, '\\') |
          ((w - ONES * 0x20) & ~w) | w) & HIGHS;
     if (m)

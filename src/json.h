@@ -112,9 +112,23 @@ int tw__json_check_full(const char *text, size_t n, unsigned max_depth,
  * tokens (d may be text).  Returns the length written (at most n). */
 size_t tw__json_compact(char *d, const char *text, size_t n);
 
+/* Eight bytes at p as a word whose lowest byte is p[0], whatever the
+ * machine's byte order: the word loops take the lowest hit. */
+static inline uint64_t tw__json_load_le(const unsigned char *p)
+{
+  uint64_t w;
+
+  memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  w = __builtin_bswap64(w);
+#endif
+  return w;
+}
+
 /* How many bytes from p (up to e) come before a '"' or '\\', eight at a
  * time (SWAR): the lowest bit of each mask is exact (a borrow only makes
- * false hits above a true one), and words are read little-endian. */
+ * false hits above a true one), and words are read little-endian
+ * (tw__json_load_le). */
 #define TW__JSON_ONES  UINT64_C(0x0101010101010101)
 #define TW__JSON_HIGHS UINT64_C(0x8080808080808080)
 #define TW__JSON_HAS_ZERO(v) (((v) - TW__JSON_ONES) & ~(v) & TW__JSON_HIGHS)
@@ -126,8 +140,7 @@ static inline size_t tw__json_to_quote(const unsigned char *p,
   const unsigned char *s = p;
 
   while (e - p >= 8) {
-    uint64_t w, m;
-    memcpy(&w, p, 8);
+    uint64_t w = tw__json_load_le(p), m;
     if ((m = TW__JSON_HAS_BYTE(w, '"') | TW__JSON_HAS_BYTE(w, '\\')) != 0)
       return (size_t)(p - s) + (size_t)(__builtin_ctzll(m) >> 3);
     p += 8;
