@@ -229,8 +229,8 @@ static int put_double(cursor *o, double v, const tw__fmt_config *cfg)
     put_i64(o, (int64_t)v);
     return 0;
   }
-  /* The room asked is what it has always been (the bound of ENOROOM). */
-  d = room(o, 32);
+  /* The widest a number asks for (the bound of ENOROOM). */
+  d = room(o, TW__FMT_ASK_MAX);
   if (d) {
     char text[TW__DOUBLE_MAX];
     size_t n = tw__format_double(v, text);

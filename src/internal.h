@@ -199,8 +199,14 @@ void tw__format_cache_restore(const tw__fmt_thread_cache *saved);
  * upper bound of the room needed; or a TW_E* code for bad input.  Any byte
  * of buf[0..cap) may be written (scratch past the record, a partial record
  * on failure): only buf[0..*len) after a 0 return is the record.  Pure: no
- * I/O, no locks, no allocation. */
+ * I/O, no locks, no allocation.
+ *
+ * The bound is the sum of what each field asked for, a number its widest
+ * (at most TW__FMT_ASK_MAX bytes), a string or a head its exact length:
+ * so TW__ENOROOM with cap >= n + TW__FMT_ASK_MAX proves the record longer
+ * than n, and a cap of the bound always suffices. */
 #define TW__ENOROOM (-1999)
+#define TW__FMT_ASK_MAX 32
 int tw__format_event(const tw_event *ev, const tw__fmt_defaults *def,
                      const tw__fmt_config *cfg, char *buf, size_t cap,
                      size_t *len, tw__fmt_notes *notes);

@@ -312,7 +312,7 @@ static void count_notes(tw_writer *w, const tw__fmt_notes *notes)
 }
 
 /* Format ev into buf[0..cap).  Returns 0 with *len, TW__ENOROOM with
- * *len the room it needs (at most max_event), or the error for the caller
+ * *len a bound of the room it needs, or the error for the caller
  * (TW_ETOOBIG past max_event). */
 static int format_into(tw_writer *w, const tw_event *ev,
                        const tw__fmt_defaults *def, char *buf, size_t cap,
@@ -322,24 +322,31 @@ static int format_into(tw_writer *w, const tw_event *ev,
 
   notes->truncated = notes->replaced = 0;
   rc = tw__format_event(ev, def, &w->fmt, buf, cap, len, notes);
-  if ((rc == 0 || rc == TW__ENOROOM) && *len > w->max_event)
+  /* *len after TW__ENOROOM is only a bound: a record is too big when its
+   * length is known, or proven by a cap past max_event (internal.h), never
+   * because a slot was fuller (tw_emit(3)). */
+  if ((rc == 0 && *len > w->max_event) ||
+      (rc == TW__ENOROOM && cap >= w->max_event + TW__FMT_ASK_MAX))
     rc = TW_ETOOBIG;
   return rc;
 }
 
 /* Format ev, which needs at most *len bytes, on the stack (stackbuf, of
  * STACK_RECORD bytes) or, larger, in the thread's scratch, which grows to
- * that.  Returns 0 with *rec and *len, or an error. */
+ * that, or to what proves it too big.  Returns 0 with *rec and *len, or
+ * an error. */
 static int format_aside(tw_writer *w, const tw_event *ev,
                         const tw__fmt_defaults *def, char *stackbuf,
                         char **rec, size_t *len, tw__fmt_notes *notes)
 {
-  char *buf = *len <= STACK_RECORD ? stackbuf : scratch_get(*len);
+  size_t cap = *len < w->max_event + TW__FMT_ASK_MAX
+                   ? *len : w->max_event + TW__FMT_ASK_MAX;
+  char *buf = cap <= STACK_RECORD ? stackbuf : scratch_get(cap);
 
   if (!buf)
     return -ENOMEM;
   *rec = buf;
-  return format_into(w, ev, def, buf, *len, len, notes);
+  return format_into(w, ev, def, buf, cap, len, notes);
 }
 
 /* A record larger than a slot, in the scratch: committed at once, behind

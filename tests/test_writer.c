@@ -447,6 +447,123 @@ static void test_process_name_limit(void **state)
   tu_cleanup(path);
 }
 
+/* The big event of test_max_event_whatever_the_slot: BIG_ARGS integer
+ * args (each asks for a number's widest room, and takes one byte), and a
+ * name of namelen 'n's. */
+#define BIG_ARGS 150
+static int emit_big(tw_writer *w, size_t namelen)
+{
+  static char keys[BIG_ARGS][8], name[8192];
+  tw_arg args[BIG_ARGS];
+  tw_event ev = { 0 };
+
+  for (int k = 0; k < BIG_ARGS; k++) {
+    snprintf(keys[k], sizeof keys[k], "k%03d", k);
+    args[k] = tw_arg_int(keys[k], 1);
+  }
+  assert_true(namelen < sizeof name);
+  memset(name, 'n', namelen);
+  name[namelen] = '\0';
+  ev.ph = 'X';
+  ev.name = name;
+  ev.has = TW_HAS_TS;
+  ev.ts = 5;
+  ev.dur = 1;
+  ev.args = args;
+  ev.nargs = BIG_ARGS;
+  return tw_emit(w, &ev);
+}
+
+/* The record's length of the big event with an empty name: ",\n" and its
+ * line, read back from a file. */
+static size_t big_record_base(const char *options)
+{
+  char *path = tu_tmppath(".json"), *line = NULL, err[128];
+  size_t cap = 0, base = 0;
+  ssize_t n;
+  tw_options o;
+  tw_writer *w;
+  FILE *f;
+  int rc;
+
+  assert_int_equal(tw_options_init(&o), 0);
+  assert_int_equal(tw_options_parse(&o, options, err, sizeof err), 0);
+  o.max_event = 1u << 20;
+  assert_non_null(w = tw_open(path, &o, &rc));
+  assert_int_equal(emit_big(w, 0), 0);
+  assert_int_equal(tw_close(w), 0);
+  assert_non_null(f = fopen(path, "r"));
+  while ((n = getline(&line, &cap, f)) > 0)
+    if (strstr(line, "\"k149\""))
+      base = (size_t)n - 1 + 2;      /* less its '\n', plus ",\n" */
+  free(line);
+  fclose(f);
+  tu_cleanup(path);
+  assert_true(base > 0);
+  return base;
+}
+
+/* Whether an event is refused for max_event depends on its record's
+ * length only, never on how full the thread's slot is (tw_emit(3)): after
+ * 0..250 small events, an event of exactly max_event bytes is written,
+ * one byte more is TW_ETOOBIG.  Its integer args ask for more room than
+ * they take, so a slot with less room than that used to refuse it. */
+static void test_max_event_whatever_the_slot(void **state)
+{
+  static const char *const writers[] = {
+    "max_event=4KiB,buffer=64KiB",
+    "max_event=4KiB,buffer=64KiB,sink=mmap",
+    "max_event=4KiB,buffer=64KiB,commit=background,formatter=committer",
+  };
+  (void)state;
+  for (size_t k = 0; k < sizeof writers / sizeof writers[0]; k++) {
+    size_t exact = 4096 - big_record_base(writers[k]);
+    for (int fill = 0; fill <= 250; fill += 5) {
+      char *path = tu_tmppath(".json"), err[128];
+      tw_options o;
+      tw_writer *w;
+      jc_doc *d;
+      jc_val ev, big = -1;
+      int rc, events = 0;
+
+      assert_int_equal(tw_options_init(&o), 0);
+      assert_int_equal(tw_options_parse(&o, writers[k], err, sizeof err), 0);
+      assert_non_null(w = tw_open(path, &o, &rc));
+      for (int i = 0; i < fill; i++)
+        assert_int_equal(tw_complete(w, "c", "small", 100 + i, 1, NULL, 0),
+                         0);
+      if ((rc = emit_big(w, exact)) != 0)
+        fail_msg("%s: after %d events, a record of max_event bytes: %s",
+                 writers[k], fill, tw_err_name(rc));
+      assert_int_equal(emit_big(w, exact + 1), TW_ETOOBIG);
+      assert_int_equal(tw_close(w), 0);
+      d = tu_load(path);
+      for (ev = jc_first(d, tu_events(d)); ev >= 0; ev = jc_next(d, ev)) {
+        size_t len;
+        if (jc_streq(d, jc_get(d, ev, "ph"), "M"))
+          continue;
+        events++;
+        jc_str(d, jc_get(d, ev, "name"), &len);
+        if (len == exact)
+          big = ev;
+        else
+          tu_assert_str(d, ev, "name", "small");
+      }
+      assert_int_equal(events, fill + 1);
+      assert_true(big >= 0);
+      tu_assert_us(d, big, "ts", 5);
+      tu_assert_us(d, big, "dur", 1);
+      for (int a = 0; a < BIG_ARGS; a++) {
+        char key[8];
+        snprintf(key, sizeof key, "k%03d", a);
+        tu_assert_int(d, jc_get(d, big, "args"), key, 1);
+      }
+      jc_free(d);
+      tu_cleanup(path);
+    }
+  }
+}
+
 /* max_event bounds the formatted record: with the defaults (max_string
  * 64 KiB, max_event 1 MiB), sixteen plain ASCII strings of 60000 bytes (a
  * record of about 960 KB) are accepted and written whole. */
@@ -1614,6 +1731,7 @@ int main(void)
     cmocka_unit_test(test_process_name_larger_than_buffer),
     cmocka_unit_test(test_process_name_limit),
     cmocka_unit_test(test_many_long_args_under_max_event),
+    cmocka_unit_test(test_max_event_whatever_the_slot),
     cmocka_unit_test(test_process_name_copied),
     cmocka_unit_test(test_file_mode),
     cmocka_unit_test(test_open_truncates),
