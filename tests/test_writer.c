@@ -498,6 +498,7 @@ static size_t big_record_base(const char *options)
       base = (size_t)n - 1 + 2;      /* less its '\n', plus ",\n" */
   free(line);
   fclose(f);
+  jc_free(tu_load(path));            /* strict JSON, as every file */
   tu_cleanup(path);
   assert_true(base > 0);
   return base;
