@@ -11,6 +11,7 @@
  */
 #include "internal.h"     /* config.h first; TW_MAX_JSON_DEPTH, TW_EJSON */
 #include "json.h"
+#include "json_token.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -22,43 +23,6 @@
 #define ONES  TW__JSON_ONES
 #define HIGHS TW__JSON_HIGHS
 #define HAS_BYTE(v, b) TW__JSON_HAS_BYTE(v, b)
-
-/* The same for every byte that needs a closer look in a strict string:
- * '"', '\\', a control byte, or one of 0x80 and above (UTF-8).  With
- * SSE2 (every x86-64) sixteen bytes a step: a signed compare with 0x20
- * catches the control bytes and those of 0x80 and above at once. */
-static inline size_t to_special(const unsigned char *p,
-                                const unsigned char *e)
-{
-  const unsigned char *s = p;
-
-#ifdef __SSE2__
-  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
-                space = _mm_set1_epi8(0x20);
-
-  while (e - p >= 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-    unsigned m = (unsigned)_mm_movemask_epi8(
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                                  _mm_cmpeq_epi8(v, bslash)),
-                     _mm_cmplt_epi8(v, space)));
-    if (m)
-      return (size_t)(p - s) + (size_t)__builtin_ctz(m);
-    p += 16;
-  }
-#endif
-  while (e - p >= 8) {
-    uint64_t w = tw__json_load_le(p), m;
-    m = (HAS_BYTE(w, '"') | HAS_BYTE(w, '\\') |
-         ((w - ONES * 0x20) & ~w) | w) & HIGHS;
-    if (m)
-      return (size_t)(p - s) + (size_t)(__builtin_ctzll(m) >> 3);
-    p += 8;
-  }
-  while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-    p++;
-  return (size_t)(p - s);
-}
 
 /* ===================================================== the checker */
 
@@ -82,10 +46,9 @@ static int hex4(const unsigned char *p, const unsigned char *e, unsigned *v)
   return 0;
 }
 
-/* The string at p (its opening quote): past its closing quote, or
- * NULL. */
-static const unsigned char *check_string_slow(const unsigned char *p,
-                                         const unsigned char *e)
+/* (json_token.h) */
+const unsigned char *tw__json_string_slow(const unsigned char *p,
+                                          const unsigned char *e)
 {
   for (p++; p < e;) {
     unsigned c;
@@ -132,83 +95,6 @@ static const unsigned char *check_string_slow(const unsigned char *p,
     }
   }
   return NULL;
-}
-
-/* The same, inlined: most strings of a trace are short and plain (keys,
- * names), and one step of sixteen bytes finds their end. */
-static inline const unsigned char *check_string(const unsigned char *p,
-                                                const unsigned char *e)
-{
-#ifdef __SSE2__
-  if (e - p >= 17) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
-    unsigned m = (unsigned)_mm_movemask_epi8(
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
-    if (m) {
-      unsigned k = (unsigned)__builtin_ctz(m);
-      if (p[1 + k] == '"')
-        return p + 2 + k;
-    }
-  }
-#endif
-  return check_string_slow(p, e);
-}
-
-/* How many digits p[0..e) begins with. */
-static inline size_t digits(const unsigned char *p, const unsigned char *e)
-{
-  const unsigned char *s = p;
-
-#ifdef __SSE2__
-  while (e - p >= 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-    unsigned m = (unsigned)_mm_movemask_epi8(
-        _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
-                      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1))));
-    if (m != 0xffff)
-      return (size_t)(p - s) + (size_t)__builtin_ctz(~m);
-    p += 16;
-  }
-#endif
-  while (p < e && *p >= '0' && *p <= '9')
-    p++;
-  return (size_t)(p - s);
-}
-
-static inline __attribute__((always_inline))
-const unsigned char *check_number(const unsigned char *p,
-                                  const unsigned char *e)
-{
-  size_t k;
-
-  if (p < e && *p == '-')
-    p++;
-  if (p >= e)
-    return NULL;
-  if (*p == '0') {
-    p++;
-  } else {
-    if (!(k = digits(p, e)))
-      return NULL;
-    p += k;
-  }
-  if (p < e && *p == '.') {
-    p++;
-    if (!(k = digits(p, e)))
-      return NULL;
-    p += k;
-  }
-  if (p < e && (*p == 'e' || *p == 'E')) {
-    p++;
-    if (p < e && (*p == '+' || *p == '-'))
-      p++;
-    if (!(k = digits(p, e)))
-      return NULL;
-    p += k;
-  }
-  return p;
 }
 
 static inline int is_ws_byte(unsigned c)
@@ -311,23 +197,6 @@ static inline const unsigned char *ws_run_pretty(const unsigned char *p,
   return ws_run_long(p, e, nl);
 }
 
-/* Copy n bytes from src down to dst (dst <= src, maybe overlapping).
- * When the text written is not the text read (!inplace) and sixteen
- * bytes fit at both ends, a short run is copied in two fixed words. */
-static inline void copy_down(unsigned char *dst, const unsigned char *src,
-                             size_t n, int wide)
-{
-  if (wide && n <= 16) {
-    uint64_t a, b;
-    memcpy(&a, src, 8);
-    memcpy(&b, src + 8, 8);
-    memcpy(dst, &a, 8);
-    memcpy(dst + 8, &b, 8);
-  } else {
-    memmove(dst, src, n);
-  }
-}
-
 /* Skip the whitespace at p (if any): count it, and when compacting copy
  * the text before it. */
 #define SKIP_WS()                                                      \
@@ -412,13 +281,9 @@ value:
     p = check_string(p, e);
     break;
   case 't':
-    p = e - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
-    break;
   case 'f':
-    p = e - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
-    break;
   case 'n':
-    p = e - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
+    p = check_literal(p, e);
     break;
   default:
     p = check_number(p, e);

@@ -121,6 +121,7 @@ typedef struct run {
 } run;
 
 struct twt_reader {
+  tw__json_shapes *shapes; /* the records' shapes (NULL: none) */
   /* The file. */
   char *name;              /* named in messages */
   int fd;

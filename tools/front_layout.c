@@ -788,14 +788,17 @@ static size_t layout_fast(twt_reader *r, const char *p, size_t n)
 {
   size_t end, j, lim = n < r->max_record ? n : r->max_record;
   uint64_t commas = 0;
-  int members = (r->flags & TWT_READ_MEMBERS) != 0, spread;
+  int members = (r->flags & TWT_READ_MEMBERS) != 0;
+  struct tw__json_res res;
 
   if (members)
     twt_rec_take(&r->rec, NULL, 0, 0, 0);
-  if (twt_json_check_prefix(p, lim, TWT_RECORD_DEPTH, &end, &spread, NULL,
-                            members ? twt_rec_take : NULL, &r->rec) != 0 ||
-      spread)
+  if (tw__json_check_shaped(r->shapes, p, lim, TWT_RECORD_DEPTH,
+                            TW__JSON_PREFIX |
+                            (members ? TW__JSON_MEMBERS : 0), NULL, 0,
+                            twt_rec_take, &r->rec, &res) != 0 || res.nl)
     return 0;                       /* (spread: joined by scan_line) */
+  end = res.end;
   for (j = end; j < n && j - end <= WS_KEEP; j++) {
     if (p[j] == ',')
       commas++;

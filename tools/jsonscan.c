@@ -87,6 +87,7 @@ struct twt_scan {
   uint64_t first_skip;     /* the first one that is no object (from 1) */
   char first_skip_c;       /* ... its first byte */
 
+  tw__json_shapes *shapes; /* the records' shapes (NULL: none) */
   twt_member_fn on_member; /* each record's members, as checked */
   void *on_member_arg;
 
@@ -124,6 +125,7 @@ twt_scan *twt_scan_new(size_t max_record, size_t max_members)
   s->max_members = max_members;
   s->state = ST_START;
   s->info.strict = 1;
+  s->shapes = tw__json_shapes_new();  /* (without: the checker alone) */
   return s;
 }
 
@@ -144,6 +146,7 @@ void twt_scan_free(twt_scan *s)
     return;
   free(s->buf);
   free(s->mem);
+  tw__json_shapes_free(s->shapes);
   free(s);
 }
 
@@ -305,8 +308,9 @@ static int record_check(twt_scan *s, const char *text, size_t n, int prefix,
      * when it spreads over lines; then find its members again. */
     if (s->on_member)
       s->on_member(s->on_member_arg, NULL, 0, 0, 0);
-    rc = tw__json_check_full(text, n, TWT_RECORD_DEPTH, members, NULL, 0,
-                             s->on_member, s->on_member_arg, &res);
+    rc = tw__json_check_shaped(s->shapes, text, n, TWT_RECORD_DEPTH,
+                               members, NULL, 0, s->on_member,
+                               s->on_member_arg, &res);
     if (rc != 0) {
       *bad = res.bad;
       return -1;
@@ -326,10 +330,10 @@ static int record_check(twt_scan *s, const char *text, size_t n, int prefix,
   }
   if (s->on_member)
     s->on_member(s->on_member_arg, NULL, 0, 0, 0);
-  rc = tw__json_check_full(text, n, TWT_RECORD_DEPTH,
-                           TW__JSON_COMPACT | members |
-                           (prefix ? TW__JSON_PREFIX : 0), s->buf, s->bcap,
-                           s->on_member, s->on_member_arg, &res);
+  rc = tw__json_check_shaped(s->shapes, text, n, TWT_RECORD_DEPTH,
+                             TW__JSON_COMPACT | members |
+                             (prefix ? TW__JSON_PREFIX : 0), s->buf,
+                             s->bcap, s->on_member, s->on_member_arg, &res);
   if (rc != 0) {
     *bad = res.bad;
     return -1;

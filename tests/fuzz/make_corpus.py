@@ -333,6 +333,78 @@ COMMANDS["stats_pretty_gz"] = bytes([5, 3 | 4]) + SCAN["pretty"][2:]
 COMMANDS["repair_cut_gz"] = bytes([8, 3 | 4]) + SCAN["cut"][2:]
 
 
+# fuzz_shape.c: byte 0 the mode (bits 0-2 PREFIX, COMPACT, MEMBERS; bit 3
+# compact in place; bits 4-7 the depth limit, 1 + 4 * them), then texts
+# separated by NUL bytes: each in every mode below.
+SHAPE_TEXTS = {
+    "layout": [
+        b'{"ph":"X","name":"db.query","cat":"db","ts":2000.000,"dur":12.250,'
+        b'"pid":100,"tid":101,"args":{"rows":7,"table":"orders"}}',
+        b'{"ph":"X","name":"db.query","cat":"db","ts":2001.500,"dur":1e3,'
+        b'"pid":100,"tid":102,"args":{"rows":-0.5,"table":"a\\"}}',
+        b'{"ph":"B","name":"handle","cat":"http","ts":2003.000,"pid":100,'
+        b'"tid":103,"args":{"path":"/api/users/3"}}',
+        b'{"ph":"E","ts":2004.500,"pid":100,"tid":103}',
+        b'{"ph":"E","ts":2004.500,"pid":100,"tid":103},\n{"ph":"E"',
+        b'{"ph":"E","ts":02004.500,"pid":100,"tid":103}',
+        b'{"ph":"E","ts":2004.,"pid":100,"tid":103}',
+        b'{"ph":"E","ts":true,"pid":null,"tid":false}',
+        b'{"ph":"E","ts":tru,"pid":null,"tid":false}',
+        b'{"ph":"E","ts":"x\xc3\xa9\u00e9\ud83d\ude00","pid":1,"tid":2}',
+        b'{"ph":"E","ts":"x\xc3","pid":1,"tid":2}',
+        b'{"ph":"E","ts":"x\ud83d","pid":1,"tid":2}',
+        b'{"ph":"E","ts":"\x01","pid":1,"tid":2}',
+        b'{"ph":"E","ts":[1,2],"pid":1,"tid":2}',
+        b'{"ph":"E","ts":{},"pid":1,"tid":2}',
+    ],
+    "pretty": [
+        b'  {\n    "ph": "X", "cat": "kernel",\n    "name": "gemm",\n'
+        b'    "args": {\n      "grid": [1, 2, 3],\n      "stream": 7\n'
+        b'    }\n  }',
+        b'  {\n    "ph": "X", "cat": "kernel",\n    "name": "copy",\n'
+        b'    "args": {\n      "grid": [4, 5, 6],\n      "stream": 8\n'
+        b'    }\n  }  \n',
+        b'  {\n    "ph": "X", "cat": "kernel",\n    "name": "copy",\n'
+        b'    "args": {\n      "grid": [4, 5, 6],\n      "stream": 8\n'
+        b'    }\n  } x',
+        b'\t{"a" : 1 ,\r\n "b" : [ true , null ] }',
+        b'{"a" : 2 ,\r\n "b" : [ false , null ] }',
+    ],
+    "nested": [
+        b'[[[[[[1]]]]]]',
+        b'[[[[[[2]]]]]]',
+        b'{"a":{"b":{"c":{"d":{"e":{"f":1}}}}}}',
+        b'{"a":{"b":{"c":{"d":{"e":{"f":"x"}}}}}}',
+        b'[1,"a",true,null,{"k":-1.5e-3}]',
+        b'[2,"b",false,null,{"k":-1.5E+3}]',
+        b'"alone"',
+        b'12',
+        b'{}',
+        b'[]',
+        b'{"k":1}{"k":2}',
+    ],
+    "members": [
+        b'{' + b','.join(b'"k%d":%d' % (i, i) for i in range(40)) + b'}',
+        b'{' + b','.join(b'"k%d":%d' % (i, i + 1) for i in range(40)) + b'}',
+        b'{' + b','.join(b'"k%d":%d' % (i, i) for i in range(32)) + b'}',
+        b'{' + b','.join(b'"k%d":%d' % (i, 9) for i in range(32)) + b'}',
+        b'[' + b','.join(b'%d' % i for i in range(70)) + b']',
+        b'[' + b','.join(b'%d' % (i + 3) for i in range(70)) + b']',
+    ],
+}
+SHAPE = {}
+for tname, texts in SHAPE_TEXTS.items():
+    body = b"\0".join(texts)
+    for mode in range(8):
+        for inplace in (0, 8):
+            if inplace and not mode & 2:
+                continue
+            for depth in (0x00, 0x10, 0xf0):
+                SHAPE["%s_m%d%s_d%d" % (tname, mode, "_inplace" if inplace
+                                        else "", 1 + 4 * (depth >> 4))] = \
+                    bytes([mode | inplace | depth]) + body
+
+
 # Inputs kept as found (regressions, crashes made into seeds): not
 # written here, never removed.
 KEPT = ("regress-", "format-", "options-", "units_any_case")
@@ -354,3 +426,4 @@ write("options", OPTIONS)
 write("json", JSON)
 write("scan", SCAN)
 write("commands", COMMANDS)
+write("shape", SHAPE)
