@@ -272,6 +272,20 @@ JSON = {
     "literal": b"nul",
     "newlines": b'{\n"a" :\n[1,\n2]\n}\n',
 }
+# What the word and vector loops (strings, digits, whitespace) must find
+# at every place of a word or a block: the same texts, a byte of
+# interest after 0..20 plain bytes (replay_json_portable reads them
+# without SSE2).
+for k in range(21):
+    pad = b"x" * k
+    JSON["edge_escape_%02d" % k] = b'["' + pad + b'\\"y","' + pad + b'\\u00e9"]'
+    JSON["edge_utf8_%02d" % k] = b'["' + pad + '\u00e9\u20ac'.encode() + b'"]'
+    JSON["edge_bad_utf8_%02d" % k] = b'["' + pad + b'\xe2\x82"]'
+    JSON["edge_control_%02d" % k] = b'["' + pad + b'\x1f"]'
+    JSON["edge_digits_%02d" % k] = b"[1" + b"2" * k + b".5" + b"0" * k + b"e1" + b"9" * k + b"]"
+    JSON["edge_digit_cut_%02d" % k] = b"[1" + b"2" * k + b".e1]"
+    JSON["edge_ws_%02d" % k] = b"[" + b" " * k + b"\t1" + b" " * k + b"\n]"
+    JSON["edge_ws_bad_%02d" % k] = b"[" + b" " * k + b"\x0b1]"
 
 
 # fuzz_scan.c: byte 0 seeds the chunk sizes, byte 1 picks max_record
