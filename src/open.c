@@ -42,6 +42,14 @@ static uint64_t last_writer_id;      /* atomic: ids of writers */
 static pthread_mutex_t open_writers_lock = PTHREAD_MUTEX_INITIALIZER;
 static tw_writer *open_writers;       /* under open_writers_lock */
 static pthread_once_t open_writers_once = PTHREAD_ONCE_INIT;
+/* Sinks on no list: tw_open* between its first descriptor and its writer
+ * on the list, tw_close between its writer off the list and its sink
+ * closed.  fork waits until there are none, and no new one begins while
+ * a fork waits (forks_waiting), or a thread opening and closing in a
+ * loop could keep it waiting.  Under open_writers_lock. */
+static unsigned unlisted, forks_waiting;
+static pthread_cond_t unlisted_none = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t fork_done = PTHREAD_COND_INITIALIZER;
 static sigset_t fork_mask;            /* the forking thread's signal mask */
 
 /* Where a released writer's sink pointed: a sink that holds nothing.
@@ -54,14 +62,15 @@ static void released_abandon(tw__sink *s)
 static const tw__sink_ops released_ops = { .abandon = released_abandon };
 static tw__sink released_sink = { &released_ops, 0, "", 0, TW_EFORKED, 0, 0 };
 
-/* Before fork: every open writer's lock and token, so that the child is
- * a copy of writers between two changes of their sinks.  A file opened
- * or a window mapped (rotation, a direct sink's growth, a region
- * released) happens holding one of them (writer.h); a copy taken in the
- * middle would hold a descriptor or a mapping that no list names, and
- * with it the file's lock.  fork waits for a commit under way.  SIGTERM
- * stays blocked until fork has returned, as whenever the token is held
- * (commit.c). */
+/* Before fork: no tw_open or tw_close under way, and every open
+ * writer's lock and token, so that the child is a copy of writers between
+ * two changes of their sinks.  A file opened or a window mapped
+ * (rotation, a direct sink's growth, a region released) happens holding
+ * one of them (writer.h); a copy taken in the middle, or of a sink on no
+ * list yet or any more, would hold a descriptor or a mapping that no list
+ * names, and with it the file's lock.  fork waits for an open, a close or
+ * a commit under way.  SIGTERM stays blocked until fork has returned, as
+ * whenever the token is held (commit.c). */
 static void open_writers_prepare(void)
 {
   sigset_t term;
@@ -69,6 +78,9 @@ static void open_writers_prepare(void)
   sigemptyset(&term);
   sigaddset(&term, SIGTERM);
   pthread_mutex_lock(&open_writers_lock);
+  forks_waiting++;
+  while (unlisted)
+    pthread_cond_wait(&unlisted_none, &open_writers_lock);
   pthread_sigmask(SIG_BLOCK, &term, &fork_mask);
   for (tw_writer *w = open_writers; w; w = w->open_next) {
     tw__writer_lock(w);
@@ -82,6 +94,8 @@ static void open_writers_parent(void)
     tw__token_release(w);
     tw__writer_unlock(w);
   }
+  if (--forks_waiting == 0)
+    pthread_cond_broadcast(&fork_done);
   pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
   pthread_mutex_unlock(&open_writers_lock);
 }
@@ -106,6 +120,10 @@ static void open_writers_child(void)
 #endif
     pthread_mutex_unlock(&w->lock);
   }
+  /* The parent's threads that waited on them are not here. */
+  forks_waiting = 0;
+  pthread_cond_init(&fork_done, NULL);
+  pthread_cond_init(&unlisted_none, NULL);
   pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
   pthread_mutex_unlock(&open_writers_lock);
 }
@@ -116,9 +134,30 @@ static void open_writers_init(void)
                        open_writers_child);
 }
 
-static void open_writers_add(tw_writer *w)
+/* A sink about to be on no list (see unlisted), and when it is on one or
+ * closed. */
+static void unlisted_begin(void)
 {
   pthread_once(&open_writers_once, open_writers_init);
+  pthread_mutex_lock(&open_writers_lock);
+  while (forks_waiting)
+    pthread_cond_wait(&fork_done, &open_writers_lock);
+  unlisted++;
+  pthread_mutex_unlock(&open_writers_lock);
+}
+
+static void unlisted_end(void)
+{
+  pthread_mutex_lock(&open_writers_lock);
+  if (--unlisted == 0)
+    pthread_cond_broadcast(&unlisted_none);
+  pthread_mutex_unlock(&open_writers_lock);
+}
+
+static int close_writer(tw_writer *w);
+
+static void open_writers_add(tw_writer *w)
+{
   pthread_mutex_lock(&open_writers_lock);
   w->open_prev = NULL;
   w->open_next = open_writers;
@@ -511,13 +550,13 @@ static tw_writer *open_new(const char *path, const tw_options *o, int *rc)
       if (w->sync_commits && fsync(dirfd) != 0 && errno != EBADF &&
           errno != EINVAL) {
         *rc = -errno;
-        (void)tw_close(w);
+        (void)close_writer(w);
         w = NULL;
       }
       break;
     }
     if (w)
-      (void)tw_close(w);
+      (void)close_writer(w);
     w = NULL;
     nf.fd = -1;
     tw__newfile_discard(&nf);
@@ -549,7 +588,8 @@ static tw_writer *open_named_fd(int n, const tw_options *o, int *rc)
 /* How many times tw_open opens the path at most. */
 #define OPEN_TRIES 8
 
-tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
+static tw_writer *open_path_writer(const char *path, const tw_options *opts,
+                                   int *error)
 {
   tw_writer *w = NULL;
   struct stat st;
@@ -634,7 +674,8 @@ out:
   return w;
 }
 
-tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error)
+static tw_writer *open_fd_writer(int fd, const tw_options *opts,
+                                 int *error)
 {
   tw_options o;
   int rc;
@@ -652,7 +693,8 @@ tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error)
   return NULL;
 }
 
-tw_writer *tw_open_stream(FILE *stream, const tw_options *opts, int *error)
+static tw_writer *open_stream_writer(FILE *stream, const tw_options *opts,
+                                     int *error)
 {
   tw_options o;
   tw__sink *sink;
@@ -676,12 +718,54 @@ tw_writer *tw_open_stream(FILE *stream, const tw_options *opts, int *error)
   return NULL;
 }
 
+/* The public ways in and out, each with its sink on no list for a while
+ * (see unlisted): fork waits for them. */
+tw_writer *tw_open(const char *path, const tw_options *opts, int *error)
+{
+  tw_writer *w;
+
+  unlisted_begin();
+  w = open_path_writer(path, opts, error);
+  unlisted_end();
+  return w;
+}
+
+tw_writer *tw_open_fd(int fd, const tw_options *opts, int *error)
+{
+  tw_writer *w;
+
+  unlisted_begin();
+  w = open_fd_writer(fd, opts, error);
+  unlisted_end();
+  return w;
+}
+
+tw_writer *tw_open_stream(FILE *stream, const tw_options *opts, int *error)
+{
+  tw_writer *w;
+
+  unlisted_begin();
+  w = open_stream_writer(stream, opts, error);
+  unlisted_end();
+  return w;
+}
+
 int tw_close(tw_writer *w)
 {
-  int rc, rc2;
+  int rc;
 
   if (!w)
     return 0;
+  unlisted_begin();
+  rc = close_writer(w);
+  unlisted_end();
+  return rc;
+}
+
+static int close_writer(tw_writer *w)
+{
+  int rc, rc2;
+
   open_writers_remove(w);
   if (tw__forked(w)) {
     /* The parent's lock may be held by a thread that does not exist

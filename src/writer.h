@@ -101,11 +101,14 @@ typedef struct tw__stage {
  * Six mutexes and a token.  A thread holding one may take only those
  * below it, in this order:
  *
- *   0. open_writers_lock (open.c) the process's open writers: taken
- *                    holding nothing else (the end of open, tw_close),
- *                    and across fork by its pthread_atfork handlers,
- *                    whose prepare then takes every open writer's lock
- *                    and token, one writer after the other.
+ *   0. open_writers_lock (open.c) the process's open writers, and the
+ *                    count of tw_open and tw_close under way: taken
+ *                    holding nothing else (their start and end), and
+ *                    across fork by its pthread_atfork handlers, whose
+ *                    prepare waits (on a condition of it) for no open
+ *                    or close under way, then takes every open
+ *                    writer's lock and token, one writer after the
+ *                    other.
  *   1. w->lock       the writer's lock (tw__writer_lock)
  *   2. the token     w->commit_owner: the commit token (an atomic owner
  *                    id, taken by tw__token_take, which spins; see

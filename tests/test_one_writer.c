@@ -4,9 +4,9 @@
  * TW_EBUSY every time, on every sink: never a finished file, which it
  * would cut (every event of the first writer must be in its files exactly
  * once, read back through the strict checker).  A child forked while a
- * writer is open, which never touches it, does not keep the file locked
- * after the parent's tw_close: the parent, and another process, open it
- * again at once.
+ * writer is open, or while another thread opens and closes one, which
+ * never touches it, does not keep the file locked after the parent's
+ * tw_close: the parent, and another process, open it again at once.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* fork, pipe2 under -std=c99 */
@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Written by children too: their pids and tids are not checked. */
@@ -344,11 +345,132 @@ static void test_fork_keeps_no_lock(void **state)
     fork_keeps_no_lock(sinks[k].options, sinks[k].gz);
 }
 
+/* A thread that, each round, opens the path, writes one event and closes
+ * it. */
+typedef struct opener {
+  const char *path, *options;
+  pthread_barrier_t *go, *done;   /* each round's start and end */
+  int rc;
+} opener;
+
+static void *opener_main(void *arg)
+{
+  opener *o = arg;
+
+  for (int r = 0; r < FORKS; r++) {
+    pthread_barrier_wait(o->go);
+    if (!o->rc) {
+      tw_writer *w = open_opts(o->path, o->options, &o->rc);
+      if (w) {
+        o->rc = tu_emit_range(&F, w, 0, 1);
+        if (tw_close(w) != 0 && !o->rc)
+          o->rc = -1;
+      }
+    }
+    pthread_barrier_wait(o->done);
+  }
+  return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Children forked while another thread opens and closes the path, each
+ * round's fork a little later into the round, so that forks land inside
+ * tw_open and tw_close, where the file is open and locked but its writer
+ * on no list (not yet, or not any more).  (The round waits for the child
+ * to run: before its handler has closed the copies, any fork's child
+ * holds the lock, tw_open(3).)  The spread only places the forks; what
+ * is checked does not depend on where they land. */
+static void fork_while_opening(const char *options, int gz)
+{
+  char *path = tu_tmppath(gz ? ".json.gz" : ".json");
+  pthread_barrier_t go, done;
+  opener op = { path, options, &go, &done, 0 };
+  int hold[2], started[2], rc = 0, status;
+  pid_t child[FORKS];
+  uint64_t round_ns, t0;
+  tw_writer *w;
+  pthread_t t;
+
+  /* How long a round takes here. */
+  t0 = now_ns();
+  assert_non_null(w = open_opts(path, options, &rc));
+  assert_int_equal(tu_emit_range(&F, w, 0, 1), 0);
+  assert_int_equal(tw_close(w), 0);
+  round_ns = now_ns() - t0;
+  assert_int_equal(pipe(hold), 0);
+  assert_int_equal(pipe(started), 0);
+  assert_int_equal(pthread_barrier_init(&go, NULL, 2), 0);
+  assert_int_equal(pthread_barrier_init(&done, NULL, 2), 0);
+  assert_int_equal(pthread_create(&t, NULL, opener_main, &op), 0);
+  fflush(NULL);
+  for (int c = 0; c < FORKS; c++) {
+    pthread_barrier_wait(&go);
+    t0 = now_ns();
+    while (now_ns() - t0 < round_ns * (uint64_t)c / FORKS)
+      continue;
+    child[c] = fork();
+    assert_true(child[c] >= 0);
+    if (child[c] == 0) {
+      close(hold[1]);
+      put_byte(started[1], 'r');
+      (void)get_byte(hold[0]);
+      _exit(0);
+    }
+    assert_int_equal(get_byte(started[0]), 'r');
+    pthread_barrier_wait(&done);
+  }
+  assert_int_equal(pthread_join(t, NULL), 0);
+  pthread_barrier_destroy(&go);
+  pthread_barrier_destroy(&done);
+  if (op.rc)
+    fail_msg("%s: the opening thread failed: %s", options,
+             tw_err_name(op.rc));
+  close(hold[0]);
+  close(started[0]);
+  close(started[1]);
+  /* The children live on: the file is free all the same. */
+  w = open_opts(path, options, &rc);
+  if (!w)
+    fail_msg("%s: open again after %d rounds of open and close, with the "
+             "children forked meanwhile alive: %s", options, FORKS,
+             tw_err_name(rc));
+  assert_int_equal(tu_emit_range(&F, w, 0, 5), 0);
+  assert_int_equal(tw_close(w), 0);
+  tu_check_file(&F, path, gz, 0, 5);
+  if ((rc = open_in_other_process(path, options, 7)) != 0)
+    fail_msg("%s: another process could not open it (%s)", options,
+             rc == 2 ? "TW_EBUSY" : "failed");
+  tu_check_file(&F, path, gz, 0, 7);
+  close(hold[1]);                         /* the children may go */
+  for (int c = 0; c < FORKS; c++) {
+    assert_int_equal(waitpid(child[c], &status, 0), child[c]);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      fail_msg("%s: forked child %d ended with status %#x", options, c,
+               (unsigned)status);
+  }
+  tu_cleanup(path);
+}
+
+static void test_fork_while_opening(void **state)
+{
+  (void)state;
+  for (size_t k = 0; k < NSINKS; k++)
+    fork_while_opening(sinks[k].options, sinks[k].gz);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_second_writer_during_rotation),
     cmocka_unit_test(test_fork_keeps_no_lock),
+    cmocka_unit_test(test_fork_while_opening),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
