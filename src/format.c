@@ -815,6 +815,104 @@ HOT_INLINE char *key_text(char *d, const char *key, size_t kn,
 /* The room an arg's value may take besides a string's text. */
 #define VALUE_MAX (TW__DOUBLE_MAX > 21 ? TW__DOUBLE_MAX : 21)
 
+/* ,"args":{...} of ev's nargs (at least one) plain args at d, the room
+ * up to end checked arg by arg.  Returns the end, or NULL: the general
+ * path's. */
+HOT_INLINE char *common_args(char *d, const char *end, const tw_event *ev,
+                             size_t max, unsigned flags, unsigned *replaced)
+{
+  size_t nargs = ev->nargs;
+
+  /* Room for the opening and closing of args and of the record. */
+  if ((size_t)(end - d) < 11)
+    return NULL;
+  memcpy(d, ",\"args\":{", 9);
+  d += 9;
+  for (size_t i = 0; i < nargs; i++) {
+    const tw_arg *a = &ev->args[i];
+    size_t kn, vn;
+    double v;
+
+    if (!a->name || (kn = str_len(a->name)) > max)
+      return NULL;
+    /* The key, a comma, the value and the two closing braces. */
+    if ((size_t)(end - d) < 6 * kn + VALUE_MAX + 10)
+      return NULL;
+    if (i)
+      *d++ = ',';
+    if (!(d = key_text(d, a->name, kn, flags, replaced)))
+      return NULL;
+    switch (a->type) {
+    case TW_ARG_INT:
+      d += i64_to_dec(a->v.i, d);
+      break;
+    case TW_ARG_UINT:
+      if (a->v.u > (uint64_t)INT64_MAX) {     /* as put_arg: a double */
+        d += tw__format_double((double)a->v.u, d);
+        break;
+      }
+      d += u64_to_dec(a->v.u, d);
+      break;
+    case TW_ARG_DOUBLE:
+      v = a->v.d;
+      if (WHOLE_DOUBLE(v))
+        d += i64_to_dec((int64_t)v, d);
+      else if (isfinite(v))
+        d += tw__format_double(v, d);
+      else
+        return NULL;
+      break;
+    case TW_ARG_BOOL:
+      memcpy(d, a->v.b ? "true" : "false", 5);
+      d += a->v.b ? 4 : 5;
+      break;
+    case TW_ARG_NULL:
+      memcpy(d, "null", 4);
+      d += 4;
+      break;
+    case TW_ARG_STRING:
+      if (!a->v.s) {
+        memcpy(d, "null", 4);
+        d += 4;
+        break;
+      }
+      vn = a->len == TW_NUL_TERMINATED ? str_len(a->v.s) : a->len;
+      if (vn > max || (size_t)(end - d) < 6 * vn + 6)
+        return NULL;
+      *d++ = '"';
+      if (!(d = escape(d, (const unsigned char *)a->v.s, vn, flags,
+                       replaced)))
+        return NULL;
+      *d++ = '"';
+      break;
+    default:                                  /* raw JSON, or bad */
+      return NULL;
+    }
+  }
+  *d++ = '}';
+  return d;
+}
+
+/* 1 if ev, of a common shape, at ts, passes the checks of the general
+ * path that these shapes need.  The times: ts and ts + dur below 2^63
+ * (TIME_END) is ts, dur and ts + dur below it (no overflow, both being
+ * below it). */
+HOT_INLINE int common_checks(const tw_event *ev, const tw__fmt_defaults *def,
+                             uint64_t ts)
+{
+  char ph = ev->ph, scope = ev->instant_scope;
+  int instant = ph == 'i' || ph == 'I';
+  uint64_t dur = ev->dur;
+
+  return !((!ev->name && ph != 'E') || ev->nargs > COMMON_ARGS ||
+           (ev->nargs && !ev->args) ||
+           (instant && scope && scope != 'g' && scope != 'p' &&
+            scope != 't') ||
+           ((ts | (ph == 'X' ? dur | (ts + dur) : 0)) & TIME_END) ||
+           (TW__UNLIKELY(ev->has & (TW_HAS_PID | TW_HAS_TID)) &&
+            !numbers_fit(ev, def)));
+}
+
 /* ev, of a common shape, at buf[0..cap), as tw__format_event: returns 0
  * with *len and *replaced increased by the strings whose invalid UTF-8
  * became U+FFFD, or 1 (nothing counted): the general path's.  Inlined
@@ -825,112 +923,33 @@ HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
                            const tw__fmt_config *cfg, char *buf, size_t cap,
                            size_t *len, unsigned *replaced, int own)
 {
-  char ph = ev->ph;
-  int instant = ph == 'i' || ph == 'I';
-  unsigned has = ev->has, flags = cfg->flags;
+  int instant = ev->ph == 'i' || ev->ph == 'I';
+  unsigned flags = cfg->flags;
   const char *name = ev->name, *cat = ev->cat;
-  size_t max = cfg->max_string, nn, cn, nargs = ev->nargs;
-  uint64_t ts = (has & TW_HAS_TS) ? ev->ts : def->ts, dur = ev->dur;
+  size_t max = cfg->max_string, nn, cn;
+  uint64_t ts = (ev->has & TW_HAS_TS) ? ev->ts : def->ts;
   tw__fmt_notes mine = { 0, 0 };
-  char *d = buf, *end = buf + cap;
+  char *d;
 
-  /* The checks of the general path that these shapes need.  The times:
-   * ts and ts + dur below 2^63 (TIME_END) is ts, dur and ts + dur below
-   * it (no overflow, both being below it). */
-  if ((!name && ph != 'E') || nargs > COMMON_ARGS || (nargs && !ev->args) ||
-      (instant && ev->instant_scope && ev->instant_scope != 'g' &&
-       ev->instant_scope != 'p' && ev->instant_scope != 't') ||
-      ((ts | (ph == 'X' ? dur | (ts + dur) : 0)) & TIME_END) ||
-      (TW__UNLIKELY(has & (TW_HAS_PID | TW_HAS_TID)) && !numbers_fit(ev, def)))
-    goto general;
+  if (!common_checks(ev, def, ts))
+    return 1;
   nn = name ? str_len(name) : 0;
   cn = cat ? str_len(cat) : 0;
   /* (Lengths of strings in memory: 6 times them cannot overflow.)  nn |
    * cn is at least the longer of them (and is more only near max, where
    * the general path is right too). */
   if ((nn | cn) > max || cap < HEAD_MAX + 6 * (nn + cn))
-    goto general;
-
+    return 1;
   if (!(d = head_fast(buf, ev, instant ? INSTANT : 0, def, flags, nn, cn,
                       &mine, own ? 2 : 1)))
-    goto general;
-
-  if (nargs) {
-    /* Room for the opening and closing of args and of the record. */
-    if ((size_t)(end - d) < 11)
-      goto general;
-    memcpy(d, ",\"args\":{", 9);
-    d += 9;
-    for (size_t i = 0; i < nargs; i++) {
-      const tw_arg *a = &ev->args[i];
-      size_t kn, vn;
-      double v;
-
-      if (!a->name || (kn = str_len(a->name)) > max)
-        goto general;
-      /* The key, a comma, the value and the two closing braces. */
-      if ((size_t)(end - d) < 6 * kn + VALUE_MAX + 10)
-        goto general;
-      if (i)
-        *d++ = ',';
-      if (!(d = key_text(d, a->name, kn, flags, &mine.replaced)))
-        goto general;
-      switch (a->type) {
-      case TW_ARG_INT:
-        d += i64_to_dec(a->v.i, d);
-        break;
-      case TW_ARG_UINT:
-        if (a->v.u > (uint64_t)INT64_MAX) {   /* as put_arg: a double */
-          d += tw__format_double((double)a->v.u, d);
-          break;
-        }
-        d += u64_to_dec(a->v.u, d);
-        break;
-      case TW_ARG_DOUBLE:
-        v = a->v.d;
-        if (WHOLE_DOUBLE(v))
-          d += i64_to_dec((int64_t)v, d);
-        else if (isfinite(v))
-          d += tw__format_double(v, d);
-        else
-          goto general;
-        break;
-      case TW_ARG_BOOL:
-        memcpy(d, a->v.b ? "true" : "false", 5);
-        d += a->v.b ? 4 : 5;
-        break;
-      case TW_ARG_NULL:
-        memcpy(d, "null", 4);
-        d += 4;
-        break;
-      case TW_ARG_STRING:
-        if (!a->v.s) {
-          memcpy(d, "null", 4);
-          d += 4;
-          break;
-        }
-        vn = a->len == TW_NUL_TERMINATED ? str_len(a->v.s) : a->len;
-        if (vn > max || (size_t)(end - d) < 6 * vn + 6)
-          goto general;
-        *d++ = '"';
-        if (!(d = escape(d, (const unsigned char *)a->v.s, vn, flags,
-                         &mine.replaced)))
-          goto general;
-        *d++ = '"';
-        break;
-      default:                                /* raw JSON, or bad */
-        goto general;
-      }
-    }
-    *d++ = '}';
-  }
+    return 1;
+  if (ev->nargs &&
+      !(d = common_args(d, buf + cap, ev, max, flags, &mine.replaced)))
+    return 1;
   *d++ = '}';
   *len = (size_t)(d - buf);
   *replaced += mine.replaced;
   return 0;
-
-general:
-  return 1;
 }
 
 /* ev, of a common shape, at buf[0..cap), as tw__format_event; what it
