@@ -31,6 +31,7 @@
  */
 #include "internal.h"
 #include "busguard.h"
+#include "format_string.h"     /* str_len */
 #include "record.h"
 #include "writer.h"
 
@@ -704,7 +705,7 @@ fast_entry(const tw_writer *w, char *buf, size_t cap, FAST_ARGS)
 
   if (TW__LIKELY(nargs == 0 && name && cat && !(shape >> 8 & 0xff) &&
                  !((ts | dur | (ts + dur)) & TW__REC_TIME_END))) {
-    size_t nn = strlen(name), cn = strlen(cat);
+    size_t nn = str_len(name), cn = str_len(cat);
 
     if (TW__LIKELY(nn + cn < last.bare) &&
         (len = tw__rec_put_bare(buf, cap, (char)(shape & 0xff), TW_HAS_TS,
