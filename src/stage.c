@@ -14,8 +14,9 @@
  * count_record for what goes no slot).  The fast path (emit_fast) takes
  * the helpers' events (tw_complete, tw_begin, tw_end, tw_instant, the
  * spans), whoever reads the clock, straight into the thread's active
- * slot: formatted by tw__format_common, or an EVENT entry for the
- * committer.  Everything else -- tw_emit's events, a first event, a full
+ * slot: formatted by format_helper_event (format_record.h, inlined
+ * here: no call between a helper and its record), or an EVENT entry for
+ * the committer.  Everything else -- tw_emit's events, a first event, a full
  * slot, a direct sink, a timebase, any error -- takes the general path
  * (emit_general), which formats or encodes into the slot
  * (format_into_slot, encode_into_slot), formats into a direct sink's
@@ -31,7 +32,7 @@
  */
 #include "internal.h"
 #include "busguard.h"
-#include "format_string.h"     /* str_len */
+#include "format_record.h"     /* format_helper_event; str_len */
 #include "record.h"
 #include "writer.h"
 
@@ -787,7 +788,7 @@ emit_fast(tw_writer *w, FAST_ARGS)
   out.buf = slot->data + slot->len;
   out.cap = w->slot_size - slot->len;
   out.replaced = 0;
-  if (TW__UNLIKELY(tw__format_common(&w->fmt, &out, FAST_PASS) != 0))
+  if (TW__UNLIKELY(format_helper_event(&w->fmt, &out, FAST_PASS) != 0))
     return out.cap < STACK_RECORD ? fast_aside(w, st, FAST_PASS) : 1;
   if (out.len > w->max_event)
     return 1;
