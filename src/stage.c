@@ -54,8 +54,9 @@ typedef struct thread_last_stage {
                               with no args may have as bare entries
                               (fast_entry), within max_string and the
                               writer's limit; else 0 */
-  int fast;                /* 1 if emit_fast may take the writer's
-                              events (a buffering sink, no timebase) */
+  uint64_t fast_id;        /* id if emit_fast may take the writer's
+                              events (a buffering sink, no timebase),
+                              else 0: one compare for both */
   int64_t pid, tid;        /* tw__pid() and tw__tid() when it was set (a
                               child after fork sets it again) */
 } thread_last_stage;
@@ -76,7 +77,7 @@ static inline void thread_last_set(tw__stage *st, const tw_writer *w)
   last.st = st;
   last.id = st->writer_id;
   last.bare = bare;
-  last.fast = buffered;
+  last.fast_id = buffered ? st->writer_id : 0;
   last.pid = tw__pid();
   last.tid = tw__tid();
 }
@@ -86,6 +87,7 @@ static inline void thread_last_clear(void)
 {
   last.st = NULL;
   last.id = 0;
+  last.fast_id = 0;
 }
 
 /* In the child after fork, in the only thread it has: a writer of the
@@ -775,7 +777,7 @@ emit_fast(tw_writer *w, FAST_ARGS)
   /* What the general path does instead: a thread's first event on w (or
    * w of a parent after fork: then no stage is the last, thread_forked),
    * a full slot or none, a direct sink, a timebase, a failed writer. */
-  if (TW__UNLIKELY(last.id != w->id || !last.fast || !(slot = st->slot) ||
+  if (TW__UNLIKELY(last.fast_id != w->id || !(slot = st->slot) ||
                    __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
     return 1;
   if (w->defer_limit) {
