@@ -315,9 +315,10 @@ HOT_INLINE char *common_args(char *d, const char *end, const tw_event *ev,
 /* 1 if ev, of a common shape, at ts, passes the checks of the general
  * path that these shapes need.  The times: ts and ts + dur below 2^63
  * (TIME_END) is ts, dur and ts + dur below it (no overflow, both being
- * below it). */
+ * below it).  own: a helper's event, which has no pid or tid of its
+ * own (and only the fields tw__event_fast_fields writes). */
 HOT_INLINE int common_checks(const tw_event *ev, const tw__fmt_defaults *def,
-                             uint64_t ts)
+                             uint64_t ts, int own)
 {
   char ph = ev->ph, scope = ev->instant_scope;
   int instant = ph == 'i' || ph == 'I';
@@ -328,7 +329,7 @@ HOT_INLINE int common_checks(const tw_event *ev, const tw__fmt_defaults *def,
            (instant && scope && scope != 'g' && scope != 'p' &&
             scope != 't') ||
            ((ts | (ph == 'X' ? dur | (ts + dur) : 0)) & TIME_END) ||
-           (TW__UNLIKELY(ev->has & (TW_HAS_PID | TW_HAS_TID)) &&
+           (!own && TW__UNLIKELY(ev->has & (TW_HAS_PID | TW_HAS_TID)) &&
             !numbers_fit(ev, def)));
 }
 
@@ -350,7 +351,7 @@ HOT_INLINE int common_core(const tw_event *ev, const tw__fmt_defaults *def,
   tw__fmt_notes mine = { 0, 0 };
   char *d;
 
-  if (!common_checks(ev, def, ts))
+  if (!common_checks(ev, def, ts, own))
     return 1;
   nn = name ? str_len(name) : 0;
   cn = cat ? str_len(cat) : 0;
