@@ -190,7 +190,7 @@ typedef struct tw__fmt_thread_cache {
 } tw__fmt_thread_cache;
 void tw__format_cache_save(tw__fmt_thread_cache *saved);
 /* In a child after fork (stage.c's handler): forget the calling
- * thread's own pid and tid text, which tw__format_common keeps. */
+ * thread's own pid and tid text, which the fast path keeps. */
 void tw__format_forked(void);
 void tw__format_cache_restore(const tw__fmt_thread_cache *saved);
 
@@ -220,13 +220,14 @@ typedef struct tw__fmt_out {
   unsigned replaced;
 } tw__fmt_out;
 
-/* The inline-JSON entry of the fast path (emit_fast in stage.c): a helper's
- * event of shape (TW__SHAPE; ph X, B, E, i or I) at ts, pid and tid the
+/* The inline-JSON entry of the fast path: a helper's event of shape (TW__SHAPE; ph X, B, E, i or I) at ts, pid and tid the
  * calling thread's, into out->buf[0..out->cap).  Returns 0 with
  * out->len, out->replaced increased by the strings whose invalid UTF-8
  * became U+FFFD; or 1: the event needs tw__format_event (a check may
  * refuse it, a string may be cut, the room may be short), and nothing
- * was counted.  The bytes are tw__format_event's. */
+ * was counted.  The bytes are tw__format_event's.  The emit fast path
+ * (emit_fast in stage.c) has it inlined (format_helper_event,
+ * format_record.h); this copy is for fast_aside and the tests. */
 int tw__format_common(const tw__fmt_config *cfg, tw__fmt_out *out,
                       unsigned shape, const char *cat, const char *name,
                       uint64_t ts, uint64_t dur, const tw_arg *args,

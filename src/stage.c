@@ -14,8 +14,9 @@
  * count_record for what goes no slot).  The fast path (emit_fast) takes
  * the helpers' events (tw_complete, tw_begin, tw_end, tw_instant, the
  * spans), whoever reads the clock, straight into the thread's active
- * slot: formatted by tw__format_common, or an EVENT entry for the
- * committer.  Everything else -- tw_emit's events, a first event, a full
+ * slot: formatted by format_helper_event (format_record.h, inlined
+ * here: no call between a helper and its record), or an EVENT entry for
+ * the committer.  Everything else -- tw_emit's events, a first event, a full
  * slot, a direct sink, a timebase, any error -- takes the general path
  * (emit_general), which formats or encodes into the slot
  * (format_into_slot, encode_into_slot), formats into a direct sink's
@@ -31,6 +32,7 @@
  */
 #include "internal.h"
 #include "busguard.h"
+#include "format_record.h"     /* format_helper_event; str_len */
 #include "record.h"
 #include "writer.h"
 
@@ -52,8 +54,9 @@ typedef struct thread_last_stage {
                               with no args may have as bare entries
                               (fast_entry), within max_string and the
                               writer's limit; else 0 */
-  int fast;                /* 1 if emit_fast may take the writer's
-                              events (a buffering sink, no timebase) */
+  uint64_t fast_id;        /* id if emit_fast may take the writer's
+                              events (a buffering sink, no timebase),
+                              else 0: one compare for both */
   int64_t pid, tid;        /* tw__pid() and tw__tid() when it was set (a
                               child after fork sets it again) */
 } thread_last_stage;
@@ -74,7 +77,7 @@ static inline void thread_last_set(tw__stage *st, const tw_writer *w)
   last.st = st;
   last.id = st->writer_id;
   last.bare = bare;
-  last.fast = buffered;
+  last.fast_id = buffered ? st->writer_id : 0;
   last.pid = tw__pid();
   last.tid = tw__tid();
 }
@@ -84,6 +87,7 @@ static inline void thread_last_clear(void)
 {
   last.st = NULL;
   last.id = 0;
+  last.fast_id = 0;
 }
 
 /* In the child after fork, in the only thread it has: a writer of the
@@ -704,7 +708,7 @@ fast_entry(const tw_writer *w, char *buf, size_t cap, FAST_ARGS)
 
   if (TW__LIKELY(nargs == 0 && name && cat && !(shape >> 8 & 0xff) &&
                  !((ts | dur | (ts + dur)) & TW__REC_TIME_END))) {
-    size_t nn = strlen(name), cn = strlen(cat);
+    size_t nn = str_len(name), cn = str_len(cat);
 
     if (TW__LIKELY(nn + cn < last.bare) &&
         (len = tw__rec_put_bare(buf, cap, (char)(shape & 0xff), TW_HAS_TS,
@@ -773,7 +777,7 @@ emit_fast(tw_writer *w, FAST_ARGS)
   /* What the general path does instead: a thread's first event on w (or
    * w of a parent after fork: then no stage is the last, thread_forked),
    * a full slot or none, a direct sink, a timebase, a failed writer. */
-  if (TW__UNLIKELY(last.id != w->id || !last.fast || !(slot = st->slot) ||
+  if (TW__UNLIKELY(last.fast_id != w->id || !(slot = st->slot) ||
                    __atomic_load_n(&w->err, __ATOMIC_RELAXED) != 0))
     return 1;
   if (w->defer_limit) {
@@ -786,7 +790,7 @@ emit_fast(tw_writer *w, FAST_ARGS)
   out.buf = slot->data + slot->len;
   out.cap = w->slot_size - slot->len;
   out.replaced = 0;
-  if (TW__UNLIKELY(tw__format_common(&w->fmt, &out, FAST_PASS) != 0))
+  if (TW__UNLIKELY(format_helper_event(&w->fmt, &out, FAST_PASS) != 0))
     return out.cap < STACK_RECORD ? fast_aside(w, st, FAST_PASS) : 1;
   if (out.len > w->max_event)
     return 1;
