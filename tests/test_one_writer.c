@@ -271,13 +271,61 @@ static int open_in_other_process(const char *path, const char *options,
  * point of their work (a commit, a rotation's new file, a window mapped). */
 #define FORKS 16
 
+/* Fork a child that never touches a writer: it says it runs (fork has
+ * returned in it, so the library let go of the file), then waits until
+ * the test closes hold[1]. */
+static pid_t fork_holder(int hold[2], int started[2])
+{
+  pid_t pid = fork();
+
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(hold[1]);
+    put_byte(started[1], 'r');
+    (void)get_byte(hold[0]);
+    _exit(0);
+  }
+  assert_int_equal(get_byte(started[0]), 'r');
+  return pid;
+}
+
+/* With the FORKS children alive, path is free: a writer opens it here,
+ * and in another process, each file read back; then the children go
+ * (hold_w closed) and must end well.  after: what came before, for the
+ * messages. */
+static void check_path_free(const char *path, const char *options, int gz,
+                            int hold_w, const pid_t *child,
+                            const char *after)
+{
+  int rc = 0, status;
+  tw_writer *w = open_opts(path, options, &rc);
+
+  if (!w)
+    fail_msg("%s: open again after %s, with %d forked children alive: %s",
+             options, after, FORKS, tw_err_name(rc));
+  assert_int_equal(tu_emit_range(&F, w, 0, 5), 0);
+  assert_int_equal(tw_close(w), 0);
+  tu_check_file(&F, path, gz, 0, 5);
+  if ((rc = open_in_other_process(path, options, 7)) != 0)
+    fail_msg("%s: another process could not open it (%s)", options,
+             rc == 2 ? "TW_EBUSY" : "failed");
+  tu_check_file(&F, path, gz, 0, 7);
+  close(hold_w);                          /* the children may go */
+  for (int c = 0; c < FORKS; c++) {
+    assert_int_equal(waitpid(child[c], &status, 0), child[c]);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      fail_msg("%s: forked child %d ended with status %#x", options, c,
+               (unsigned)status);
+  }
+}
+
 static void fork_keeps_no_lock(const char *options, int gz)
 {
   char *path = tu_tmppath(gz ? ".json.gz" : ".json");
   emitter e[2];
   pthread_t t[2];
   pthread_barrier_t forked;
-  int hold[2], started[2], rc = 0, status;
+  int hold[2], started[2], rc = 0;
   tw_writer *w;
   pid_t child[FORKS];
   int n = (int)tu_scaled(20000);
@@ -292,20 +340,8 @@ static void fork_keeps_no_lock(const char *options, int gz)
   assert_int_equal(pipe(hold), 0);
   assert_int_equal(pipe(started), 0);
   fflush(NULL);
-  for (int c = 0; c < FORKS; c++) {
-    child[c] = fork();
-    assert_true(child[c] >= 0);
-    if (child[c] == 0) {
-      /* Never touches the writer: says it runs (fork has returned here,
-       * so the library let go of the file), then waits until the test
-       * closes the pipe. */
-      close(hold[1]);
-      put_byte(started[1], 'r');
-      (void)get_byte(hold[0]);
-      _exit(0);
-    }
-    assert_int_equal(get_byte(started[0]), 'r');
-  }
+  for (int c = 0; c < FORKS; c++)
+    child[c] = fork_holder(hold, started);
   close(hold[0]);
   pthread_barrier_wait(&forked);
   close(started[0]);
@@ -317,24 +353,7 @@ static void fork_keeps_no_lock(const char *options, int gz)
   pthread_barrier_destroy(&forked);
   assert_int_equal(tw_close(w), 0);
   /* The children live on: the file is free all the same. */
-  w = open_opts(path, options, &rc);
-  if (!w)
-    fail_msg("%s: open again after close, with %d forked children alive: "
-             "%s", options, FORKS, tw_err_name(rc));
-  assert_int_equal(tu_emit_range(&F, w, 0, 5), 0);
-  assert_int_equal(tw_close(w), 0);
-  tu_check_file(&F, path, gz, 0, 5);
-  if ((rc = open_in_other_process(path, options, 7)) != 0)
-    fail_msg("%s: another process could not open it (%s)", options,
-             rc == 2 ? "TW_EBUSY" : "failed");
-  tu_check_file(&F, path, gz, 0, 7);
-  close(hold[1]);                         /* the children may go */
-  for (int c = 0; c < FORKS; c++) {
-    assert_int_equal(waitpid(child[c], &status, 0), child[c]);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      fail_msg("%s: forked child %d ended with status %#x", options, c,
-               (unsigned)status);
-  }
+  check_path_free(path, options, gz, hold[1], child, "close");
   tu_cleanup(path);
 }
 
@@ -392,7 +411,7 @@ static void fork_while_opening(const char *options, int gz)
   char *path = tu_tmppath(gz ? ".json.gz" : ".json");
   pthread_barrier_t go, done;
   opener op = { path, options, &go, &done, 0 };
-  int hold[2], started[2], rc = 0, status;
+  int hold[2], started[2], rc = 0;
   pid_t child[FORKS];
   uint64_t round_ns, t0;
   tw_writer *w;
@@ -415,15 +434,7 @@ static void fork_while_opening(const char *options, int gz)
     t0 = now_ns();
     while (now_ns() - t0 < round_ns * (uint64_t)c / FORKS)
       continue;
-    child[c] = fork();
-    assert_true(child[c] >= 0);
-    if (child[c] == 0) {
-      close(hold[1]);
-      put_byte(started[1], 'r');
-      (void)get_byte(hold[0]);
-      _exit(0);
-    }
-    assert_int_equal(get_byte(started[0]), 'r');
+    child[c] = fork_holder(hold, started);
     pthread_barrier_wait(&done);
   }
   assert_int_equal(pthread_join(t, NULL), 0);
@@ -436,25 +447,8 @@ static void fork_while_opening(const char *options, int gz)
   close(started[0]);
   close(started[1]);
   /* The children live on: the file is free all the same. */
-  w = open_opts(path, options, &rc);
-  if (!w)
-    fail_msg("%s: open again after %d rounds of open and close, with the "
-             "children forked meanwhile alive: %s", options, FORKS,
-             tw_err_name(rc));
-  assert_int_equal(tu_emit_range(&F, w, 0, 5), 0);
-  assert_int_equal(tw_close(w), 0);
-  tu_check_file(&F, path, gz, 0, 5);
-  if ((rc = open_in_other_process(path, options, 7)) != 0)
-    fail_msg("%s: another process could not open it (%s)", options,
-             rc == 2 ? "TW_EBUSY" : "failed");
-  tu_check_file(&F, path, gz, 0, 7);
-  close(hold[1]);                         /* the children may go */
-  for (int c = 0; c < FORKS; c++) {
-    assert_int_equal(waitpid(child[c], &status, 0), child[c]);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      fail_msg("%s: forked child %d ended with status %#x", options, c,
-               (unsigned)status);
-  }
+  check_path_free(path, options, gz, hold[1], child,
+                  "rounds of open and close");
   tu_cleanup(path);
 }
 
