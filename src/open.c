@@ -619,9 +619,14 @@ static tw_writer *open_path_writer(const char *path, const tw_options *opts,
      * opened for reading too would never wait for its reader), and
      * streamed. */
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+      /* A FIFO's open waits for its reader, which may be the child a
+       * fork in another thread is making: no fork waits for it (it holds
+       * no descriptor yet). */
+      unlisted_end();
       do
         fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
       while (fd < 0 && errno == EINTR);
+      unlisted_begin();
       if (fd >= 0)
         w = open_fd(fd, 1, &o, path, &rc);
       else

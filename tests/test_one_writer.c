@@ -6,7 +6,9 @@
  * once, read back through the strict checker).  A child forked while a
  * writer is open, or while another thread opens and closes one, which
  * never touches it, does not keep the file locked after the parent's
- * tw_close: the parent, and another process, open it again at once.
+ * tw_close: the parent, and another process, open it again at once.  And
+ * fork does not wait for a tw_open that waits for a FIFO's reader: the
+ * reader may be the child.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* fork, pipe2 under -std=c99 */
@@ -19,7 +21,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -459,12 +464,111 @@ static void test_fork_while_opening(void **state)
     fork_while_opening(sinks[k].options, sinks[k].gz);
 }
 
+/* A thread opening a FIFO (tw_open waits in open(2) for a reader), then
+ * writing events 0..2 and closing. */
+typedef struct fifo_writer {
+  const char *path;
+  pid_t tid;                    /* atomic: the thread's, once known */
+  int rc;
+} fifo_writer;
+
+static void *fifo_writer_main(void *arg)
+{
+  fifo_writer *f = arg;
+  tw_writer *w;
+
+  __atomic_store_n(&f->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+  if (!(w = open_opts(f->path, "sink=file", &f->rc)))
+    return NULL;
+  f->rc = tu_emit_range(&F, w, 0, 3);
+  if (tw_close(w) != 0 && !f->rc)
+    f->rc = -1;
+  return NULL;
+}
+
+/* 1 once thread tid waits in openat(2), as /proc says; -1 if /proc
+ * cannot tell. */
+static int waits_in_open(pid_t tid)
+{
+  char name[64], line[64];
+  FILE *f;
+  long nr;
+  int rc = -1;
+
+  snprintf(name, sizeof name, "/proc/self/task/%d/syscall", (int)tid);
+  if ((f = fopen(name, "r"))) {
+    if (fgets(line, sizeof line, f) && sscanf(line, "%ld", &nr) == 1)
+      rc = nr == SYS_openat;
+    fclose(f);
+  }
+  return rc;
+}
+
+/* The reader of the FIFO is the child of a fork made while the writing
+ * thread waits for a reader inside tw_open: the fork must not wait for
+ * that tw_open (it would wait for ever).  The child copies what it reads
+ * to a file, read back through the strict checker.  (A fork that waited
+ * would hang here: alarm turns that into a failure.) */
+static void test_fork_while_fifo_waits(void **state)
+{
+  char *dir = tu_tmpdir("one-fifo"), fifo[512], out[512];
+  fifo_writer fw = { fifo, 0, 0 };
+  pthread_t t;
+  pid_t child, tid;
+  int status, proc;
+
+  (void)state;
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  snprintf(out, sizeof out, "%s/read.json", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_int_equal(pthread_create(&t, NULL, fifo_writer_main, &fw), 0);
+  while (!(tid = __atomic_load_n(&fw.tid, __ATOMIC_ACQUIRE)))
+    continue;
+  while ((proc = waits_in_open(tid)) == 0)
+    continue;
+  if (proc < 0) {
+    /* No /proc: open the FIFO for the thread, and say so. */
+    int fd = open(fifo, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    close(fd);
+    skip();
+  }
+  alarm(120);
+  fflush(NULL);
+  child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    char buf[4096];
+    ssize_t n;
+    int in = open(fifo, O_RDONLY), o = open(out, O_WRONLY | O_CREAT, 0600);
+    if (in < 0 || o < 0)
+      _exit(3);
+    while ((n = read(in, buf, sizeof buf)) > 0)
+      if (write(o, buf, (size_t)n) != n)
+        _exit(4);
+    _exit(n == 0 ? 0 : 5);
+  }
+  assert_int_equal(pthread_join(t, NULL), 0);
+  if (fw.rc)
+    fail_msg("the FIFO's writer failed: %s", tw_err_name(fw.rc));
+  assert_int_equal(waitpid(child, &status, 0), child);
+  alarm(0);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  tu_check_file(&F, out, 0, 0, 3);
+  unlink(out);
+  unlink(fifo);
+  rmdir(dir);
+  free(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_second_writer_during_rotation),
     cmocka_unit_test(test_fork_keeps_no_lock),
     cmocka_unit_test(test_fork_while_opening),
+    cmocka_unit_test(test_fork_while_fifo_waits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
