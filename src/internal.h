@@ -220,8 +220,9 @@ typedef struct tw__fmt_out {
   unsigned replaced;
 } tw__fmt_out;
 
-/* The inline-JSON entry of the fast path: a helper's event of shape (TW__SHAPE; ph X, B, E, i or I) at ts, pid and tid the
- * calling thread's, into out->buf[0..out->cap).  Returns 0 with
+/* The inline-JSON entry of the fast path: a helper's event of shape
+ * (TW__SHAPE; ph X, B, E, i or I) at ts, pid and tid the calling
+ * thread's, into out->buf[0..out->cap).  Returns 0 with
  * out->len, out->replaced increased by the strings whose invalid UTF-8
  * became U+FFFD; or 1: the event needs tw__format_event (a check may
  * refuse it, a string may be cut, the room may be short), and nothing

@@ -5,9 +5,12 @@
  * read with it (tools/reader.c, tools/jsonscan.c): what the writer
  * accepts and what the tools accept can never drift apart.  One checker,
  * check(), always inlined so that each mode gets only what it asks for;
- * one UTF-8 rule (tw__utf8_sequence, json.h; the streaming checker keeps
- * it a byte at a time, tested equal); no allocation, no locale, no printf: async-signal-safe, as the
- * formatter that calls it from the crash hook must be.
+ * its scalar tokens in json_token.h, which the tools' shape cache
+ * (json_shape.c) reads values with too; one UTF-8 rule
+ * (tw__utf8_sequence, json.h; the streaming checker keeps it a byte at a
+ * time, tested equal); no allocation, no locale, no printf:
+ * async-signal-safe, as the formatter that calls it from the crash hook
+ * must be.
  */
 #include "internal.h"     /* config.h first; TW_MAX_JSON_DEPTH, TW_EJSON */
 #include "json.h"

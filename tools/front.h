@@ -121,7 +121,9 @@ typedef struct run {
 } run;
 
 struct twt_reader {
-  tw__json_shapes *shapes; /* the records' shapes (NULL: none) */
+  tw__json_shapes *shapes; /* the layout's records' shapes: made at its
+                              first record (NULL: none yet; the general
+                              front end's scanner has its own) */
   /* The file. */
   char *name;              /* named in messages */
   int fd;

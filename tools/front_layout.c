@@ -793,6 +793,8 @@ static size_t layout_fast(twt_reader *r, const char *p, size_t n)
 
   if (members)
     twt_rec_take(&r->rec, NULL, 0, 0, 0);
+  if (!r->shapes)                 /* (out of memory: the checker alone) */
+    r->shapes = tw__json_shapes_new();
   if (tw__json_check_shaped(r->shapes, p, lim, TWT_RECORD_DEPTH,
                             TW__JSON_PREFIX |
                             (members ? TW__JSON_MEMBERS : 0), NULL, 0,

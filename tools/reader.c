@@ -195,7 +195,6 @@ static int open_reader(twt_reader **rp, int fd, int own_fd, const char *name,
   }
   r->fd = fd;
   r->own_fd = own_fd;
-  r->shapes = tw__json_shapes_new();  /* (without: the checker alone) */
   r->lines_only = getenv("TWT_READ_LINES_ONLY") != NULL;
   r->max_record = TWT_READ_DEFAULT_MAX_RECORD;
   if (opts) {
